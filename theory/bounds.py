@@ -1,0 +1,112 @@
+"""Error and robustness bounds of the paper (Props. type_I&II, adv_robust,
+info_lower_bound) and the per-key distortion of EMS / inverse-transform
+sampling (Example ems)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _validate
+
+
+def type1_bound(z0: float, gamma: float) -> float:
+    r"""Hoeffding bound on the false-positive rate of the test :math:`z \ge z_0` (Prop. type_I&II).
+
+    .. math:: \alpha \le \exp\bigl(-2\gamma(1-\gamma) z_0^2\bigr)
+    """
+    g = _validate.gamma(gamma)
+    z = float(z0)
+    if z < 0:
+        raise ValueError(f"z0 must be in [0, inf); got {z0!r}")
+    return math.exp(-2.0 * g * (1.0 - g) * z * z)
+
+
+def type2_bound(z0: float, gamma: float, Delta: float, T: int) -> float:
+    r"""Hoeffding bound on the miss rate when the realised DG is at least Delta (Prop. type_I&II).
+
+    .. math:: \beta \le \exp\Bigl(-2\bigl(\Delta\sqrt{T-1} - \sqrt{\gamma(1-\gamma)}\,z_0\bigr)^2\Bigr)
+
+    Valid when :math:`\Delta\sqrt{T-1} \ge \sqrt{\gamma(1-\gamma)} z_0`; otherwise
+    the bound is vacuous and 1 is returned.
+    """
+    g = _validate.gamma(gamma)
+    if int(T) < 2:
+        raise ValueError(f"T must be in [2, inf); got {T!r}")
+    D = float(Delta)
+    if not (0.0 < D <= 1.0):
+        raise ValueError(f"Delta must be in (0, 1]; got {Delta!r}")
+    m = D * math.sqrt(T - 1) - math.sqrt(g * (1.0 - g)) * float(z0)
+    if m <= 0.0:
+        return 1.0
+    return math.exp(-2.0 * m * m)
+
+
+def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int) -> float:
+    r"""Worst-case DG after an attack on a fraction ``rate`` = l of the T tokens (Prop. adv_robust).
+
+    .. math::
+        \Delta'_{\mathrm{del}} = \frac{\Delta - l + l\gamma}{1-l},\quad
+        \Delta'_{\mathrm{ins}} = \frac{\Delta - l\gamma - 1/T}{1+l},\quad
+        \Delta'_{\mathrm{edit}} = \Delta - l - 1/T
+
+    (The proof's insertion case writes ``+1/T`` in the green ratio; the
+    proposition's ``-1/T``, one more token turned red, is the worst case and is
+    what is returned.)
+    """
+    g = _validate.gamma(gamma)
+    l = float(rate)
+    if not (0.0 <= l <= 1.0):
+        raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
+    if int(T) < 1:
+        raise ValueError(f"T must be in [1, inf); got {T!r}")
+    D = float(Delta)
+    if kind == "deletion":
+        if l >= 1.0:
+            raise ValueError("rate must be in [0, 1) for deletion; got 1.0")
+        return (D - l + l * g) / (1.0 - l)
+    if kind == "insertion":
+        return (D - l * g - 1.0 / T) / (1.0 + l)
+    if kind == "edit":
+        return D - l - 1.0 / T
+    raise ValueError(f"kind must be one of 'deletion', 'insertion', 'edit'; got {kind!r}")
+
+
+def bretagnolle_huber(kl) -> float:
+    r"""Lower bound on :math:`\inf_D \alpha + \beta` (Prop. info_lower_bound).
+
+    .. math:: 1 - \sqrt{1 - e^{-D_{kl}}} = \frac{e^{-D_{kl}}}{1 + \sqrt{1 - e^{-D_{kl}}}}
+
+    The right-hand form is used: it is exact for large KL, where the left one
+    cancels to 0.
+    """
+    k = _validate.boost("kl", kl)
+    e = np.exp(-k)
+    out = e / (1.0 + np.sqrt(-np.expm1(-k)))
+    return out.item() if out.ndim == 0 else out
+
+
+def optimal_test_error(q, p) -> float:
+    r"""Le Cam: :math:`\inf_D \alpha + \beta = 1 - \mathrm{TV}(q, p)` for two distributions on one finite space."""
+    q = _validate.in_unit_interval("q", q)
+    p = _validate.in_unit_interval("p", p)
+    if q.shape != p.shape:
+        raise ValueError(f"q and p must have one shape; got {q.shape} and {p.shape}")
+    return float(1.0 - 0.5 * np.abs(q - p).sum())
+
+
+def entropy(p, axis: int = -1):
+    r"""Shannon entropy in nats, :math:`-\sum_k p_k \log p_k` (0 log 0 = 0).
+
+    By Example ems this is the expected per-key KL of exponential-minimum and
+    inverse-transform sampling.
+    """
+    p = _validate.in_unit_interval("p", p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(p > 0.0, -p * np.log(p), 0.0)
+    out = t.sum(axis=axis)
+    return out.item() if np.ndim(out) == 0 else out
+
+
+ems_expected_kl = entropy

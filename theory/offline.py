@@ -1,0 +1,176 @@
+"""Hindsight optimum OPT(Delta) of problem (opt:nofree) for a realised G_1..G_T.
+
+By Props. free_k and free_t the optimum of the general problem (a boost per
+token and per vocabulary entry) is a single constant boost, so the offline
+optimum is fixed by the one-dimensional dual of Lemma Lagrangian_dual:
+:math:`\\lambda^*` solves :math:`\\frac1T\\sum_t \\mathrm{DG}_t(\\lambda) = \\Delta` and
+:math:`\\delta^* = \\lambda^*`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from . import _scalar, _validate
+
+
+@dataclass(frozen=True)
+class OfflineResult:
+    """Primal and dual solution of (opt:nofree).
+
+    Attributes
+    ----------
+    value : float
+        OPT(Delta), the average KL per token at the optimum (nan if infeasible).
+    delta : float
+        The optimal constant boost (inf for the hard watermark, nan if infeasible).
+    lam : float
+        The optimal dual variable; equals ``delta`` (Lemma Lagrangian_dual (c)).
+    dual_value : float
+        g(lam) = (1/T) sum_t g_t(lam); equals ``value`` by strong duality.
+    dg : float
+        The realised average DG at the optimum (= Delta when the constraint binds).
+    feasible : bool
+        Whether some boost in [0, inf] reaches Delta.
+    max_dg : float
+        sup over boosts of the average DG: (1/T) sum_t (1 - G_t) 1{G_t > 0}.
+    method : str
+        "dual" or "cvxpy".
+    iterations : int
+        Newton/bisection iterations (dual) or solver iterations (cvxpy).
+    """
+
+    value: float
+    delta: float
+    lam: float
+    dual_value: float
+    dg: float
+    feasible: bool
+    max_dg: float
+    method: str
+    iterations: int = 0
+
+    @property
+    def duality_gap(self) -> float:
+        return self.value - self.dual_value
+
+
+@njit(cache=True)
+def _mean_dg_slope(lam, G):
+    s = 0.0
+    ds = 0.0
+    for g in G:
+        s += _scalar.dg(lam, g)
+        ds += _scalar.dg_slope(lam, g)
+    n = G.shape[0]
+    return s / n, ds / n
+
+
+@njit(cache=True)
+def _means_at(lam, G, Delta):
+    kl = 0.0
+    dg = 0.0
+    du = 0.0
+    for g in G:
+        kl += _scalar.kl(lam, g)
+        dg += _scalar.dg(lam, g)
+        du += _scalar.dual(lam, g, Delta)
+    n = G.shape[0]
+    return kl / n, dg / n, du / n
+
+
+@njit(cache=True)
+def _solve_lam(G, Delta, tol):
+    """Safeguarded Newton (rtsafe) for mean DG(lam) = Delta on a doubling bracket."""
+    lo = 0.0
+    hi = 1.0
+    it = 0
+    while True:
+        m, _ = _mean_dg_slope(hi, G)
+        it += 1
+        if m >= Delta or hi > 1e6:
+            break
+        lo = hi
+        hi *= 2.0
+    lam = 0.5 * (lo + hi)
+    for _ in range(200):
+        it += 1
+        m, dm = _mean_dg_slope(lam, G)
+        f = m - Delta
+        if f > 0.0:
+            hi = lam
+        else:
+            lo = lam
+        if f == 0.0:
+            break
+        step_ok = dm > 0.0
+        new = lam - f / dm if step_ok else 0.5 * (lo + hi)
+        if not (lo < new < hi):
+            new = 0.5 * (lo + hi)
+        if abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo):
+            lam = new
+            break
+        lam = new
+    return lam, it
+
+
+def offline_opt(G, Delta: float, method: str = "dual", on_infeasible: str = "raise") -> OfflineResult:
+    r"""Hindsight optimum :math:`\mathrm{OPT}(\Delta)` of (opt:nofree).
+
+    .. math::
+        \mathrm{OPT}(\Delta) = \min_{\delta\ge 0} \frac1T\sum_t D_{kl,t}(\delta)
+        \ \text{s.t.}\ \frac1T\sum_t \mathrm{DG}_t(\delta) \ge \Delta
+
+    Parameters
+    ----------
+    G : array_like, shape (T,)
+        Realised green masses of the unwatermarked LM, each in [0, 1].
+    Delta : float
+        DG target, > 0.
+    method : {"dual", "cvxpy"}
+        "dual" solves the one-dimensional dual exactly (bracketing + safeguarded
+        Newton, to 1e-15 relative in lambda); "cvxpy" solves the convex program in
+        the tilted green masses with ``rel_entr`` (CLARABEL) and reads the dual
+        of the DG constraint (see :mod:`theory.offline_cvxpy`).
+    on_infeasible : {"raise", "report"}
+        When no boost reaches Delta (mean of (1-G_t) 1{G_t>0} < Delta): raise
+        ValueError, or return a result with ``feasible=False``.
+
+    Returns
+    -------
+    OfflineResult
+    """
+    G = _validate.in_unit_interval("G", G)
+    if G.ndim != 1 or G.size == 0:
+        raise ValueError(f"G must be a non-empty 1-d array; got shape {G.shape}")
+    Delta = float(Delta)
+    if not (Delta > 0.0) or math.isinf(Delta):
+        raise ValueError(f"Delta must be in (0, inf); got {Delta!r}")
+    if method not in ("dual", "cvxpy"):
+        raise ValueError(f"method must be one of 'dual', 'cvxpy'; got {method!r}")
+    if on_infeasible not in ("raise", "report"):
+        raise ValueError(f"on_infeasible must be 'raise' or 'report'; got {on_infeasible!r}")
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    max_dg = float(np.mean(np.where(G > 0.0, 1.0 - G, 0.0)))
+    if Delta > max_dg:
+        if on_infeasible == "raise":
+            raise ValueError(
+                f"Delta must be at most mean((1 - G_t) 1{{G_t > 0}}) = {max_dg!r} for this G "
+                f"(no boost can reach it); got {Delta!r}"
+            )
+        nan = float("nan")
+        return OfflineResult(nan, nan, nan, nan, nan, False, max_dg, method)
+    if method == "cvxpy":
+        from .offline_cvxpy import offline_opt_cvxpy
+
+        return offline_opt_cvxpy(G, Delta, max_dg)
+    if Delta == max_dg:  # only the hard watermark reaches it
+        lam, it = math.inf, 0
+    else:
+        lam, it = _solve_lam(G, Delta, 1e-15)
+    kl, dg, du = _means_at(lam, G, Delta)
+    return OfflineResult(float(kl), float(lam), float(lam), float(du), float(dg), True, max_dg, "dual", int(it))
