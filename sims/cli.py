@@ -13,19 +13,20 @@ import sys
 
 COMMANDS: dict[str, str] = {
     "demo": "sims.demo",
+    "reduced": "sims.cli_reduced",
+    "generate": "sims.cli_generate",
+    "detect": "sims.cli_detect",
+    "evaluate": "sims.cli_evaluate",
+    "attack": "sims.cli_attack",
 }
-
-
-def _register(name: str, module: str) -> None:
-    COMMANDS[name] = module
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m sims", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, modname in COMMANDS.items():
-        if selected is not None and name != selected:
-            sub.add_parser(name, help=f"(see python -m sims {name} --help)")
+        if name != selected:
+            sub.add_parser(name, help=f"see: python -m sims {name} --help")
             continue
         mod = importlib.import_module(modname)
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
