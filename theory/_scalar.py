@@ -31,8 +31,6 @@ def xlog1px_minus_x(x: float) -> float:
         for n in range(_SERIES_TERMS + 1, 1, -1):
             acc = acc * (-x) + 1.0 / (n * (n - 1.0))
         return acc * x * x
-    if x > 1e300:
-        return x * (math.log(x) - 1.0)
     return (1.0 + x) * math.log1p(x) - x
 
 
@@ -73,8 +71,13 @@ def kl(delta: float, G: float) -> float:
     if math.isinf(delta):
         return -math.log(G)
     a = d / G
-    b = -d / (1.0 - G)
-    return G * xlog1px_minus_x(a) + (1.0 - G) * xlog1px_minus_x(b)
+    b = max(-d / (1.0 - G), -1.0)  # 1 + b = (1 - q_G) / (1 - G) >= 0
+    if a > 1e300:  # G subnormal: G f(a) = q log(q / G) - DG without overflow
+        q = G + d
+        green = q * (math.log(q) - math.log(G)) - d
+    else:
+        green = G * xlog1px_minus_x(a)
+    return green + (1.0 - G) * xlog1px_minus_x(b)
 
 
 @njit(cache=True)

@@ -35,7 +35,7 @@ def in_unit_interval(name: str, x, *, closed: bool = True) -> np.ndarray:
         bad = (arr <= 0.0) | (arr >= 1.0)
         rng = "(0, 1)"
     if bad.any():
-        first = arr[bad].flat[0]
+        first = float(arr[bad].flat[0])
         raise ValueError(f"{name} must be in {rng}; got {first!r}")
     return arr
 
@@ -44,7 +44,7 @@ def boost(name: str, x) -> np.ndarray:
     """A logit boost: a number in [0, +inf] (+inf is the hard red list)."""
     arr = finite_or_inf_array(name, x, allow_inf=True)
     if (arr < 0.0).any():
-        first = arr[arr < 0.0].flat[0]
+        first = float(arr[arr < 0.0].flat[0])
         raise ValueError(f"{name} must be in [0, inf]; got {first!r}")
     return arr
 

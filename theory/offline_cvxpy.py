@@ -19,7 +19,38 @@ import numpy as np
 from ._validate import in_unit_interval
 from .offline import OfflineResult
 
-SOLVER_OPTS = dict(tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11, max_iter=400)
+# Tried in order until CLARABEL reports "optimal": the tight setting recovers the dual
+# multiplier to ~1e-9, but on large T it can stall ("optimal_inaccurate").
+SOLVER_OPTS = (
+    dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10, max_iter=400),
+    dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=400),
+    dict(max_iter=400),  # CLARABEL defaults (1e-8)
+)
+
+
+def _solve(prob):
+    """Solve with CLARABEL, tightest tolerances first; return the first optimal solve,
+    else the last "optimal_inaccurate" one (its ``status`` is reported to the caller).
+
+    Each attempt solves a fresh copy (cvxpy keeps solver state between solves).
+    The constraints are shared, so their ``dual_value`` is that of the returned solve.
+    """
+    import warnings
+
+    cp = _cp()
+    for opts in SOLVER_OPTS:
+        prob = cp.Problem(prob.objective, prob.constraints)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "Solution may be inaccurate": we retry
+            try:
+                prob.solve(solver=cp.CLARABEL, **opts)
+            except cp.error.SolverError:  # numerical failure at this tolerance: try the next
+                continue
+        if prob.status == "optimal":
+            return prob
+    if prob.status == "optimal_inaccurate":  # CLARABEL's reduced tolerances (~5e-5) were met
+        return prob
+    raise RuntimeError(f"CLARABEL returned status {prob.status!r}")
 
 
 def _cp():
@@ -49,12 +80,11 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
     free = (G > 0.0) & (G < 1.0)
     g = G[free]
     x = cp.Variable(g.size)
-    obj = (cp.sum(cp.rel_entr(x, g)) + cp.sum(cp.rel_entr(1.0 - x, 1.0 - g))) / T
-    con = cp.sum(x - g) / T >= Delta
-    prob = cp.Problem(cp.Minimize(obj), [con, x <= 1.0, x >= 0.0])
-    prob.solve(solver=cp.CLARABEL, **SOLVER_OPTS)
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"CLARABEL returned status {prob.status!r}")
+    # sums, not means: the dual of the constraint is lambda* either way and the scaling is better
+    obj = cp.sum(cp.rel_entr(x, g)) + cp.sum(cp.rel_entr(1.0 - x, 1.0 - g))
+    con = cp.sum(x - g) >= T * Delta
+    prob = cp.Problem(cp.Minimize(obj), [con])  # rel_entr keeps 0 <= x <= 1
+    prob = _solve(prob)
     xv = np.clip(x.value, 1e-300, 1.0 - 1e-16)
     boosts = _logit(xv) - _logit(g)
     lam = float(con.dual_value)
@@ -63,7 +93,7 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
 
     dual_value = float(np.mean(soft.dual_step(lam, G, Delta)))
     res = OfflineResult(
-        value=float(prob.value),
+        value=float(prob.value) / T,
         delta=float(np.median(boosts)) if boosts.size else 0.0,
         lam=lam,
         dual_value=dual_value,
@@ -74,6 +104,7 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
         iterations=int(prob.solver_stats.num_iters or 0),
     )
     object.__setattr__(res, "boosts", boosts)
+    object.__setattr__(res, "status", prob.status)
     return res
 
 
@@ -139,9 +170,7 @@ def general_opt_cvxpy(P, green, Delta: float) -> GeneralResult:
     obj = cp.sum(cp.rel_entr(Q, P)) / T
     con = cp.sum(cp.multiply(gm, Q - P)) / T >= Delta
     prob = cp.Problem(cp.Minimize(obj), [con, cp.sum(Q, axis=1) == 1.0])
-    prob.solve(solver=cp.CLARABEL, **SOLVER_OPTS)
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        raise RuntimeError(f"CLARABEL returned status {prob.status!r}")
+    prob = _solve(prob)
     Qv = np.maximum(Q.value, 1e-300)
     lr = np.log(Qv) - np.log(P)
     red_level = np.array([lr[t, ~green[t]].mean() if (~green[t]).any() else 0.0 for t in range(T)])
