@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import theory
+from theory.canonical import canonical_problems
 from theory.offline_cvxpy import general_opt_cvxpy
 
 from .strategies import feasible_problems
@@ -111,3 +112,13 @@ def test_general_problem_has_one_boost(seed, T, V):
     # within each step the red entries share one log-ratio too (proof of Lemma one_step_k)
     for t in range(T):
         assert np.ptp(res.log_ratio[t, ~green[t]]) < 1e-5
+
+
+@pytest.mark.parametrize("problem", canonical_problems(), ids=lambda p: p.name)
+def test_canonical_problems_are_solved_exactly(problem):
+    r = theory.offline_opt(problem.G, problem.Delta)
+    assert r.lam == pytest.approx(problem.lam, rel=1e-12)
+    assert r.value == pytest.approx(problem.opt, rel=1e-12)
+    if np.isfinite(problem.lam):
+        c = theory.offline_opt(problem.G, problem.Delta, method="cvxpy")
+        assert c.value == pytest.approx(problem.opt, rel=AGREE_REL, abs=AGREE_ABS)
