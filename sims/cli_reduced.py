@@ -1,0 +1,44 @@
+"""``python -m sims reduced``: an online controller on a G_t process vs the hindsight optimum."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .gprocess import SPEC_HELP
+from .online import ALGOS
+
+HELP = "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--algo", choices=sorted(ALGOS), default="dualga")
+    p.add_argument("--G", default="beta:2,2", metavar="SPEC", help=f"G_t process: {SPEC_HELP}")
+    p.add_argument("--T", type=int, default=10**5, help="steps per replication")
+    p.add_argument("--reps", type=int, default=8, help="replications (run in parallel)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--Delta", type=float, default=0.2, help="DG target")
+    p.add_argument("--eta", type=float, default=None, help="step size (default 1/sqrt(T), or c for --eta-mode sqrt)")
+    p.add_argument("--eta-mode", choices=("const", "sqrt"), default="const", help="eta constant, or eta_t = eta / sqrt(t)")
+    p.add_argument("--lam1", type=float, default=None, help="initial dual variable (default delta_star(Delta, gamma))")
+    p.add_argument("--delta", type=float, default=None, help="SRL's fixed boost")
+    p.add_argument("--gamma", type=float, default=None, help="green-list ratio (default E[G])")
+    p.add_argument("--M", type=float, default=15.0, help="projection bound of lambda")
+    p.add_argument("--no-opt", action="store_true", help="skip the hindsight optimum")
+    p.add_argument("--json", action="store_true", help="print one JSON object (default: a table)")
+
+
+def run(args) -> int:
+    from .reduced import simulate
+
+    res = simulate(
+        args.algo, args.G, T=args.T, reps=args.reps, seed=args.seed, Delta=args.Delta, gamma=args.gamma,
+        eta=args.eta, eta_mode=args.eta_mode, lam1=args.lam1, delta=args.delta, M=args.M, with_opt=not args.no_opt,
+    )
+    out = res.summary()
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k:16s} {v}")
+    return 0

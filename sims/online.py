@@ -1,0 +1,219 @@
+r"""Online watermark controllers on a G_t process, as Numba kernels with a NumPy reference.
+
+Per step t the process draws G_t (uniform lane 0 of the counter stream), the
+controller picks a boost, the exact per-token KL and DG follow from
+:mod:`theory._scalar`, and the token's colour is drawn green with probability
+:math:`q_G = G_t + \mathrm{DG}_t` (lane 2).  Controllers:
+
+* ``dualga`` -- Algorithm DualGA: :math:`\delta_t = \lambda_t`,
+  :math:`\lambda_{t+1} = \Pi_{[0,M]}(\lambda_t + \eta_t(\Delta - \mathrm{DG}_t(\delta_t)))`,
+  :math:`\eta_t = \eta` or :math:`c/\sqrt t`.
+* ``srl`` -- the soft red list with a fixed :math:`\delta` (Algorithm kirchen).
+* ``backpressure`` -- the virtual-queue algorithm of Neely & Yu (2017) for online
+  convex optimisation with long-term constraints: the boost is chosen *before*
+  G_t is seen, :math:`x_{t+1} = \Pi_{[0,M]}\bigl(x_t - (V f_t'(x_t) + Q_t g_t'(x_t))/(2\alpha)\bigr)`,
+  :math:`Q_{t+1} = \max(Q_t + g_t(x_t) + g_t'(x_t)(x_{t+1} - x_t), 0)` with
+  :math:`f_t = D_{kl,t}`, :math:`g_t = \Delta - \mathrm{DG}_t`, :math:`V = \sqrt T`, :math:`\alpha = T`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from theory import _scalar
+
+from . import rng
+
+ALGOS = {"dualga": 0, "srl": 1, "backpressure": 2}
+LANES = 4  # counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
+# controller parameter vector: [Delta, eta, eta_mode (0 const, 1 c/sqrt t), lam1, M, delta, V, alpha]
+N_PARAMS = 8
+# per-replication state vector: [lam_or_x, Q, regime, sum_kl, sum_dg, n_green]
+S_LAM, S_Q, S_REG, S_KL, S_DG, S_GREEN = 0, 1, 2, 3, 4, 5
+N_STATE = 6
+
+
+@njit(cache=True, inline="always")
+def _draw(table, step, u):
+    n = table.shape[0]
+    if step:
+        i = int(u * n)
+        if i > n - 1:
+            i = n - 1
+        return table[i]
+    x = u * (n - 1)
+    i = int(x)
+    if i > n - 2:
+        i = n - 2
+    w = x - i
+    return table[i] + w * (table[i + 1] - table[i])
+
+
+@njit(cache=True, inline="always")
+def _law(kind, gparams, t, regime, n_laws):
+    if kind == 0:
+        return 0
+    if kind == 1:
+        return regime
+    if kind == 2:
+        return int(t // int(gparams[0])) % n_laws
+    if kind == 3:
+        period = gparams[0]
+        phase = (t % period) / period
+        b = int(phase * n_laws)
+        return b if b < n_laws else n_laws - 1
+    return 0 if t < gparams[0] else 1
+
+
+@njit(cache=True, inline="always")
+def _regime_step(kind, gparams, key, t, regime, n_laws):
+    """Markov regime switching: with probability p the regime is redrawn uniformly."""
+    if kind != 1 or t == 0:
+        return regime
+    u = rng.uniform_nb(key, LANES * t + 1)
+    p = gparams[0]
+    if u < p:
+        r = int((u / p) * n_laws)
+        return r if r < n_laws else n_laws - 1
+    return regime
+
+
+@njit(cache=True)
+def _step(algo, ap, G, state, t):
+    """One controller step: returns (kl, dg) of the boost used; updates state in place."""
+    Delta = ap[0]
+    M = ap[4]
+    if algo == 1:
+        d = ap[5]
+        return _scalar.kl(d, G), _scalar.dg(d, G)
+    if algo == 0:
+        lam = state[S_LAM]
+        kl = _scalar.kl(lam, G)
+        dg = _scalar.dg(lam, G)
+        eta = ap[1] if ap[2] == 0.0 else ap[1] / math.sqrt(t + 1.0)
+        lam = lam + eta * (Delta - dg)
+        state[S_LAM] = min(max(lam, 0.0), M)
+        return kl, dg
+    # backpressure (Neely & Yu): x chosen before G_t is seen, first-order update after
+    x = state[S_LAM]
+    Q = state[S_Q]
+    V = ap[6]
+    alpha = ap[7]
+    kl = _scalar.kl(x, G)
+    dg = _scalar.dg(x, G)
+    slope = _scalar.dg_slope(x, G)
+    f1 = x * slope  # d KL / d delta = delta * q (1 - q)
+    g1 = -slope
+    x_new = min(max(x - (V * f1 + Q * g1) / (2.0 * alpha), 0.0), M)
+    state[S_Q] = max(Q + (Delta - dg) + g1 * (x_new - x), 0.0)
+    state[S_LAM] = x_new
+    return kl, dg
+
+
+@njit(cache=True, parallel=True)
+def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_counts):
+    """Advance every replication (rows of ``state``) from step t0 to t1 in parallel.
+
+    ``law_counts[r, l]`` accumulates the steps replication r spent under law l.
+    """
+    R = state.shape[0]
+    n_laws = tables.shape[0]
+    for r in prange(R):
+        key = rng.stream_key_nb(seed, r)
+        s = state[r]
+        regime = int(s[S_REG])
+        kl_sum = 0.0
+        dg_sum = 0.0
+        green = 0.0
+        for t in range(t0, t1):
+            regime = _regime_step(kind, gparams, key, t, regime, n_laws)
+            law = _law(kind, gparams, t, regime, n_laws)
+            law_counts[r, law] += 1
+            G = _draw(tables[law], step, rng.uniform_nb(key, LANES * t))
+            kl, dg = _step(algo, ap, G, s, t)
+            kl_sum += kl
+            dg_sum += dg
+            if rng.uniform_nb(key, LANES * t + 2) < G + dg:
+                green += 1.0
+        s[S_REG] = regime
+        s[S_KL] += kl_sum
+        s[S_DG] += dg_sum
+        s[S_GREEN] += green
+
+
+@njit(cache=True)
+def regenerate(kind, tables, step, gparams, seed, r, T):
+    """The G_1..G_T replication r saw (same counters as :func:`run_chunk`)."""
+    key = rng.stream_key_nb(seed, r)
+    n_laws = tables.shape[0]
+    out = np.empty(T)
+    regime = 0
+    for t in range(T):
+        regime = _regime_step(kind, gparams, key, t, regime, n_laws)
+        out[t] = _draw(tables[_law(kind, gparams, t, regime, n_laws)], step, rng.uniform_nb(key, LANES * t))
+    return out
+
+
+@njit(cache=True)
+def trace(algo, ap, kind, tables, step, gparams, seed, r, T, every):
+    """Per-step lambda_t (boost used), G_t, DG_t, KL_t of replication r, every ``every`` steps."""
+    key = rng.stream_key_nb(seed, r)
+    n_laws = tables.shape[0]
+    n = (T + every - 1) // every
+    out = np.empty((4, n))
+    s = np.zeros(N_STATE)
+    s[S_LAM] = ap[3]
+    regime = 0
+    for t in range(T):
+        regime = _regime_step(kind, gparams, key, t, regime, n_laws)
+        G = _draw(tables[_law(kind, gparams, t, regime, n_laws)], step, rng.uniform_nb(key, LANES * t))
+        boost = s[S_LAM] if algo != 1 else ap[5]
+        kl, dg = _step(algo, ap, G, s, t)
+        if t % every == 0:
+            j = t // every
+            out[0, j] = boost
+            out[1, j] = G
+            out[2, j] = dg
+            out[3, j] = kl
+    return out
+
+
+def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
+    """Pure-NumPy/Python reference of one replication: returns [lam, Q, regime, sum_kl, sum_dg, n_green].
+
+    Uses the NumPy counter stream (:func:`sims.rng.uniforms`) and theory's public
+    ufuncs; tests check it equals :func:`run_chunk` bit for bit.
+    """
+    import theory
+
+    from .gprocess import draw_from_table
+
+    ap = np.asarray(ap, dtype=np.float64)
+    Delta, eta, eta_mode, lam1, M, delta, V, alpha = ap
+    key = rng.stream_key(seed, r)
+    u = rng.uniforms(key, np.arange(LANES * T)).reshape(T, LANES)
+    lam, Q, regime = lam1, 0.0, 0
+    kl_sum = dg_sum = green = 0.0
+    n_laws, p = len(proc.tables), proc.params[0]
+    for t in range(T):
+        if proc.kind == "markov" and t > 0 and u[t, 1] < p:
+            regime = min(int((u[t, 1] / p) * n_laws), n_laws - 1)
+        law = _law(proc.kind_code, proc.params, t, regime, n_laws)
+        G = draw_from_table(proc.tables[law], proc.step, u[t, 0])
+        boost = delta if algo == 1 else lam
+        kl, dg = theory.kl_step(boost, G), theory.dg_step(boost, G)
+        if algo == 0:
+            e = eta if eta_mode == 0.0 else eta / math.sqrt(t + 1.0)
+            lam = min(max(lam + e * (Delta - dg), 0.0), M)
+        elif algo == 2:
+            slope = theory.dg_slope_step(lam, G)
+            x_new = min(max(lam - (V * (lam * slope) + Q * (-slope)) / (2.0 * alpha), 0.0), M)
+            Q = max(Q + (Delta - dg) - slope * (x_new - lam), 0.0)
+            lam = x_new
+        kl_sum += kl
+        dg_sum += dg
+        green += 1.0 if u[t, 2] < G + dg else 0.0
+    return np.array([lam, Q, regime, kl_sum, dg_sum, green])

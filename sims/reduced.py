@@ -1,0 +1,198 @@
+"""Runner of the reduced simulator: online controllers vs the hindsight optimum.
+
+Theorem dualGA_performance_iid: with eta ~ 1/sqrt(T), DualGA's average KL exceeds
+E[OPT(Delta)] and its average DG falls short of Delta by O(1/sqrt(T)) each,
+plus O(W_T / T) on non-stationary processes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numba import njit, prange
+
+import theory
+from theory.offline import _means_at, _solve_lam
+
+from . import online
+from .gprocess import GProcess, nonstationarity, parse_spec
+from .progress import progress
+
+CHUNK_STEPS = 2**22  # steps per replication between progress updates
+PROGRESS_ABOVE = 10**8
+
+
+@dataclass
+class ReducedResult:
+    """Summary of R replications of T steps (per-replication arrays included)."""
+
+    algo: str
+    spec: str
+    T: int
+    reps: int
+    seed: int
+    Delta: float
+    gamma: float
+    avg_kl: float
+    avg_dg: float
+    opt_kl: float
+    regret: float
+    violation: float
+    green_fraction: float
+    z_mean: float
+    dg_spread: float
+    W1: float
+    W2: float
+    steps: int
+    elapsed_s: float
+    steps_per_s: float
+    infeasible_reps: int
+    params: dict
+    per_rep: dict
+
+    def summary(self) -> dict:
+        out = asdict(self)
+        out.pop("per_rep")
+        return out
+
+
+def controller_params(
+    algo: str, proc: GProcess, T: int, *, Delta: float, gamma: float | None, eta: float | None,
+    eta_mode: str, lam1: float | None, delta: float | None, M: float,
+) -> tuple[np.ndarray, dict]:
+    """Validate and pack the controller's parameters (see :mod:`sims.online`)."""
+    if algo not in online.ALGOS:
+        raise ValueError(f"algo must be one of {sorted(online.ALGOS)}; got {algo!r}")
+    if not (M > 0.0 and math.isfinite(M)):
+        raise ValueError(f"M must be in (0, inf); got {M!r}")
+    gam = proc.mean() if gamma is None else theory._validate.gamma(gamma)
+    red = 1.0 - proc.mean()
+    if not (0.0 < Delta < red):
+        raise ValueError(f"Delta must be in (0, E[1 - G]) = (0, {red:.6g}) for G={proc.spec}; got {Delta!r}")
+    if eta is None:
+        eta = 1.0 / math.sqrt(T) if eta_mode == "const" else 1.0
+    if not (eta > 0.0 and math.isfinite(eta)):
+        raise ValueError(f"eta must be in (0, inf); got {eta!r}")
+    if eta_mode not in ("const", "sqrt"):
+        raise ValueError(f"eta_mode must be 'const' or 'sqrt'; got {eta_mode!r}")
+    if lam1 is None:
+        lam1 = theory.delta_star(Delta, gam) if 0.0 < Delta < 1.0 - gam else 1.0
+    if not (0.0 <= lam1 <= M):
+        raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
+    if algo == "srl":
+        if delta is None:
+            raise ValueError("delta must be given for algo 'srl' (a number in [0, inf))")
+        theory._validate.boost("delta", delta)
+    d = 0.0 if delta is None else float(delta)
+    lam0 = 0.0 if algo == "backpressure" else lam1
+    ap = np.array([Delta, eta, 0.0 if eta_mode == "const" else 1.0, lam0, M, d, math.sqrt(T), float(T)])
+    info = dict(eta=eta, eta_mode=eta_mode, lam1=lam1, M=M, delta=delta, gamma=gam)
+    return ap, info
+
+
+@njit(cache=True, parallel=True)
+def _opt_per_rep(kind, tables, step, gparams, seed, R, T, Delta):
+    """Hindsight OPT(Delta) of each replication's own G sequence (regenerated, not stored)."""
+    out = np.full(R, np.nan)
+    for r in prange(R):
+        G = online.regenerate(kind, tables, step, gparams, seed, r, T)
+        max_dg = 0.0
+        for g in G:
+            if g > 0.0:
+                max_dg += 1.0 - g
+        if max_dg / T <= Delta:
+            continue
+        lam, _ = _solve_lam(G, Delta, 1e-13)
+        kl, _, _ = _means_at(lam, G, Delta)
+        out[r] = kl
+    return out
+
+
+def simulate(
+    algo: str = "dualga", G: str | GProcess = "beta:2,2", *, T: int, reps: int = 8, seed: int = 0,
+    Delta: float = 0.2, gamma: float | None = None, eta: float | None = None, eta_mode: str = "const",
+    lam1: float | None = None, delta: float | None = None, M: float = 15.0, with_opt: bool = True,
+) -> ReducedResult:
+    """Run ``reps`` replications of ``T`` steps of an online controller on a G_t process.
+
+    Parameters
+    ----------
+    algo : {"dualga", "srl", "backpressure"}
+    G : str or GProcess
+        The process (SPEC string, see :mod:`sims.gprocess`).
+    T, reps, seed : int
+        Steps per replication, replications, seed (replication r uses stream (seed, r)).
+    Delta : float
+        DG target of DualGA / backpressure (and of the hindsight optimum).
+    gamma : float, optional
+        Green-list ratio for z-scores and the default lambda_1; default E[G].
+    eta, eta_mode : step size; "const" (default eta = 1/sqrt(T)) or "sqrt" (eta_t = eta / sqrt(t)).
+    lam1 : float, optional
+        Initial dual variable; default the certainty-equivalent delta_star(Delta, gamma).
+    delta : float
+        SRL's fixed boost.
+    M : float
+        Projection bound of the dual variable (Assumption iid (b)).
+    with_opt : bool
+        Compute the hindsight OPT(Delta) of each replication (by regenerating its G).
+
+    Returns
+    -------
+    ReducedResult
+    """
+    if int(T) < 1:
+        raise ValueError(f"T must be in [1, inf); got {T!r}")
+    if int(reps) < 1:
+        raise ValueError(f"reps must be in [1, inf); got {reps!r}")
+    T, reps = int(T), int(reps)
+    proc = (parse_spec(G) if isinstance(G, str) else G).with_switch_time(T)
+    ap, info = controller_params(algo, proc, T, Delta=Delta, gamma=gamma, eta=eta, eta_mode=eta_mode, lam1=lam1, delta=delta, M=M)
+    state = np.zeros((reps, online.N_STATE))
+    state[:, online.S_LAM] = ap[3]
+    law_counts = np.zeros((reps, len(proc.tables)), dtype=np.int64)
+    t0 = time.perf_counter()
+    chunk = T if T * reps <= PROGRESS_ABOVE else CHUNK_STEPS
+    with progress(T * reps, f"{algo} on {proc.spec}", force=None if T * reps > PROGRESS_ABOVE else False) as bar:
+        for a in range(0, T, chunk):
+            b = min(T, a + chunk)
+            online.run_chunk(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, a, b, state, law_counts)
+            bar.update((b - a) * reps)
+    elapsed = time.perf_counter() - t0
+    kl = state[:, online.S_KL] / T
+    dg = state[:, online.S_DG] / T
+    green = state[:, online.S_GREEN]
+    gam = info["gamma"]
+    z = (green - gam * T) / math.sqrt(T * gam * (1 - gam))
+    opt = _opt_per_rep(proc.kind_code, proc.tables, proc.step, proc.params, seed, reps, T, Delta) if with_opt else np.full(reps, np.nan)
+    ok = np.isfinite(opt)
+    W1, W2 = nonstationarity(proc, law_counts.mean(axis=0))
+    return ReducedResult(
+        algo=algo, spec=proc.spec, T=T, reps=reps, seed=seed, Delta=Delta, gamma=gam,
+        avg_kl=float(kl.mean()), avg_dg=float(dg.mean()),
+        opt_kl=float(opt[ok].mean()) if ok.any() else float("nan"),
+        regret=float((kl[ok] - opt[ok]).mean()) if ok.any() else float("nan"),
+        violation=float(np.maximum(0.0, Delta - dg).mean()),
+        green_fraction=float(green.sum() / (T * reps)), z_mean=float(z.mean()),
+        dg_spread=float(dg.std(ddof=1)) if reps > 1 else 0.0,
+        W1=W1, W2=W2, steps=T * reps, elapsed_s=elapsed, steps_per_s=T * reps / elapsed if elapsed > 0 else float("inf"),
+        infeasible_reps=int((~ok).sum()) if with_opt else 0,
+        params={k: v for k, v in info.items()},
+        per_rep=dict(avg_kl=kl, avg_dg=dg, opt_kl=opt, z=z, final_lam=state[:, online.S_LAM].copy()),
+    )
+
+
+def traces(algo: str = "dualga", G: str = "beta:2,2", *, T: int, rep: int = 0, seed: int = 0, every: int = 1, **kw) -> dict:
+    """lambda_t (boost used), G_t, DG_t, KL_t of one replication, every ``every`` steps."""
+    if int(every) < 1:
+        raise ValueError(f"every must be in [1, inf); got {every!r}")
+    proc = parse_spec(G).with_switch_time(T)
+    ap, _ = controller_params(
+        algo, proc, T, Delta=kw.get("Delta", 0.2), gamma=kw.get("gamma"), eta=kw.get("eta"),
+        eta_mode=kw.get("eta_mode", "const"), lam1=kw.get("lam1"), delta=kw.get("delta"), M=kw.get("M", 15.0),
+    )
+    out = online.trace(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, rep, T, every)
+    t = np.arange(0, T, every)
+    return dict(t=t, lam=out[0], G=out[1], dg=out[2], kl=out[3])
