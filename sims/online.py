@@ -81,7 +81,7 @@ def _regime_step(kind, gparams, key, t, regime, n_laws):
     return regime
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step(algo, ap, G, state, t):
     """One controller step: returns (kl, dg) of the boost used; updates state in place."""
     Delta = ap[0]
