@@ -1,0 +1,355 @@
+"""Watermarked generation on the synthetic LMs, every algorithm of the paper, exact records.
+
+Every step computes the full next-token distribution :math:`p_t`, the key's green
+list (:mod:`sims.prf`, context = the last ``h`` tokens), and records the exact
+:math:`D_{kl}(q_t\\|p_t)`, :math:`G_t`, :math:`\\mathrm{DG}_t = q_{G,t} - G_t`, the entropy of
+:math:`p_t` and :math:`\\lambda_t` (the boost used, where the algorithm has one).
+
+Algorithms (``ALGOS``):
+
+=============  ==========================================================================
+``none``       sample from p
+``srl``        soft red list, fixed delta (Algorithm kirchen); KL = closed form
+``hard``       sample from p restricted to the green list (delta = inf); KL = -log G
+               (if G = 0 the step is unwatermarked)
+``dualga``     Algorithm DualGA: delta_t = lambda_t, lambda <- Pi_[0,M](lambda + eta (Delta - DG_t))
+``autocov``    Algorithm DualGA_autocov: boost green after a red token, red after a green one;
+               lambda <- Pi_[0,M](lambda + eta (Delta + DA_t))
+``ems``        exponential minimum sampling: y = argmax_k r_k^(1/p_tau,k), r from the key
+               (stream EMS, context-keyed); q is a point mass, KL = -log p(y)
+``its``        inverse transform sampling (Kuditipudi et al.): u_t from the key and the
+               position t, vocabulary in a fixed keyed order; KL = -log p(y)
+``uw-delta``   unbiased watermark, delta-reweight: as ITS with a context-keyed u_t
+``uw-gamma``   unbiased watermark, gamma-reweight: keyed order and direction bit; the lower
+               half of the cumulative mass is dropped, the upper half doubled; KL exact
+``atw``        adaptive text watermark: boost delta only where the entropy of p_t exceeds
+               alpha (its semantic hash is replaced by the context hash here)
+=============  ==========================================================================
+
+Sampling randomness is a counter stream (:mod:`sims.rng`) of (seed, text index), so a
+text does not depend on how many texts run beside it.  Choices the paper's code leaves
+implicit: lambda_1 defaults to the certainty-equivalent delta*(Delta, gamma), eta to 0.5
+(the paper's tuned values lie in [0.1, 2]), gamma to gamma*(Delta) for DualGA; no
+nucleus truncation (KL and sampling use the same full distribution); the key enters
+every hash (a different key gives independent green lists).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit, prange
+
+import theory
+from theory import _scalar
+
+from . import prf, rng
+from .lm import SyntheticLM, logits_into
+
+ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
+_CODE = {a: i for i, a in enumerate(ALGOS)}
+ITS_STREAM = 99  # key stream of ITS's per-position uniforms
+# algorithm parameter vector: [delta, Delta, eta, lam1, M, tau, alpha, gamma]
+N_AP = 8
+
+
+@dataclass
+class Generation:
+    """Texts and their exact per-token records; arrays of shape (n, T) unless noted."""
+
+    tokens: np.ndarray
+    prompts: np.ndarray  # (n, P)
+    kl: np.ndarray
+    G: np.ndarray
+    dg: np.ndarray
+    entropy: np.ndarray
+    lam: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.tokens.shape[0]
+
+    def save(self, path) -> None:
+        np.savez_compressed(
+            path, tokens=self.tokens, prompts=self.prompts, kl=self.kl, G=self.G, dg=self.dg,
+            entropy=self.entropy, lam=self.lam, meta=json.dumps(self.meta),
+        )
+
+    @classmethod
+    def load(cls, path) -> "Generation":
+        with np.load(path, allow_pickle=False) as z:
+            return cls(
+                z["tokens"], z["prompts"], z["kl"], z["G"], z["dg"], z["entropy"], z["lam"],
+                json.loads(str(z["meta"])),
+            )
+
+
+@njit(cache=True, inline="always")
+def _sample_colour(p, green, want_green, mass, u):
+    """Token of the given colour drawn proportionally to p (inverse CDF over the colour's mass)."""
+    target = u * mass
+    acc = 0.0
+    last = -1
+    for k in range(p.shape[0]):
+        if green[k] == want_green and p[k] > 0.0:
+            acc += p[k]
+            last = k
+            if acc >= target:
+                return k
+    return last
+
+
+@njit(cache=True, inline="always")
+def _green_list(key, window, V, thr, partition, n_green, bits, green):
+    ctx = prf.context_hash_nb(key, window, prf.GREEN)
+    if partition:
+        for k in range(V):
+            bits[k] = prf.token_bits_nb(ctx, k)
+        kth = np.partition(bits, n_green - 1)[n_green - 1]
+        for k in range(V):
+            green[k] = prf.token_bits_nb(ctx, k) <= kth
+    else:
+        for k in range(V):
+            green[k] = prf.is_green_nb(ctx, k, thr)
+
+
+@njit(cache=True, parallel=True)
+def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h, thr, partition, n_green, ap, perm,
+              tokens, kl_out, G_out, dg_out, ent_out, lam_out):
+    n, P = prompts.shape
+    delta, Delta, eta, lam1, M, tau, alpha, gamma = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5], ap[6], ap[7]
+    its_key = rng.stream_key_nb(key, ITS_STREAM)
+    for i in prange(n):
+        ctx = np.empty(P + T, dtype=np.int64)
+        ctx[:P] = prompts[i]
+        logits = np.empty(V)
+        p = np.empty(V)
+        green = np.empty(V, dtype=np.bool_)
+        bits = np.empty(V, dtype=np.uint64)
+        skey = rng.stream_key_nb(seed, i)
+        lam = lam1
+        prev_green = False  # Algorithm DualGA_autocov colours y_0 red
+        for t in range(T):
+            L = P + t
+            logits_into(V, order, lm_seed, lm_params, base, ctx[:L], logits)
+            mx = -np.inf
+            for k in range(V):
+                if logits[k] > mx:
+                    mx = logits[k]
+            s = 0.0
+            for k in range(V):
+                p[k] = math.exp(logits[k] - mx)
+                s += p[k]
+            lse = mx + math.log(s)
+            ent = 0.0
+            for k in range(V):
+                p[k] /= s
+                if p[k] > 0.0:
+                    ent -= p[k] * (logits[k] - lse)
+            window = ctx[L - h : L]
+            _green_list(key, window, V, thr, partition, n_green, bits, green)
+            G = 0.0
+            for k in range(V):
+                if green[k]:
+                    G += p[k]
+            G = min(G, 1.0)
+            u = rng.uniform_nb(skey, 2 * t)
+            u2 = rng.uniform_nb(skey, 2 * t + 1)
+            y = 0
+            kl = 0.0
+            dg = 0.0
+            lam_rec = np.nan
+            if algo == 0:  # none
+                y = _sample_colour(p, green, True, 1.0, u) if False else -1
+                acc = 0.0
+                for k in range(V):
+                    acc += p[k]
+                    if acc >= u:
+                        y = k
+                        break
+                if y < 0:
+                    y = V - 1
+            elif algo == 1 or algo == 3 or algo == 9:  # srl, dualga, atw: boost the green list
+                if algo == 1:
+                    d = delta
+                elif algo == 3:
+                    d = lam
+                    lam_rec = lam
+                else:
+                    d = delta if ent > alpha else 0.0
+                kl = _scalar.kl(d, G)
+                dg = _scalar.dg(d, G)
+                want = u2 < G + dg
+                y = _sample_colour(p, green, want, G if want else 1.0 - G, u)
+                if algo == 3:
+                    lam = min(max(lam + eta * (Delta - dg), 0.0), M)
+            elif algo == 4:  # autocov
+                lam_rec = lam
+                if prev_green:  # boost the red list
+                    kl = _scalar.kl(lam, 1.0 - G)
+                    dg = -_scalar.dg(lam, 1.0 - G)
+                    da = (1.0 - gamma) * (-dg)
+                else:
+                    kl = _scalar.kl(lam, G)
+                    dg = _scalar.dg(lam, G)
+                    da = gamma * dg
+                want = u2 < G + dg
+                y = _sample_colour(p, green, want, G if want else 1.0 - G, u)
+                lam = min(max(lam + eta * (Delta - da), 0.0), M)
+            elif algo == 2:  # hard
+                if G > 0.0:
+                    y = _sample_colour(p, green, True, G, u)
+                    kl = -math.log(G)
+                    dg = 1.0 - G
+                else:
+                    acc = 0.0
+                    y = V - 1
+                    for k in range(V):
+                        acc += p[k]
+                        if acc >= u:
+                            y = k
+                            break
+            elif algo == 5:  # ems
+                ectx = prf.context_hash_nb(key, window, prf.EMS)
+                best = -np.inf
+                y = 0
+                for k in range(V):
+                    lt = (logits[k] - mx) / tau
+                    if lt < -700.0:
+                        continue
+                    score = math.log(prf.uniform_nb(ectx, k)) / math.exp(lt)
+                    if score > best:
+                        best = score
+                        y = k
+            else:  # its, uw-delta, uw-gamma: walk the keyed vocabulary order
+                sctx = prf.context_hash_nb(key, window, prf.STEP)
+                if algo == 6:
+                    target = rng.uniform_nb(its_key, t)
+                elif algo == 7:
+                    target = prf.uniform_nb(sctx, V)
+                else:
+                    target = 0.5 * (1.0 + u)
+                reverse = algo == 8 and prf.uniform_nb(sctx, V + 1) < 0.5
+                acc = 0.0
+                y = -1
+                qg = 0.0
+                for j in range(V):
+                    k = perm[V - 1 - j] if reverse else perm[j]
+                    prev = acc
+                    acc += p[k]
+                    if algo == 8:
+                        q = 2.0 * (max(acc, 0.5) - max(prev, 0.5))
+                        if q > 0.0:
+                            kl += q * math.log(q / p[k])
+                            if green[k]:
+                                qg += q
+                    if y < 0 and acc >= target:
+                        y = k
+                if y < 0:
+                    y = perm[0] if reverse else perm[V - 1]
+                if algo == 8:
+                    dg = qg - G
+            if algo >= 5 and algo <= 7:
+                kl = -math.log(p[y])
+                dg = (1.0 if green[y] else 0.0) - G
+            tokens[i, t] = y
+            kl_out[i, t] = kl
+            G_out[i, t] = G
+            dg_out[i, t] = dg
+            ent_out[i, t] = ent
+            lam_out[i, t] = lam_rec
+            prev_green = green[y]
+            ctx[L] = y
+
+
+def keyed_order(key: int, V: int) -> np.ndarray:
+    """The key's fixed vocabulary order for ITS / UW (argsort of the PRF on stream STEP)."""
+    ctx = prf.context_hash(key, np.zeros((0,), dtype=np.int64), prf.STEP)
+    return np.argsort(prf.token_bits(ctx, np.arange(V)), kind="stable").astype(np.int64)
+
+
+def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=1.0, alpha=2.0, M=15.0) -> tuple[np.ndarray, dict]:
+    """Validate and pack an algorithm's parameters, applying the documented defaults."""
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
+    if algo in ("dualga", "autocov"):
+        Delta = 0.3 if Delta is None else float(Delta)
+        if not (0.0 < Delta < 1.0):
+            raise ValueError(f"Delta must be in (0, 1); got {Delta!r}")
+        gamma = theory.gamma_star(Delta) if gamma is None else gamma
+    gamma = 0.25 if gamma is None else gamma
+    theory._validate.gamma(gamma)
+    if algo in ("srl", "atw"):
+        delta = 2.0 if delta is None else delta
+        if not (0.0 <= float(delta) < math.inf):
+            raise ValueError(f"delta must be in [0, inf); got {delta!r}")
+    eta = 0.5 if eta is None else float(eta)
+    if not (eta > 0.0 and math.isfinite(eta)):
+        raise ValueError(f"eta must be in (0, inf); got {eta!r}")
+    if not (tau > 0.0 and math.isfinite(tau)):
+        raise ValueError(f"tau must be in (0, inf); got {tau!r}")
+    if algo in ("dualga", "autocov") and lam1 is None:
+        lam1 = theory.delta_star(Delta, gamma) if Delta < 1.0 - gamma else M
+    lam1 = 0.0 if lam1 is None else float(lam1)
+    if not (0.0 <= lam1 <= M):
+        raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
+    info = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
+    ap = np.array([0.0 if delta is None else delta, 0.0 if Delta is None else Delta, eta, lam1, M, tau, alpha, gamma], dtype=np.float64)
+    return ap, info
+
+
+def generate(
+    lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
+    eta=None, lam1=None, tau: float = 1.0, alpha: float = 2.0, h: int = 1, green_kind: str = "bernoulli",
+    prompts: np.ndarray | None = None, prompt_len: int = 16,
+) -> Generation:
+    """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+    algo : one of ``ALGOS``
+    n, T : int
+        Number of texts and tokens per text.
+    seed : int
+        Sampling seed (text i uses counter stream (seed, i)); prompts use it too.
+    key : int
+        Watermark key in [0, 2**64).
+    gamma, delta, Delta, eta, lam1, tau, alpha :
+        The paper's parameters (see module docstring for defaults).
+    h : int
+        Context width of the green-list hash (>= 1).
+    green_kind : {"bernoulli", "partition"}
+        See :mod:`sims.prf`.
+    prompts : ndarray (n, P), optional
+        Prompt token ids; default ``lm.prompts(n, seed, prompt_len)``.
+    """
+    if int(n) < 1 or int(T) < 1:
+        raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
+    if int(h) < 1:
+        raise ValueError(f"h must be in [1, inf); got {h!r}")
+    if not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+    if green_kind not in ("bernoulli", "partition"):
+        raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
+    ap, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha)
+    V = lm.vocab_size
+    if prompts is None:
+        prompts = lm.prompts(n, seed, prompt_len)
+    prompts = np.ascontiguousarray(prompts, dtype=np.int64)
+    if prompts.ndim != 2 or prompts.shape[0] != n or prompts.shape[1] < max(lm.order, h):
+        raise ValueError(f"prompts must have shape (n={n}, P >= {max(lm.order, h)}); got {prompts.shape}")
+    if prompts.min() < 0 or prompts.max() >= V:
+        raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
+    gam = info["gamma"]
+    out = [np.empty((n, T), dtype=np.int64)] + [np.empty((n, T)) for _ in range(5)]
+    _generate(
+        _CODE[algo], V, lm.order, lm.seed, lm.params, lm.base, prompts, int(T), int(seed), np.uint64(key), int(h),
+        prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V), *out,
+    )
+    meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
+    return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)

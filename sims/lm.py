@@ -1,0 +1,133 @@
+"""Synthetic autoregressive language models with exact next-token distributions.
+
+A preset fixes a vocabulary of size V, a context width ``order`` (the LM looks at
+its last ``order`` tokens) and an entropy profile.  For a context c with hash
+h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
+``LM_STREAM``, independent of any watermark key):
+
+.. math::
+    \\ell_k(c) = \\beta(c)\\, b_k + \\sum_{j<B} s_j(c)\\, 1\\{k = t_j(c)\\} + L(c)\\, 1\\{k = t_0(c)\\}
+
+* :math:`b_k = -\\log(1 + \\mathrm{rank}_k)` is a Zipf base over a fixed random ranking;
+* :math:`\\beta(c)` is the context's inverse temperature: "factual" contexts (probability
+  ``p_factual``) are sharp, "opinion" ones flat -- the entropy profile;
+* B = 8 context-specific "likely next tokens" :math:`t_j(c)` get logits up to
+  :math:`s_j(c) = \text{bump\_scale}\,(u_j - 1/2)`, comparable with the Zipf head (logit 0);
+* with probability ``p_loop`` a context has a near-deterministic successor
+  (:math:`L(c)` = ``loop_boost``), so a chain of such contexts can cycle the way a
+  real LM falls into repetition.
+
+All of it is a pure function of the context, so :math:`p_t` is exact at every
+step, and the Numba kernel :func:`logits_into` and the NumPy :meth:`SyntheticLM.logits`
+compute the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from . import prf
+
+LM_STREAM = 7  # stream of the LM's own hashing (watermarks use 0..2)
+N_BUMPS = 8
+# per-preset scalars packed for the kernel:
+# [beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost]
+N_LM_PARAMS = 6
+
+
+@dataclass(frozen=True)
+class SyntheticLM:
+    """An exact synthetic LM (see module docstring). Build with :func:`get_lm`."""
+
+    name: str
+    vocab_size: int
+    order: int
+    seed: int
+    params: np.ndarray
+    base: np.ndarray = field(repr=False)
+
+    def context_hash(self, context) -> int:
+        ctx = np.asarray(context, dtype=np.int64)[-self.order :]
+        return int(prf.context_hash(self.seed, ctx, LM_STREAM))
+
+    def logits(self, context) -> np.ndarray:
+        """Next-token logits after ``context`` (token ids, oldest first), NumPy reference."""
+        ctx = np.asarray(context, dtype=np.int64)
+        if ctx.size < self.order:
+            raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
+        h = np.uint64(self.context_hash(ctx))
+        bf, bo, pf, scale, ploop, lboost = self.params
+        u = prf.uniforms(h, np.arange(N_BUMPS + 3) + self.vocab_size)
+        beta = bo + (bf - bo) * u[0] ** pf
+        off = int(prf.token_bits(h, np.array([3 * self.vocab_size]))[0] % np.uint64(self.vocab_size))
+        out = beta * np.roll(self.base, -off)
+        toks = (prf.token_bits(h, np.arange(N_BUMPS) + 2 * self.vocab_size) % np.uint64(self.vocab_size)).astype(np.int64)
+        for j in range(N_BUMPS):
+            out[toks[j]] = max(out[toks[j]], scale * (u[3 + j] - 0.5))
+        if u[1] < ploop:
+            out[toks[0]] = lboost
+        return out
+
+    def probs(self, context) -> np.ndarray:
+        lg = self.logits(context)
+        e = np.exp(lg - lg.max())
+        return e / e.sum()
+
+    def prompts(self, n: int, seed: int, length: int = 16) -> np.ndarray:
+        """``n`` prompts of ``length`` tokens sampled from the LM itself from a random first token."""
+        if int(n) < 1 or int(length) < self.order:
+            raise ValueError(f"n must be >= 1 and length >= order={self.order}; got n={n}, length={length}")
+        from .generate import generate
+
+        rng = np.random.default_rng(seed)
+        first = rng.integers(0, self.vocab_size, size=(n, self.order))
+        gen = generate(self, "none", n=n, T=length - self.order, seed=seed, key=0, prompts=first)
+        return np.concatenate([first, gen.tokens], axis=1)
+
+
+@njit(cache=True)
+def logits_into(V, order, seed, params, base, context, out):
+    """Kernel of :meth:`SyntheticLM.logits` for the last ``order`` tokens of ``context``."""
+    h = prf.context_hash_nb(seed, context[context.shape[0] - order :], LM_STREAM)
+    u0 = prf.uniform_nb(h, V)
+    u1 = prf.uniform_nb(h, V + 1)
+    beta = params[1] + (params[0] - params[1]) * u0 ** params[2]
+    off = np.int64(prf.token_bits_nb(h, 3 * V) % np.uint64(V))
+    for k in range(V):
+        j = k + off
+        out[k] = beta * base[j - V if j >= V else j]
+    t0 = 0
+    for j in range(N_BUMPS):
+        tok = np.int64(prf.token_bits_nb(h, 2 * V + j) % np.uint64(V))
+        if j == 0:
+            t0 = tok
+        out[tok] = max(out[tok], params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5))
+    if u1 < params[4]:
+        out[t0] = params[5]
+
+
+# name: (V, order, beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost)
+PRESETS = {
+    "news": (32000, 2, 2.0, 1.1, 1.0, 2.0, 0.02, 8.0),  # ~ SmolLM2 sampled at T=1 (2.75 nats)
+    "lfqa": (32000, 2, 3.0, 1.1, 1.0, 4.0, 0.03, 8.0),  # ~ SmolLM2 answers, greedy (2.2, median 2.0)
+    "loopy": (4096, 1, 3.0, 1.1, 1.0, 4.0, 0.15, 10.0),  # short contexts, many near-deterministic successors
+    "tiny": (6, 1, 1.0, 0.5, 1.0, 2.0, 0.0, 0.0),  # exact enumeration
+}
+LM_PRESETS = tuple(PRESETS)
+
+
+def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> SyntheticLM:
+    """A preset LM (``news``, ``lfqa``, ``loopy``, ``tiny``), optionally with another vocabulary size."""
+    if name not in PRESETS:
+        raise ValueError(f"lm must be one of {LM_PRESETS}; got {name!r}")
+    V, order, *rest = PRESETS[name]
+    if vocab_size is not None:
+        if not (2 <= int(vocab_size) <= 2**17):
+            raise ValueError(f"vocab_size must be in [2, 131072]; got {vocab_size!r}")
+        V = int(vocab_size)
+    rank = np.random.default_rng([seed, 12345]).permutation(V)
+    base = -np.log1p(rank.astype(np.float64))
+    return SyntheticLM(name, V, order, int(seed), np.array(rest, dtype=np.float64), base)
