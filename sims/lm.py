@@ -12,7 +12,7 @@ h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
 * :math:`\\beta(c)` is the context's inverse temperature: "factual" contexts (probability
   ``p_factual``) are sharp, "opinion" ones flat -- the entropy profile;
 * B = 8 context-specific "likely next tokens" :math:`t_j(c)` get logits up to
-  :math:`s_j(c) = \text{bump\_scale}\,(u_j - 1/2)`, comparable with the Zipf head (logit 0);
+  :math:`s_j(c) = b\\,(u_j - 1/2)` (b = ``bump_scale``), comparable with the Zipf head (logit 0);
 * with probability ``p_loop`` a context has a near-deterministic successor
   (:math:`L(c)` = ``loop_boost``), so a chain of such contexts can cycle the way a
   real LM falls into repetition.
