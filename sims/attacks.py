@@ -1,0 +1,160 @@
+"""Watermark-removal attacks on saved texts (paper, "Robustness under Attacks" and its appendix).
+
+Texts are rows of token ids padded with -1 at the end (deletion shortens them,
+insertion lengthens them).  Every attack takes a rate in [0, 1] (the share of the
+original tokens affected), a seed, and returns a new :class:`~sims.generate.Generation`
+whose ``meta["attacks"]`` records what was done.  Records (KL, G, ...) of attacked
+texts are not meaningful and are set to nan.
+
+=================  ================================================================
+``deletion``       delete random tokens (Kuditipudi et al.)
+``insertion``      insert uniformly random tokens at random places
+``substitution``   replace random tokens by uniformly random tokens
+``entropy``        replace the highest-entropy positions by their most probable red token
+``color``          oracle with the key: turn green tokens into their most probable red token
+``paraphrase``     resample spans of 4 tokens from the unwatermarked LM given the new context
+=================  ================================================================
+
+Worst cases of Prop. adv_robust (oracle, used by :mod:`proofs_check`):
+``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts red tokens and turns
+the next token red, ``worst_edit`` turns green tokens and one more into red ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from . import prf
+from .generate import Generation
+from .lm import SyntheticLM
+
+KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")
+SPAN = 4
+
+
+def _check(rate: float, kind: str) -> float:
+    if kind not in KINDS + ("worst_deletion", "worst_insertion", "worst_edit"):
+        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+    r = float(rate)
+    if not (0.0 <= r <= 1.0):
+        raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
+    return r
+
+
+def _rows(gen: Generation) -> list[np.ndarray]:
+    return [row[row >= 0].copy() for row in gen.tokens]
+
+
+def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
+    width = max(1, max(len(r) for r in rows))
+    if any(len(r) == 0 for r in rows):
+        raise ValueError("an attacked text is empty (rate too high for its length); lower the rate")
+    tok = np.full((len(rows), width), -1, dtype=np.int64)
+    for i, r in enumerate(rows):
+        tok[i, : len(r)] = r
+    nan = np.full(tok.shape, np.nan)
+    meta = copy.deepcopy(gen.meta)
+    meta.setdefault("attacks", []).append(record)
+    return Generation(tok, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta)
+
+
+def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
+    h = gen.meta["h"]
+    ctx = prf.context_hash(gen.meta["key"], context[-h:])
+    return prf.is_green(ctx, tokens, gen.meta["gamma"])
+
+
+def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
+    p = lm.probs(context)
+    green = _green(gen, context, np.arange(lm.vocab_size))
+    p = np.where(green, -1.0, p)
+    return int(np.argmax(p))
+
+
+def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM | None = None) -> Generation:
+    """Apply one attack to every text of ``gen`` (see module docstring)."""
+    rate = _check(rate, kind)
+    rng = np.random.default_rng(seed)
+    V = gen.meta["vocab_size"]
+    rows = _rows(gen)
+    changed = 0
+    needs_lm = kind in ("entropy", "color", "paraphrase")
+    if needs_lm and lm is None:
+        raise ValueError(f"attack {kind!r} needs the LM (pass lm)")
+    out = []
+    for i, row in enumerate(rows):
+        m = int(round(rate * len(row)))
+        prompt = gen.prompts[i]
+        if kind == "deletion":
+            keep = np.ones(len(row), dtype=bool)
+            keep[rng.choice(len(row), m, replace=False)] = False
+            new = row[keep]
+        elif kind == "insertion":
+            new = row.copy()
+            for _ in range(m):
+                new = np.insert(new, rng.integers(0, len(new) + 1), rng.integers(0, V))
+        elif kind == "substitution":
+            new = row.copy()
+            pos = rng.choice(len(row), m, replace=False)
+            new[pos] = rng.integers(0, V, size=m)
+        elif kind in ("entropy", "color"):
+            new = row.copy()
+            if kind == "entropy":
+                ent = gen.entropy[i, : len(row)]
+                pos = set(np.argsort(-ent, kind="stable")[:m].tolist())
+            else:
+                seq = np.concatenate([prompt, row])
+                P = len(prompt)
+                green = np.array([_green(gen, seq[: P + t], row[t]) for t in range(len(row))])
+                gpos = np.flatnonzero(green)
+                pos = set(rng.choice(gpos, min(m, gpos.size), replace=False).tolist())
+            for t in sorted(pos):  # left to right: contexts include earlier replacements
+                new[t] = _most_probable_red(gen, lm, np.concatenate([prompt, new[:t]]))
+        elif kind == "paraphrase":
+            new = row.copy()
+            n_spans = int(math.ceil(m / SPAN))
+            starts = rng.choice(max(1, len(row) - SPAN + 1), min(n_spans, max(1, len(row) - SPAN + 1)), replace=False)
+            for s in sorted(starts):
+                for t in range(s, min(s + SPAN, len(row))):
+                    p = lm.probs(np.concatenate([prompt, new[:t]]))
+                    new[t] = rng.choice(V, p=p)
+        else:
+            new = _worst_case(gen, kind, prompt, row, m, V)
+        # tokens removed or added, else positions whose token changed
+        changed += abs(len(new) - len(row)) if len(new) != len(row) else int(np.sum(new != row))
+        out.append(new)
+    return _pack(gen, out, dict(kind=kind, rate=rate, seed=int(seed), n_changed=int(changed)))
+
+
+def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray, m: int, V: int) -> np.ndarray:
+    """Oracle attacks of Prop. adv_robust's proof (the key is known)."""
+    P = len(prompt)
+    seq = np.concatenate([prompt, row])
+    green = np.array([bool(_green(gen, seq[: P + t], row[t])) for t in range(len(row))])
+    if kind == "worst_deletion":
+        gpos = np.flatnonzero(green)[:m]
+        return np.delete(row, gpos)
+    if kind == "worst_edit":
+        new = row.copy()
+        for t in np.flatnonzero(green)[: m + 1]:
+            new[t] = _red_token(gen, np.concatenate([prompt, new[:t]]), V)
+        return new
+    # worst_insertion: a block of m red tokens at the start, and the token after it turned red
+    new = list(row)
+    block = []
+    ctx = prompt.copy()
+    for _ in range(m):
+        tok = _red_token(gen, ctx, V)
+        block.append(tok)
+        ctx = np.append(ctx, tok)
+    first = _red_token(gen, ctx, V)
+    return np.array(block + [first] + new[1:], dtype=np.int64)
+
+
+def _red_token(gen: Generation, context: np.ndarray, V: int) -> int:
+    cand = np.arange(V)
+    green = _green(gen, context, cand)
+    return int(cand[~green][0])

@@ -1,0 +1,56 @@
+"""Attacks: they do what they say, keep a record, and refuse bad input."""
+
+import re
+
+import numpy as np
+import pytest
+
+import theory
+from sims import detect
+from sims.attacks import KINDS, attack
+from sims.generate import generate
+from sims.lm import get_lm
+
+LM = get_lm("lfqa", vocab_size=3000)
+GEN = generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_attacks_record_and_weaken_detection(kind):
+    a = attack(GEN, kind, 0.3, seed=1, lm=LM)
+    assert a.meta["attacks"] == [dict(kind=kind, rate=0.3, seed=1, n_changed=a.meta["attacks"][0]["n_changed"])]
+    assert a.meta["attacks"][0]["n_changed"] > 0
+    before = np.median(detect.score(GEN, LM).log10_p)
+    after = np.median(detect.score(a, LM).log10_p)
+    assert after > before
+
+
+def test_lengths():
+    assert np.all((attack(GEN, "deletion", 0.2, 0).tokens >= 0).sum(axis=1) == 80)
+    assert np.all((attack(GEN, "insertion", 0.2, 0).tokens >= 0).sum(axis=1) == 120)
+
+
+def test_worst_case_deletion_respects_the_rehash_aware_bound():
+    """Deleting l*T green tokens would move the green excess e to (e - l + l gamma)/(1 - l)
+    (Prop. adv_robust) if colours were fixed; with context hashing every deletion also
+    re-colours its successor, so the guaranteed excess is (e - 2l + l gamma)/(1 - l)."""
+    gamma, l = GEN.meta["gamma"], 0.1
+    g0 = detect.score(GEN, LM)
+    a = attack(GEN, "worst_deletion", l, 0)
+    g1 = detect.score(a, LM)
+    e0 = g0.score / g0.n_scored - gamma
+    e1 = g1.score / g1.n_scored - gamma
+    paper = np.array([theory.robust_delta("deletion", e, gamma, l, 100) for e in e0])
+    assert np.all(e1 >= (e0 - 2 * l + l * gamma) / (1 - l) - 1e-12)
+    assert np.all(np.abs(e1 - paper) <= l / (1 - l) + 1e-12)  # only successors' colours moved
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match=re.escape("rate must be in [0, 1]; got 1.5")):
+        attack(GEN, "deletion", 1.5, 0)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        attack(GEN, "shuffle", 0.1, 0)
+    with pytest.raises(ValueError, match="an attacked text is empty"):
+        attack(GEN, "deletion", 1.0, 0)
+    with pytest.raises(ValueError, match="needs the LM"):
+        attack(GEN, "entropy", 0.1, 0)
