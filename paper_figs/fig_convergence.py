@@ -13,15 +13,6 @@ TITLE = "DualGA regret and constraint gap shrink like T^(-1/2) (Theorem dualGA_p
 PROCESSES = {"i.i.d. Beta(2,2)": "beta:2,2", "regime switching": "regime:0.001,2,5,5,2", "adversarial": "adversarial:0.3,0.7"}
 
 
-def slope_ci(Ts, values, seed=0, n_boot=400):
-    """OLS slope of log(mean over replications) on log T, with a 95% bootstrap CI."""
-    rng = np.random.default_rng(seed)
-    x = np.log(Ts)
-    slope = np.polyfit(x, np.log([v.mean() for v in values]), 1)[0]
-    boots = [np.polyfit(x, [np.log(v[rng.integers(0, v.size, v.size)].mean()) for v in values], 1)[0] for _ in range(n_boot)]
-    return float(slope), *map(float, np.quantile(boots, [0.025, 0.975]))
-
-
 def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib
 
@@ -29,6 +20,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     from sims import reduced
+    from sims.reduced import slope_ci
 
     Ts = np.unique(np.logspace(3, 5 if quick else 7, 5 if quick else 9).astype(int))
     reps = 16 if quick else 64

@@ -16,8 +16,8 @@ texts are not meaningful and are set to nan.
 =================  ================================================================
 
 Worst cases of Prop. adv_robust (oracle, used by :mod:`proofs_check`):
-``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts red tokens and turns
-the next token red, ``worst_edit`` turns green tokens and one more into red ones.
+``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts red tokens, the last
+chosen so that the next original token turns red, ``worst_edit`` turns green tokens and one more into red ones.
 """
 
 from __future__ import annotations
@@ -142,19 +142,25 @@ def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray,
         for t in np.flatnonzero(green)[: m + 1]:
             new[t] = _red_token(gen, np.concatenate([prompt, new[:t]]), V)
         return new
-    # worst_insertion: a block of m red tokens at the start, and the token after it turned red
-    new = list(row)
+    # worst_insertion: a block of m red tokens at the start whose last token also makes the
+    # next original token red (the proof's "next token ... changed to be a red token")
     block = []
     ctx = prompt.copy()
-    for _ in range(m):
-        tok = _red_token(gen, ctx, V)
+    for j in range(m):
+        last = j == m - 1
+        tok = _red_token(gen, ctx, V, successor=row[0] if last else None)
         block.append(tok)
         ctx = np.append(ctx, tok)
-    first = _red_token(gen, ctx, V)
-    return np.array(block + [first] + new[1:], dtype=np.int64)
+    return np.array(block + list(row), dtype=np.int64)
 
 
-def _red_token(gen: Generation, context: np.ndarray, V: int) -> int:
+def _red_token(gen: Generation, context: np.ndarray, V: int, successor: int | None = None) -> int:
+    """The first red token after ``context``; with ``successor``, one under which that token is red too."""
     cand = np.arange(V)
-    green = _green(gen, context, cand)
-    return int(cand[~green][0])
+    red = cand[~_green(gen, context, cand)]
+    if successor is None:
+        return int(red[0])
+    for c in red:
+        if not bool(_green(gen, np.append(context, c), successor)):
+            return int(c)
+    return int(red[0])

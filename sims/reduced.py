@@ -196,3 +196,17 @@ def traces(algo: str = "dualga", G: str = "beta:2,2", *, T: int, rep: int = 0, s
     out = online.trace(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, rep, T, every)
     t = np.arange(0, T, every)
     return dict(t=t, lam=out[0], G=out[1], dg=out[2], kl=out[3])
+
+
+def slope_ci(Ts, values, seed: int = 0, n_boot: int = 400, level: float = 0.95) -> tuple[float, float, float]:
+    """OLS slope of log(mean over replications) on log T, with a bootstrap CI over replications.
+
+    ``values[j]`` holds the per-replication values at ``Ts[j]``; used to check the
+    T^(-1/2) rates of Theorem dualGA_performance_iid.
+    """
+    rng = np.random.default_rng(seed)
+    x = np.log(np.asarray(Ts, dtype=float))
+    slope = np.polyfit(x, np.log([v.mean() for v in values]), 1)[0]
+    boots = [np.polyfit(x, [np.log(v[rng.integers(0, v.size, v.size)].mean()) for v in values], 1)[0] for _ in range(n_boot)]
+    lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
+    return float(slope), float(lo), float(hi)

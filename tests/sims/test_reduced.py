@@ -55,18 +55,6 @@ def test_hindsight_optimum_is_that_of_the_regenerated_sequence():
     assert np.mean(tr["kl"]) == pytest.approx(res.per_rep["avg_kl"][1], rel=1e-12)
 
 
-def _slope_ci(Ts, per_T_values, rng, n_boot=400, level=0.95):
-    """OLS slope of log(mean) on log T and its bootstrap CI over replications."""
-    x = np.log(Ts)
-    slope = np.polyfit(x, np.log([v.mean() for v in per_T_values]), 1)[0]
-    boots = []
-    for _ in range(n_boot):
-        ys = [np.log(v[rng.integers(0, v.size, v.size)].mean()) for v in per_T_values]
-        boots.append(np.polyfit(x, ys, 1)[0])
-    lo, hi = np.quantile(boots, [(1 - level) / 2, (1 + level) / 2])
-    return slope, lo, hi
-
-
 def test_regret_and_dg_gap_decay_like_inverse_sqrt_T():
     """Theorem dualGA_performance_iid on i.i.d. Beta(2,2): seed 0, 48 replications per T,
     T = 1e3..1e5, eta = 1/sqrt(T), lambda_1 = 3 (away from lambda* ~ 1.03); slopes with
@@ -77,9 +65,8 @@ def test_regret_and_dg_gap_decay_like_inverse_sqrt_T():
         r = reduced.simulate("dualga", "beta:2,2", T=int(T), reps=48, seed=0, Delta=0.2, lam1=3.0)
         reg.append(np.abs(r.per_rep["avg_kl"] - r.per_rep["opt_kl"]))
         gap.append(np.abs(r.per_rep["avg_dg"] - 0.2))
-    rng = np.random.default_rng(0)
     for values in (reg, gap):
-        s, lo, hi = _slope_ci(Ts, values, rng)
+        s, lo, hi = reduced.slope_ci(Ts, values, seed=0)
         assert hi < 0.0
         assert lo - 0.1 <= -0.5 <= hi + 0.1, (s, lo, hi)
 
