@@ -17,7 +17,8 @@ texts are not meaningful and are set to nan.
 
 Worst cases of Prop. adv_robust (oracle, used by :mod:`proofs_check`):
 ``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts red tokens, the last
-chosen so that the next original token turns red, ``worst_edit`` turns green tokens and one more into red ones.
+chosen so that the next original token turns red, ``worst_edit`` turns the greenest substring of l T tokens red, the last one chosen so that the
+token after the substring turns red too.
 """
 
 from __future__ import annotations
@@ -138,9 +139,14 @@ def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray,
         gpos = np.flatnonzero(green)[:m]
         return np.delete(row, gpos)
     if kind == "worst_edit":
+        # the proof's edit: a substring of m tokens (the greenest) turned red, its last token
+        # chosen so that the token right after the substring turns red as well
+        c = np.concatenate([[0], np.cumsum(green)])
+        s = int(np.argmax(c[m:] - c[: len(row) - m + 1])) if m > 0 else 0
         new = row.copy()
-        for t in np.flatnonzero(green)[: m + 1]:
-            new[t] = _red_token(gen, np.concatenate([prompt, new[:t]]), V)
+        for t in range(s, s + m):
+            after = row[t + 1] if t == s + m - 1 and t + 1 < len(row) else None
+            new[t] = _red_token(gen, np.concatenate([prompt, new[:t]]), V, successor=after)
         return new
     # worst_insertion: a block of m red tokens at the start whose last token also makes the
     # next original token red (the proof's "next token ... changed to be a red token")

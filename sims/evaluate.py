@@ -45,7 +45,7 @@ def evaluate(lm_name: str, algo: str, *, n: int, T: int, seed: int, key: int = 1
         kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std()),
         realized_dg=float(gen.dg.mean()), realized_dg_per_text_sd=float(gen.dg.mean(axis=1).std()),
         mean_entropy=float(gen.entropy.mean()),
-        median_log10_p=float(np.median(res.log10_p)), z_mean=float(np.nanmean(res.z)),
+        median_log10_p=float(np.median(res.log10_p)), z_mean=float(np.nanmean(res.z)) if np.isfinite(res.z).any() else None,
         tokens_per_s=n * T / gen_s,
     )
     for a in FPRS:

@@ -15,26 +15,22 @@ LN10 = np.log(10.0)
 
 
 def binom_logsf(k, n, gamma: float) -> np.ndarray:
-    r"""Natural log of :math:`P(\mathrm{Bin}(n, \gamma) \ge k)`, exact (sum of pmf terms).
+    r"""Natural log of :math:`P(\mathrm{Bin}(n, \gamma) \ge k)`, exact (log-sum of pmf terms,
+    accumulated from the far tail inwards).
 
     .. math:: \log \sum_{j=k}^{n} \binom{n}{j} \gamma^j (1-\gamma)^{n-j}
     """
-    k = np.asarray(k, dtype=np.int64)
-    n = np.asarray(n, dtype=np.int64)
-    k, n = np.broadcast_arrays(k, n)
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64))
     out = np.empty(k.shape, dtype=np.float64)
     lg, l1g = np.log(gamma), np.log1p(-gamma)
-    for idx in np.ndindex(k.shape):
-        kk, nn = int(k[idx]), int(n[idx])
-        if kk <= 0:
-            out[idx] = 0.0
-            continue
-        if kk > nn:
-            out[idx] = -np.inf
-            continue
-        j = np.arange(kk, nn + 1)
+    for nn in np.unique(n):  # one tail table per distinct length: O(n) for all k at once
+        sel = n == nn
+        j = np.arange(nn + 1)
         terms = gammaln(nn + 1) - gammaln(j + 1) - gammaln(nn - j + 1) + j * lg + (nn - j) * l1g
-        out[idx] = min(0.0, float(logsumexp(terms)))
+        tail = np.minimum(np.logaddexp.accumulate(terms[::-1])[::-1], 0.0)  # tail[k] = ln P(S >= k)
+        kk = k[sel]
+        out[sel] = np.where(kk <= 0, 0.0, tail[np.clip(kk, 0, nn)])
+        out[sel] = np.where(kk > nn, -np.inf, out[sel])
     return out if out.ndim else float(out)
 
 
