@@ -165,11 +165,11 @@ def score_keyed_order(gen, lm) -> DetectResult:
 
     With the model's probabilities (as UW's detector requires), step t's keyed uniform
     u_t and the keyed vocabulary order give an interval :math:`I_t(y)` of cumulative
-    mass for every token; the watermark puts u_t (for gamma-reweight (1+u)/2 is not
-    recoverable, so the test is whether y lies in the favoured upper half) in
-    :math:`I_t(y_t)`.  Under the null (text independent of the key) each hit has
-    probability :math:`\pi_t` = p_t(y_t) (ITS, UW-delta) or the favoured mass 1/2 plus
-    the straddle (UW-gamma), independently, so the hit count is Poisson-binomial; its
+    mass for every token; the watermark puts u_t in :math:`I_t(y_t)` (ITS, UW-delta), or
+    y_t in the kept upper half of the mass (UW-gamma, whose uniform is not recoverable).
+    Under the null (text independent of the key) a hit has probability
+    :math:`\pi_t = p_t(y_t)` (ITS, UW-delta) or the mass of the tokens reaching past 1/2
+    (UW-gamma), independently across steps, so the hit count is Poisson-binomial; its
     exact upper tail is computed by dynamic programming in log space.
     """
     from .generate import ITS_STREAM, keyed_order
@@ -200,7 +200,9 @@ def score_keyed_order(gen, lm) -> DetectResult:
             r = V - 1 - pos[y] if reverse else pos[y]
             lo, hi = (cum[r - 1] if r > 0 else 0.0), cum[r]
             if algo == "uw-gamma":
-                probs_hit[t] = min(1.0, 1.0 - max(lo, 0.5) + (0.5 - lo if lo < 0.5 <= hi else 0.0)) if hi > 0.5 else 0.0
+                # hit: y's interval reaches past 1/2 (the kept half); null mass of such tokens
+                straddle = int(np.searchsorted(cum, 0.5))
+                probs_hit[t] = 1.0 - (cum[straddle - 1] if straddle > 0 else 0.0)
                 hits[i] += hi > 0.5
             else:
                 u = rng.uniforms(its_key, np.array([t]))[0] if algo == "its" else prf.uniforms(sctx, np.array([V]))[0]

@@ -293,7 +293,7 @@ def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1
     if not (tau > 0.0 and math.isfinite(tau)):
         raise ValueError(f"tau must be in (0, inf); got {tau!r}")
     if algo in ("dualga", "autocov") and lam1 is None:
-        lam1 = theory.delta_star(Delta, gamma) if Delta < 1.0 - gamma else M
+        lam1 = min(theory.delta_star(Delta, gamma), M) if Delta < 1.0 - gamma else M
     lam1 = 0.0 if lam1 is None else float(lam1)
     if not (0.0 <= lam1 <= M):
         raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
@@ -305,7 +305,7 @@ def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1
 def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
     eta=None, lam1=None, tau: float = 1.0, alpha: float = 2.0, h: int = 1, green_kind: str = "bernoulli",
-    prompts: np.ndarray | None = None, prompt_len: int = 16,
+    prompts: np.ndarray | None = None, prompt_len: int = 16, M: float = 15.0,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -325,6 +325,9 @@ def generate(
         Context width of the green-list hash (>= 1).
     green_kind : {"bernoulli", "partition"}
         See :mod:`sims.prf`.
+    M : float
+        Projection bound of DualGA's lambda (the paper truncates at 15); a lower cap is the
+        repetition mitigation measured in :mod:`sims.repetition`.
     prompts : ndarray (n, P), optional
         Prompt token ids; default ``lm.prompts(n, seed, prompt_len)``.
     """
@@ -336,7 +339,9 @@ def generate(
         raise ValueError(f"key must be in [0, 2**64); got {key!r}")
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    ap, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha)
+    if not (M > 0.0 and math.isfinite(M)):
+        raise ValueError(f"M must be in (0, inf); got {M!r}")
+    ap, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=None if lam1 is None else min(lam1, M), tau=tau, alpha=alpha, M=M)
     V = lm.vocab_size
     if prompts is None:
         prompts = lm.prompts(n, seed, prompt_len)
