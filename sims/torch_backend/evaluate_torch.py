@@ -1,0 +1,62 @@
+"""``python -m sims.torch_backend evaluate``: the keys of ``sims evaluate`` on a real LM, plus tokens/s."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .. import detect
+from ..evaluate import clopper_pearson
+from . import prompts as prompt_sets
+from .generate_torch import generate, make_processor
+from .model import load
+
+
+def encode(tok, text: str, chat: bool) -> torch.LongTensor:
+    if chat and getattr(tok, "chat_template", None):
+        ids = tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, return_tensors="pt")
+        ids = ids if torch.is_tensor(ids) else ids["input_ids"]
+    else:
+        ids = tok(text, return_tensors="pt")["input_ids"]
+    return ids
+
+
+def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = 15485863, prompts: str = "lfqa", dedup: bool = False, **params) -> dict:
+    model, tok = load(model_name)
+    V = len(tok) if tok is not None else model.config.vocab_size
+    if prompts == "lfqa":
+        texts, chat = prompt_sets.lfqa_questions(n), True
+    elif prompts == "news":
+        texts, chat = prompt_sets.news_prompts(n), False
+    else:
+        texts, chat = prompt_sets.load_jsonl(prompts)[:n], True
+    if tok is None:
+        rng = np.random.default_rng(seed)
+        batches = [torch.tensor(rng.integers(0, V, size=(1, 8))) for _ in range(n)]
+    else:
+        batches = [encode(tok, t, chat) for t in texts]
+    rows = dict(kl=[], dg=[], lp=[], z=[], lp0=[])
+    tokens, seconds = 0, 0.0
+    for i, ids in enumerate(batches):
+        proc = make_processor(algo, V, key, **params)
+        g = generate(model, ids, T, proc, seed=seed + i, vocab_size=V)
+        gamma = g.meta["gamma"]
+        r = detect.score_redgreen(g.tokens, g.prompts, key, gamma, vocab_size=V, dedup=dedup) if algo != "ems" else detect.score_ems(g.tokens, g.prompts, key, vocab_size=V, dedup=dedup)
+        g0 = generate(model, ids, T, None, seed=seed + 10_000 + i, vocab_size=V)
+        r0 = detect.score_redgreen(g0.tokens, g0.prompts, key, gamma, vocab_size=V, dedup=dedup) if algo != "ems" else detect.score_ems(g0.tokens, g0.prompts, key, vocab_size=V, dedup=dedup)
+        rows["kl"].append(float(g.records["kl"].mean()) if g.records else 0.0)
+        rows["dg"].append(float(g.records["dg"].mean()) if g.records else 0.0)
+        rows["lp"].append(float(r.log10_p[0]))
+        rows["z"].append(float(r.z[0]))
+        rows["lp0"].append(float(r0.log10_p[0]))
+        tokens += T
+        seconds += g.seconds
+    lp, lp0 = np.array(rows["lp"]), np.array(rows["lp0"])
+    k = int(np.sum(lp0 <= -4))
+    return {
+        "model": model_name, "algo": algo, "n": n, "T": T, "prompts": prompts,
+        "kl_per_token": float(np.mean(rows["kl"])), "realized_dg": float(np.mean(rows["dg"])),
+        "tpr_at_1e-4": float(np.mean(lp <= -4)), "tpr_at_1e-6": float(np.mean(lp <= -6)),
+        "empirical_fpr_at_1e-4": k / len(lp0), "empirical_fpr_at_1e-4_ci95": clopper_pearson(k, len(lp0)),
+        "median_log10_p": float(np.median(lp)), "z_mean": float(np.mean(rows["z"])), "tokens_per_s": tokens / seconds,
+    }

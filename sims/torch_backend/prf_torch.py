@@ -1,0 +1,56 @@
+"""The keyed PRF of :mod:`sims.prf` on int64 tensors, bit for bit.
+
+torch has no uint64 arithmetic; int64 multiplication wraps modulo 2**64 exactly like
+uint64, XOR is the same, and a logical right shift is an arithmetic shift masked to the
+low 64 - s bits.  Constants above 2**63 are passed as their two's-complement values.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .. import prf
+
+
+def _s64(x: int) -> int:
+    x &= prf.MASK64
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+M1, M2, GOLDEN = _s64(prf.M1), _s64(prf.M2), _s64(prf.GOLDEN)
+C_TOKEN, C_CONTEXT = _s64(prf.C_TOKEN), _s64(prf.C_CONTEXT)
+
+
+def _srl(z: torch.Tensor, s: int) -> torch.Tensor:
+    return (z >> s) & ((1 << (64 - s)) - 1)
+
+
+def mix64(z: torch.Tensor) -> torch.Tensor:
+    z = (z ^ _srl(z, 30)) * M1
+    z = (z ^ _srl(z, 27)) * M2
+    return z ^ _srl(z, 31)
+
+
+def context_hash(key: int, windows: torch.Tensor, stream: int = prf.GREEN) -> torch.Tensor:
+    """Hash of (key, stream, window tokens oldest first) for each row of ``windows`` (B, h)."""
+    seed = _s64(int(key) + prf.GOLDEN * (stream + 1))
+    c = mix64(torch.full(windows.shape[:-1], seed, dtype=torch.int64, device=windows.device))
+    for j in range(windows.shape[-1]):
+        c = mix64(c ^ (windows[..., j].to(torch.int64) * C_CONTEXT + 1))
+    return c
+
+
+def token_bits(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    return mix64(ctx ^ mix64(tokens.to(torch.int64) + C_TOKEN))
+
+
+def green_mask(ctx: torch.Tensor, vocab_size: int, gamma: float, vocab_tokens: torch.Tensor | None = None) -> torch.Tensor:
+    """Bernoulli(gamma) green lists (B, V) for context hashes ``ctx`` (B,)."""
+    ks = torch.arange(vocab_size, device=ctx.device) if vocab_tokens is None else vocab_tokens
+    top53 = _srl(token_bits(ctx[:, None], ks[None, :]), 11)
+    return top53 < prf.green_threshold(gamma)
+
+
+def uniforms(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """Uniforms in (0, 1) for (context hash, token) pairs, as :func:`sims.prf.uniforms`."""
+    return (_srl(token_bits(ctx, tokens), 11).to(torch.float64) + 0.5) / float(prf.TOP53)

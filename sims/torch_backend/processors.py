@@ -1,0 +1,208 @@
+"""Watermarks as transformers ``LogitsProcessor``s, batched, with on-device records.
+
+Each processor receives the batch's ``input_ids`` (B, L) and ``scores`` (B, V) and returns
+the watermarked logits; the generation loop samples from their softmax.  The soft boosts
+record, per step and without a host synchronisation, the exact KL(q || p), G, DG and the
+boost used, from the closed forms of :mod:`theory` re-expressed in torch:
+:math:`D_{kl} = G f(\\mathrm{DG}/G) + (1-G) f(-\\mathrm{DG}/(1-G))`,
+:math:`f(x) = (1+x)\\log(1+x) - x` (``torch.xlogy``), with the series of
+:mod:`theory._scalar` near 0: agreement with :mod:`theory` to 1e-12 in float64 (tested).
+
+Only the first ``vocab_size`` columns are watermarked: models whose logits are padded past
+the tokenizer's vocabulary (OPT-style) keep the padding untouched.  -inf logits (masked
+tokens) stay -inf; NaN logits raise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+import theory
+
+from .. import prf
+from . import prf_torch
+
+
+def _f(x: torch.Tensor) -> torch.Tensor:
+    """(1+x) log(1+x) - x, with the same series as theory._scalar below |x| = 0.1."""
+    direct = torch.xlogy(1.0 + x, 1.0 + x) - x
+    acc = torch.zeros_like(x)
+    for n in range(21, 1, -1):
+        acc = acc * (-x) + 1.0 / (n * (n - 1.0))
+    return torch.where(x.abs() < 0.1, acc * x * x, direct)
+
+
+def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact (KL, DG) of a soft boost ``delta`` (B,) at green masses ``G`` (B,)."""
+    e = torch.exp(-delta)
+    dg = G * (1 - G) * (-torch.expm1(-delta)) / (G + (1 - G) * e)
+    dg = torch.where((G <= 0) | (G >= 1), torch.zeros_like(dg), dg)
+    Gs = G.clamp(min=torch.finfo(G.dtype).tiny)
+    Rs = (1 - G).clamp(min=torch.finfo(G.dtype).tiny)
+    kl = G * _f(dg / Gs) + (1 - G) * _f((-dg / Rs).clamp(min=-1.0))
+    return torch.where((G <= 0) | (G >= 1), torch.zeros_like(kl), kl), dg
+
+
+class _KeyedProcessor:
+    """Shared: the key's green list for the last ``h`` tokens, and the per-step records."""
+
+    name = "base"
+
+    def __init__(self, key: int, gamma: float, vocab_size: int, h: int = 1):
+        theory._validate.gamma(gamma)
+        if not (0 <= int(key) < 2**64):
+            raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+        if int(h) < 1:
+            raise ValueError(f"h must be in [1, inf); got {h!r}")
+        self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
+        self.records: dict[str, list[torch.Tensor]] = {"kl": [], "G": [], "dg": [], "lam": []}
+
+    def _prepare(self, input_ids: torch.LongTensor, scores: torch.Tensor):
+        if input_ids.shape[1] < self.h:
+            raise ValueError(f"input_ids must hold at least h={self.h} tokens; got {input_ids.shape[1]}")
+        if scores.shape[-1] < self.vocab_size:
+            raise ValueError(f"scores have {scores.shape[-1]} columns, fewer than vocab_size={self.vocab_size}")
+        if torch.isnan(scores).any():
+            raise ValueError("scores contain NaN")
+        logits = scores[:, : self.vocab_size].double()
+        ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
+        green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma)
+        p = torch.softmax(logits, dim=-1)
+        G = (p * green).sum(-1).clamp(0.0, 1.0)
+        return logits, green, p, G
+
+    def _emit(self, scores, logits, green, delta, G, lam=None):
+        kl, dg = soft_records(delta, G)
+        self.records["kl"].append(kl)
+        self.records["G"].append(G)
+        self.records["dg"].append(dg)
+        self.records["lam"].append(delta if lam is None else lam)
+        out = scores.clone()
+        out[:, : self.vocab_size] = (logits + delta[:, None] * green).to(scores.dtype)
+        return out
+
+    def stacked(self) -> dict[str, torch.Tensor]:
+        """Records as (B, steps) tensors (one host transfer, after generation)."""
+        return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
+
+
+class SRLProcessor(_KeyedProcessor):
+    """Soft red list (Algorithm kirchen) with a fixed boost ``delta``."""
+
+    name = "srl"
+
+    def __init__(self, key, gamma, vocab_size, delta: float, h: int = 1):
+        super().__init__(key, gamma, vocab_size, h)
+        self.delta = float(theory._validate.boost("delta", delta))
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
+
+
+class DualGAProcessor(_KeyedProcessor):
+    """Algorithm DualGA: delta_t = lambda_t; lambda <- Pi_[0, M](lambda + eta (Delta - DG_t)), on device."""
+
+    name = "dualga"
+
+    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1):
+        gamma = theory.gamma_star(Delta) if gamma is None else gamma
+        super().__init__(key, gamma, vocab_size, h)
+        self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
+        self.lam1 = theory.delta_star(Delta, gamma) if lam1 is None else float(lam1)
+        self.lam: torch.Tensor | None = None
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        if self.lam is None or self.lam.shape[0] != G.shape[0]:
+            self.lam = torch.full_like(G, self.lam1)
+        lam = self.lam
+        out = self._emit(scores, logits, green, lam, G)
+        self.lam = (lam + self.eta * (self.Delta - self.records["dg"][-1])).clamp(0.0, self.M)
+        return out
+
+
+class ATWProcessor(SRLProcessor):
+    """Adaptive text watermark: the boost applies only where the entropy of p_t exceeds ``alpha``."""
+
+    name = "atw"
+
+    def __init__(self, key, gamma, vocab_size, delta: float, alpha: float = 2.0, h: int = 1):
+        super().__init__(key, gamma, vocab_size, delta, h)
+        self.alpha = float(alpha)
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        ent = -(torch.xlogy(p, p)).sum(-1)
+        delta = torch.where(ent > self.alpha, torch.full_like(G, self.delta), torch.zeros_like(G))
+        return self._emit(scores, logits, green, delta, G)
+
+
+class EMSProcessor(_KeyedProcessor):
+    """Exponential minimum sampling at temperature tau: the logits become a point mass at
+    argmax_k log(r_k) / p_tau,k with r from the key (stream EMS); KL = -log p(y)."""
+
+    name = "ems"
+
+    def __init__(self, key, vocab_size, tau: float = 1.0, h: int = 1):
+        super().__init__(key, 0.25, vocab_size, h)
+        self.tau = float(tau)
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], prf.EMS)
+        r = prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
+        ptau = torch.softmax(logits / self.tau, dim=-1)
+        y = torch.argmax(torch.log(r) / ptau, dim=-1)
+        py = p.gather(1, y[:, None])[:, 0]
+        self.records["kl"].append(-torch.log(py))
+        self.records["G"].append(G)
+        self.records["dg"].append(green.gather(1, y[:, None])[:, 0].double() - G)
+        self.records["lam"].append(torch.full_like(G, math.nan))
+        out = torch.full_like(scores, -math.inf)
+        out.scatter_(1, y[:, None], 0.0)
+        return out
+
+
+class TransformersSRLProcessor(_KeyedProcessor):
+    """SRL with transformers' own green lists (lefthash, context width 1): the green list of
+    previous token v is the first int(gamma V) entries of ``torch.randperm(V)`` from a CPU
+    generator seeded with ``hashing_key * v mod (2**64 - 1)`` -- so that transformers'
+    ``WatermarkDetector`` and ours count the same green tokens."""
+
+    name = "transformers-srl"
+
+    def __init__(self, vocab_size, gamma: float = 0.25, delta: float = 2.0, hashing_key: int = 15485863):
+        super().__init__(0, gamma, vocab_size, 1)
+        self.delta, self.hashing_key = float(delta), int(hashing_key)
+        self.size = int(vocab_size * gamma)
+
+    def green_for(self, prev: int) -> torch.Tensor:
+        g = torch.Generator(device="cpu")
+        g.manual_seed((self.hashing_key * int(prev)) % (2**64 - 1))
+        mask = torch.zeros(self.vocab_size, dtype=torch.bool)
+        mask[torch.randperm(self.vocab_size, generator=g)[: self.size]] = True
+        return mask
+
+    def __call__(self, input_ids, scores):
+        green = torch.stack([self.green_for(int(v)) for v in input_ids[:, -1].cpu()]).to(scores.device)
+        logits = scores[:, : self.vocab_size].double()
+        G = (torch.softmax(logits, -1) * green).sum(-1)
+        return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
+
+    def count_green(self, prompts_last: torch.Tensor, tokens: torch.Tensor, dedup: bool = False) -> torch.Tensor:
+        """Green counts of generated ``tokens`` (B, T) with transformers' rule."""
+        out = []
+        for b in range(tokens.shape[0]):
+            seq = [int(prompts_last[b])] + tokens[b].tolist()
+            seen, c = set(), 0
+            for prev, tok in zip(seq[:-1], seq[1:]):
+                if dedup:
+                    if (prev, tok) in seen:
+                        continue
+                    seen.add((prev, tok))
+                c += bool(self.green_for(prev)[tok])
+            out.append(c)
+        return torch.tensor(out)
