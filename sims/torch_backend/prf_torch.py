@@ -44,10 +44,21 @@ def token_bits(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     return mix64(ctx ^ mix64(tokens.to(torch.int64) + C_TOKEN))
 
 
-def green_mask(ctx: torch.Tensor, vocab_size: int, gamma: float, vocab_tokens: torch.Tensor | None = None) -> torch.Tensor:
-    """Bernoulli(gamma) green lists (B, V) for context hashes ``ctx`` (B,)."""
-    ks = torch.arange(vocab_size, device=ctx.device) if vocab_tokens is None else vocab_tokens
-    top53 = _srl(token_bits(ctx[:, None], ks[None, :]), 11)
+def token_table(vocab_size: int, device=None) -> torch.Tensor:
+    """mix64(k + C_TOKEN) for every token id: the context-free half of :func:`token_bits`."""
+    return mix64(torch.arange(vocab_size, device=device, dtype=torch.int64) + C_TOKEN)
+
+
+def green_mask(ctx: torch.Tensor, vocab_size: int, gamma: float, vocab_tokens: torch.Tensor | None = None,
+               table: torch.Tensor | None = None) -> torch.Tensor:
+    """Bernoulli(gamma) green lists (B, V) for context hashes ``ctx`` (B,).
+
+    ``table`` (from :func:`token_table`) saves one mixing round per entry.
+    """
+    if table is None:
+        ks = torch.arange(vocab_size, device=ctx.device) if vocab_tokens is None else vocab_tokens
+        table = mix64(ks.to(torch.int64) + C_TOKEN)
+    top53 = _srl(mix64(ctx[:, None] ^ table[None, :]), 11)
     return top53 < prf.green_threshold(gamma)
 
 

@@ -58,6 +58,7 @@ class _KeyedProcessor:
             raise ValueError(f"h must be in [1, inf); got {h!r}")
         self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
         self.records: dict[str, list[torch.Tensor]] = {"kl": [], "G": [], "dg": [], "lam": []}
+        self._table: torch.Tensor | None = None
 
     def _prepare(self, input_ids: torch.LongTensor, scores: torch.Tensor):
         if input_ids.shape[1] < self.h:
@@ -68,7 +69,9 @@ class _KeyedProcessor:
             raise ValueError("scores contain NaN")
         logits = scores[:, : self.vocab_size].double()
         ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
-        green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma)
+        if self._table is None or self._table.device != scores.device:
+            self._table = prf_torch.token_table(self.vocab_size, scores.device)
+        green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma, table=self._table)
         p = torch.softmax(logits, dim=-1)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
         return logits, green, p, G
