@@ -32,21 +32,73 @@ def theory_table() -> str:
     return "\n".join(rows)
 
 
+def reduced_table(seed: int) -> str:
+    """Online controllers vs the hindsight optimum on a regime-switching G_t process."""
+    from .reduced import simulate
+
+    rows = ["| controller | avg KL | OPT | regret | avg DG | sd of DG across replications | steps/s |", "|---|---|---|---|---|---|---|"]
+    for algo, kw in (("dualga", {}), ("srl", dict(delta=1.0)), ("backpressure", {})):
+        r = simulate(algo, "regime:0.001,2,5,5,2", T=100_000, reps=32, seed=seed, Delta=0.2, **kw)
+        rows.append(f"| {algo} {' '.join(f'{k}={v:g}' for k, v in kw.items())} | {r.avg_kl:.4f} | {r.opt_kl:.4f} | {r.regret:+.4f} | {r.avg_dg:.4f} | {r.dg_spread:.4f} | {r.steps_per_s:.2e} |")
+    return "\n".join(rows)
+
+
+def token_table(seed: int) -> str:
+    """Detection and distortion of the main algorithms on the two synthetic presets."""
+    from .evaluate import evaluate
+
+    rows = ["| LM | algorithm | KL/token | realised DG | TPR @1e-4 | TPR @1e-6 | FPR @1e-4 (95% CI) | median log10 p | tokens to detect |",
+            "|---|---|---|---|---|---|---|---|---|"]
+    for lm in ("news", "lfqa"):
+        for algo, kw in (("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.3)), ("ems", {}), ("uw-gamma", {})):
+            r = evaluate(lm, algo, n=100, T=200, seed=seed, **kw)
+            lo, hi = r["empirical_fpr_at_1e-4_ci95"]
+            ttd = "-" if r["tokens_to_detect_median"] is None else f"{r['tokens_to_detect_median']:.0f}"
+            label = f"{algo} " + ", ".join(f"{k}={v:g}" for k, v in kw.items())
+            rows.append(f"| {lm} | {label} | {r['kl_per_token']:.3f} | {r['realized_dg']:.3f} | {r['tpr_at_1e-4']:.2f} | {r['tpr_at_1e-6']:.2f} | "
+                        f"{r['empirical_fpr_at_1e-4']:.2f} [{lo:.2f}, {hi:.2f}] | {r['median_log10_p']:.1f} | {ttd} |")
+    return "\n".join(rows)
+
+
+FIGURES = ("fig_convergence", "fig_pareto", "fig_robustness", "fig_repetition")
+
+
 def run(args) -> int:
+    import importlib
+    import time
+
     out: pathlib.Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    sections = ["# Watermarking statistics: demo report", "", "## Certainty-equivalent design", "", theory_table(), ""]
+    t0 = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     G = rng.beta(2.0, 2.0, size=200)
     r = theory.offline_opt(G, 0.2)
-    sections += [
-        "## Hindsight optimum on one Beta(2,2) sequence of 200 green masses",
-        "",
-        f"OPT(0.2) = {r.value:.6f} nats/token at delta* = lambda* = {r.delta:.6f}; duality gap {r.duality_gap:.1e}.",
-        "",
+    sections = [
+        "# Watermarking statistics: demo report", "",
+        "Everything below was computed by `make demo` (`python -m sims demo`) on the synthetic LMs; seed "
+        f"{args.seed}.", "",
+        "## 1. Certainty-equivalent design (appendix Choosing Green List Ratio)", "", theory_table(), "",
+        "## 2. Hindsight optimum on one Beta(2,2) sequence of 200 green masses", "",
+        f"OPT(0.2) = {r.value:.6f} nats/token at delta* = lambda* = {r.delta:.6f}; duality gap {r.duality_gap:.1e}.", "",
+        "## 3. Online controllers on a regime-switching G_t process (T = 1e5, 32 replications, Delta = 0.2)", "",
+        reduced_table(args.seed), "",
+        "DualGA meets the DG target in every replication (small spread) at a KL close to the hindsight optimum; "
+        "a fixed SRL boost misses or overshoots depending on the regime.", "",
+        "## 4. Watermarks on the synthetic LMs (100 texts x 200 tokens; exact KL; exact null)", "",
+        token_table(args.seed), "",
     ]
+    print("\n".join(sections), flush=True)
+    sections += ["## 5. Figures", ""]
+    for name in FIGURES:
+        files = importlib.import_module(f"paper_figs.{name}").main(out, True)
+        sections += [f"![{name}]({f.name})" for f in files if f.suffix == ".png"]
+        print(f"figure: {', '.join(map(str, files))}", flush=True)
+    from proofs_check.__main__ import main as proofs
+
+    code = proofs(["--quick", "--out", str(out / "proofs_check")])
+    sections += ["", "## 6. proofs_check --quick", "", f"exit status {code}; full table in [proofs_check/report.md](proofs_check/report.md).", "",
+                 f"Total time {time.perf_counter() - t0:.0f} s."]
     report = out / "report.md"
-    report.write_text("\n".join(sections))
-    print("\n".join(sections))
+    report.write_text("\n".join(sections) + "\n")
     print(f"wrote {report}")
-    return 0
+    return code
