@@ -5,3 +5,17 @@ Each module ``paper_figs/fig_*.py`` or ``paper_figs/tab_*.py`` defines
 returning the files it wrote.  ``python -m paper_figs [--quick] [--only NAME]``
 runs them all.
 """
+
+
+def save(fig, out_dir, name: str, summary) -> list:
+    """Write ``fig`` as NAME.png and ``summary`` as NAME.json into ``out_dir``; return both paths."""
+    import json
+
+    import matplotlib.pyplot as plt
+
+    png = out_dir / f"{name}.png"
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    js = out_dir / f"{name}.json"
+    js.write_text(json.dumps(summary, indent=1))
+    return [png, js]

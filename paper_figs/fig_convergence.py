@@ -3,10 +3,11 @@ and non-stationary G, with fitted slopes and 95% bootstrap CIs."""
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from paper_figs import save
 
 TITLE = "DualGA regret and constraint gap shrink like T^(-1/2) (Theorem dualGA_performance_iid)"
 
@@ -47,9 +48,4 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
         ax.legend(fontsize=7)
     fig.suptitle(f"DualGA, Delta = 0.2, eta = 1/sqrt(T), lambda_1 = 3, {reps} replications; 95% bootstrap CIs")
     fig.tight_layout()
-    png = out_dir / "fig_convergence.png"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    js = out_dir / "fig_convergence.json"
-    js.write_text(json.dumps(summary, indent=1))
-    return [png, js]
+    return save(fig, out_dir, "fig_convergence", summary)

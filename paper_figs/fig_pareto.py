@@ -3,10 +3,11 @@ per text, SRL grid vs DualGA, with the offline Pareto frontier of the same LM.""
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from paper_figs import save
 
 TITLE = "Realised DG vs KL: DualGA on the Pareto frontier, SRL off it unless tuned"
 
@@ -54,9 +55,4 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     ax2.set(xlabel="KL per token of a text", ylabel="realised DG of a text", title="per text: DualGA concentrates, SRL spreads")
     ax2.legend(fontsize=7, markerscale=3)
     fig.tight_layout()
-    png = out_dir / "fig_pareto.png"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    js = out_dir / "fig_pareto.json"
-    js.write_text(json.dumps(summary, indent=1))
-    return [png, js]
+    return save(fig, out_dir, "fig_pareto", summary)

@@ -3,10 +3,11 @@ lambda_t of the most repetitive DualGA text, the monitor's precision/recall, the
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from paper_figs import save
 
 TITLE = "Repetition by algorithm and the lambda_t monitor (loopy LM)"
 
@@ -36,9 +37,4 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     a2.set(xlabel="t", ylabel="lambda_t", title=f"DualGA Delta=0.5; monitor on a fresh seed: precision {m['precision']:.2f}, recall {m['recall']:.2f}")
     a2.legend(fontsize=7)
     fig.tight_layout()
-    png = out_dir / "fig_repetition.png"
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
-    js = out_dir / "fig_repetition.json"
-    js.write_text(json.dumps(res, indent=1))
-    return [png, js]
+    return save(fig, out_dir, "fig_repetition", res)

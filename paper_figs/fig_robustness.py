@@ -4,10 +4,11 @@ closed-form Delta' of Prop. adv_robust."""
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import numpy as np
+
+from paper_figs import save
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 
@@ -65,9 +66,4 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     ax.legend(fontsize=6)
     axes[7].axis("off")
     fig.tight_layout()
-    png = out_dir / "fig_robustness.png"
-    fig.savefig(png, dpi=110)
-    plt.close(fig)
-    js = out_dir / "fig_robustness.json"
-    js.write_text(json.dumps(summary, indent=1))
-    return [png, js]
+    return save(fig, out_dir, "fig_robustness", summary)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -33,6 +34,15 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         mod.add_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
+
+
+def emit(out: dict, as_json: bool) -> None:
+    """Print a result as one JSON object or as an aligned key/value table."""
+    if as_json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k:28s} {v}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from .cli import emit
 from .cli_generate import add_algo_arguments, algo_kwargs
 
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"
@@ -20,9 +20,5 @@ def run(args) -> int:
     from .evaluate import evaluate
 
     out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, h=args.h, **algo_kwargs(args))
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k:28s} {v}")
+    emit(out, args.json)
     return 0

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from .cli import emit
 from .gprocess import SPEC_HELP
 from .online import ALGOS
 
@@ -36,9 +36,5 @@ def run(args) -> int:
         eta=args.eta, eta_mode=args.eta_mode, lam1=args.lam1, delta=args.delta, M=args.M, with_opt=not args.no_opt,
     )
     out = res.summary()
-    if args.json:
-        print(json.dumps(out))
-    else:
-        for k, v in out.items():
-            print(f"{k:16s} {v}")
+    emit(out, args.json)
     return 0

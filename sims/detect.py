@@ -50,10 +50,15 @@ def _check_tokens(tokens, prompts, vocab_size, h):
 
 
 @njit(cache=True, parallel=True)
-def _green_counts(tokens, prompts, key, h, thr, dedup):
+def _scan(tokens, prompts, key, h, dedup, stream, thr):
+    """Per text: the statistic summed over scored tokens and their number.
+
+    ``stream`` GREEN sums green indicators (threshold ``thr``); EMS sums -log(1 - r_{t,y_t}).
+    With ``dedup`` each (context window, token) pair is scored once.  -1 ends a text.
+    """
     n, T = tokens.shape
     P = prompts.shape[1]
-    counts = np.zeros(n)
+    sums = np.zeros(n)
     scored = np.zeros(n, dtype=np.int64)
     for i in prange(n):
         seq = np.empty(P + T, dtype=np.int64)
@@ -65,16 +70,19 @@ def _green_counts(tokens, prompts, key, h, thr, dedup):
             y = tokens[i, t]
             if y < 0:
                 break
-            ctx = prf.context_hash_nb(key, seq[P + t - h : P + t], prf.GREEN)
+            ctx = prf.context_hash_nb(key, seq[P + t - h : P + t], stream)
             if dedup:
                 pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
                 if pair in seen:
                     continue
                 seen[pair] = True
             scored[i] += 1
-            if prf.is_green_nb(ctx, y, thr):
-                counts[i] += 1.0
-    return counts, scored
+            if stream == prf.GREEN:
+                if prf.is_green_nb(ctx, y, thr):
+                    sums[i] += 1.0
+            else:
+                sums[i] -= math.log1p(-prf.uniform_nb(ctx, y))
+    return sums, scored
 
 
 def green_indicators(tokens, prompts, key: int, gamma: float, h: int = 1) -> np.ndarray:
@@ -98,44 +106,17 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int, 
 
     theory._validate.gamma(gamma)
     tokens, prompts = _check_tokens(tokens, prompts, vocab_size, h)
-    counts, n = _green_counts(tokens, prompts, np.uint64(key), int(h), prf.green_threshold(gamma), bool(dedup))
+    counts, n = _scan(tokens, prompts, np.uint64(key), int(h), bool(dedup), prf.GREEN, prf.green_threshold(gamma))
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(n > 0, (counts - gamma * n) / np.sqrt(np.maximum(n, 1) * gamma * (1 - gamma)), 0.0)
     logp = binom_logsf(counts.astype(np.int64), n, gamma) / LN10
     return DetectResult(n, counts, z, np.where(n > 0, logp, 0.0), n < 1)
 
 
-@njit(cache=True, parallel=True)
-def _ems_sums(tokens, prompts, key, h, dedup):
-    n, T = tokens.shape
-    P = prompts.shape[1]
-    sums = np.zeros(n)
-    scored = np.zeros(n, dtype=np.int64)
-    for i in prange(n):
-        seq = np.empty(P + T, dtype=np.int64)
-        seq[:P] = prompts[i]
-        seq[P:] = tokens[i]
-        seen = {np.uint64(0): True}
-        seen.clear()
-        for t in range(T):
-            y = tokens[i, t]
-            if y < 0:
-                break
-            ctx = prf.context_hash_nb(key, seq[P + t - h : P + t], prf.EMS)
-            if dedup:
-                pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
-                if pair in seen:
-                    continue
-                seen[pair] = True
-            scored[i] += 1
-            sums[i] -= math.log1p(-prf.uniform_nb(ctx, y))
-    return sums, scored
-
-
 def score_ems(tokens, prompts, key: int, *, vocab_size: int, h: int = 1, dedup: bool = False) -> DetectResult:
     r"""EMS score :math:`S = \sum_t -\log(1 - r_{t,y_t})` with the exact :math:`\Gamma(n, 1)` tail (eq. ems_pval)."""
     tokens, prompts = _check_tokens(tokens, prompts, vocab_size, h)
-    s, n = _ems_sums(tokens, prompts, np.uint64(key), int(h), bool(dedup))
+    s, n = _scan(tokens, prompts, np.uint64(key), int(h), bool(dedup), prf.EMS, 0)
     z = np.where(n > 0, (s - n) / np.sqrt(np.maximum(n, 1)), 0.0)
     return DetectResult(n, s, z, np.where(n > 0, gamma_logsf(s, n) / LN10, 0.0), n < 1)
 
