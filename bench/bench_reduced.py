@@ -44,8 +44,8 @@ def _floor_same_math(R, T, seed, Delta, eta):
         acc = 0.0
         for t in range(T):
             G = rng.uniform_nb(key, 4 * t)
-            kl = _scalar.kl(lam, G)
             dg = _scalar.dg(lam, G)
+            kl = _scalar.kl_given_dg(lam, G, dg)
             acc += kl + (rng.uniform_nb(key, 4 * t + 2) < G + dg)
             lam = min(max(lam + eta * (Delta - dg), 0.0), 15.0)
         out[r] = acc

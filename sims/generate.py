@@ -181,8 +181,8 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                     lam_rec = lam
                 else:
                     d = delta if ent > alpha else 0.0
-                kl = _scalar.kl(d, G)
                 dg = _scalar.dg(d, G)
+                kl = _scalar.kl_given_dg(d, G, dg)
                 want = u2 < G + dg
                 y = _sample_colour(p, green, want, G if want else 1.0 - G, u)
                 if algo == 3:

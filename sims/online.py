@@ -88,11 +88,12 @@ def _step(algo, ap, G, state, t):
     M = ap[4]
     if algo == 1:
         d = ap[5]
-        return _scalar.kl(d, G), _scalar.dg(d, G)
+        dg = _scalar.dg(d, G)
+        return _scalar.kl_given_dg(d, G, dg), dg
     if algo == 0:
         lam = state[S_LAM]
-        kl = _scalar.kl(lam, G)
         dg = _scalar.dg(lam, G)
+        kl = _scalar.kl_given_dg(lam, G, dg)
         eta = ap[1] if ap[2] == 0.0 else ap[1] / math.sqrt(t + 1.0)
         lam = lam + eta * (Delta - dg)
         state[S_LAM] = min(max(lam, 0.0), M)
@@ -102,8 +103,8 @@ def _step(algo, ap, G, state, t):
     Q = state[S_Q]
     V = ap[6]
     alpha = ap[7]
-    kl = _scalar.kl(x, G)
     dg = _scalar.dg(x, G)
+    kl = _scalar.kl_given_dg(x, G, dg)
     slope = _scalar.dg_slope(x, G)
     f1 = x * slope  # d KL / d delta = delta * q (1 - q)
     g1 = -slope

@@ -65,9 +65,14 @@ def kl(delta: float, G: float) -> float:
 
     delta = inf gives the hard watermark's -log G.
     """
+    return kl_given_dg(delta, G, dg(delta, G))
+
+
+@njit(cache=True, inline="always")
+def kl_given_dg(delta: float, G: float, d: float) -> float:
+    """:func:`kl` when DG = ``d`` is already known (saves recomputing it in hot loops)."""
     if G <= 0.0 or G >= 1.0 or delta == 0.0:
         return 0.0
-    d = dg(delta, G)
     if math.isinf(delta):
         return -math.log(G)
     a = d / G
