@@ -5,6 +5,8 @@ Pure functions on NumPy arrays; importing this package loads neither cvxpy,
 matplotlib nor torch.
 """
 
+from . import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
+
 from .bounds import (
     bretagnolle_huber,
     ems_expected_kl,
