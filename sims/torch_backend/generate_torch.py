@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .processors import ATWProcessor, DualGAProcessor, EMSProcessor, SRLProcessor
+from .processors import ATWProcessor, AutoCovProcessor, DualGAProcessor, EMSProcessor, KeyedOrderProcessor, SRLProcessor
 
-ALGOS = ("none", "srl", "dualga", "atw", "ems")
+ALGOS = ("none", "srl", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
 
 
 def make_processor(algo: str, vocab_size: int, key: int, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=1.0, alpha=2.0, h=1):
@@ -22,8 +22,12 @@ def make_processor(algo: str, vocab_size: int, key: int, *, gamma=None, delta=No
         return ATWProcessor(key, 0.25 if gamma is None else gamma, vocab_size, 2.0 if delta is None else delta, alpha, h)
     if algo == "dualga":
         return DualGAProcessor(key, vocab_size, 0.3 if Delta is None else Delta, gamma, 0.5 if eta is None else eta, lam1, h=h)
+    if algo == "autocov":
+        return AutoCovProcessor(key, vocab_size, 0.3 if Delta is None else Delta, gamma, 0.5 if eta is None else eta, lam1, h=h)
     if algo == "ems":
         return EMSProcessor(key, vocab_size, tau, h)
+    if algo in ("its", "uw-delta", "uw-gamma"):
+        return KeyedOrderProcessor(key, vocab_size, algo, h)
     raise ValueError(f"algo must be one of {ALGOS} for the torch backend; got {algo!r}")
 
 

@@ -65,3 +65,9 @@ def green_mask(ctx: torch.Tensor, vocab_size: int, gamma: float, vocab_tokens: t
 def uniforms(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     """Uniforms in (0, 1) for (context hash, token) pairs, as :func:`sims.prf.uniforms`."""
     return (_srl(token_bits(ctx, tokens), 11).to(torch.float64) + 0.5) / float(prf.TOP53)
+
+
+def counter_uniform(stream_key: int, i: torch.Tensor) -> torch.Tensor:
+    """:func:`sims.rng.uniform_nb` on tensors: uniform number ``i`` of a counter stream."""
+    z = mix64(i.to(torch.int64) * GOLDEN + _s64(int(stream_key)))
+    return (_srl(z, 11).to(torch.float64) + 0.5) / float(prf.TOP53)

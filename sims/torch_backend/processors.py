@@ -59,14 +59,16 @@ class _KeyedProcessor:
         self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
         self.records: dict[str, list[torch.Tensor]] = {"kl": [], "G": [], "dg": [], "lam": []}
         self._table: torch.Tensor | None = None
+        self._nan: torch.Tensor | None = None
+        self.t = 0  # steps seen (ITS indexes its key stream by position)
 
     def _prepare(self, input_ids: torch.LongTensor, scores: torch.Tensor):
         if input_ids.shape[1] < self.h:
             raise ValueError(f"input_ids must hold at least h={self.h} tokens; got {input_ids.shape[1]}")
         if scores.shape[-1] < self.vocab_size:
             raise ValueError(f"scores have {scores.shape[-1]} columns, fewer than vocab_size={self.vocab_size}")
-        if torch.isnan(scores).any():
-            raise ValueError("scores contain NaN")
+        nan = torch.isnan(scores).any()  # stays on the device: checked once, in stacked()
+        self._nan = nan if self._nan is None else (self._nan | nan)
         logits = scores[:, : self.vocab_size].double()
         ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
         if self._table is None or self._table.device != scores.device:
@@ -87,8 +89,24 @@ class _KeyedProcessor:
         return out
 
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records as (B, steps) tensors (one host transfer, after generation)."""
+        """Records as (B, steps) tensors (one host transfer, after generation).
+
+        Raises ValueError if any step's logits contained NaN (checked here, not per step,
+        so that decoding never waits for the host).
+        """
+        if self._nan is not None and bool(self._nan):
+            raise ValueError("scores contained NaN at some decoding step")
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
+
+    def _point_mass(self, scores, p, green, G, y):
+        """Records and logits of a watermark that picks token ``y`` deterministically (KL = -log p(y))."""
+        self.records["kl"].append(-torch.log(p.gather(1, y[:, None])[:, 0]))
+        self.records["G"].append(G)
+        self.records["dg"].append(green.gather(1, y[:, None])[:, 0].double() - G)
+        self.records["lam"].append(torch.full_like(G, math.nan))
+        out = torch.full_like(scores, -math.inf)
+        out.scatter_(1, y[:, None], 0.0)
+        return out
 
 
 class SRLProcessor(_KeyedProcessor):
@@ -159,13 +177,96 @@ class EMSProcessor(_KeyedProcessor):
         r = prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
         ptau = torch.softmax(logits / self.tau, dim=-1)
         y = torch.argmax(torch.log(r) / ptau, dim=-1)
-        py = p.gather(1, y[:, None])[:, 0]
-        self.records["kl"].append(-torch.log(py))
+        return self._point_mass(scores, p, green, G, y)
+
+
+class KeyedOrderProcessor(_KeyedProcessor):
+    """ITS, UW delta-reweight and UW gamma-reweight over the key's fixed vocabulary order
+    (:func:`sims.generate.keyed_order`), exactly as the simulator defines them.
+
+    ITS takes u_t from the key stream at position t; UW-delta from the context hash
+    (stream STEP, slot V); UW-gamma keeps the upper half of the cumulative mass in the
+    keyed order or its reverse (slot V + 1) with doubled probability.
+    """
+
+    def __init__(self, key, vocab_size, algo: str, h: int = 1):
+        from ..generate import ITS_STREAM, keyed_order
+        from ..rng import stream_key
+
+        if algo not in ("its", "uw-delta", "uw-gamma"):
+            raise ValueError(f"algo must be one of 'its', 'uw-delta', 'uw-gamma'; got {algo!r}")
+        super().__init__(key, 0.25, vocab_size, h)
+        self.name = algo
+        self.perm = torch.as_tensor(keyed_order(key, vocab_size))
+        self.its_key = int(stream_key(key, ITS_STREAM))
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        perm = self.perm.to(scores.device)
+        B, V = p.shape
+        sctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], prf.STEP)
+        self.t += 1
+        if self.name == "uw-gamma":
+            rev = prf_torch.uniforms(sctx, torch.full_like(sctx, V + 1)) < 0.5
+            order = torch.where(rev[:, None], perm.flip(0)[None, :], perm[None, :])
+            cum = torch.cumsum(p.gather(1, order), dim=1)
+            prev = cum - p.gather(1, order)
+            q = torch.zeros_like(p).scatter_(1, order, 2.0 * (cum.clamp(min=0.5) - prev.clamp(min=0.5)))
+            with torch.no_grad():
+                kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)).sum(-1)
+            self.records["kl"].append(kl)
+            self.records["G"].append(G)
+            self.records["dg"].append((q * green).sum(-1) - G)
+            self.records["lam"].append(torch.full_like(G, math.nan))
+            out = torch.full_like(scores, -math.inf)
+            out[:, :V] = torch.log(q).to(scores.dtype)
+            return out
+        if self.name == "its":
+            u = prf_torch.counter_uniform(self.its_key, torch.full((B,), self.t - 1, device=scores.device))
+        else:
+            u = prf_torch.uniforms(sctx, torch.full_like(sctx, V))
+        cum = torch.cumsum(p[:, perm], dim=1)
+        idx = torch.searchsorted(cum, u[:, None]).clamp(max=V - 1)[:, 0]
+        return self._point_mass(scores, p, green, G, perm[idx])
+
+
+class AutoCovProcessor(_KeyedProcessor):
+    """Algorithm DualGA_autocov: boost the green list after a red token and the red list after
+    a green one, lambda <- Pi_[0, M](lambda + eta (Delta + DA_t)); y_0 counts as red."""
+
+    name = "autocov"
+
+    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1):
+        gamma = theory.gamma_star(Delta) if gamma is None else gamma
+        super().__init__(key, gamma, vocab_size, h)
+        self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
+        self.lam1 = theory.delta_star(Delta, gamma) if lam1 is None else float(lam1)
+        self.lam: torch.Tensor | None = None
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        B = G.shape[0]
+        if self.lam is None or self.lam.shape[0] != B:
+            self.lam = torch.full_like(G, self.lam1)
+            prev_green = torch.zeros(B, dtype=torch.bool, device=G.device)
+        else:
+            ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h - 1 : -1])
+            bits = prf_torch._srl(prf_torch.token_bits(ctx, input_ids[:, -1]), 11)
+            prev_green = bits < prf.green_threshold(self.gamma)
+        lam = self.lam
+        # boost the red list after a green token: same closed forms with G -> 1 - G
+        Gb = torch.where(prev_green, 1 - G, G)
+        kl, dgb = soft_records(lam, Gb)
+        dg = torch.where(prev_green, -dgb, dgb)
+        da = torch.where(prev_green, (1 - self.gamma) * (-dg), self.gamma * dg)
+        self.records["kl"].append(kl)
         self.records["G"].append(G)
-        self.records["dg"].append(green.gather(1, y[:, None])[:, 0].double() - G)
-        self.records["lam"].append(torch.full_like(G, math.nan))
-        out = torch.full_like(scores, -math.inf)
-        out.scatter_(1, y[:, None], 0.0)
+        self.records["dg"].append(dg)
+        self.records["lam"].append(lam)
+        self.lam = (lam + self.eta * (self.Delta - da)).clamp(0.0, self.M)
+        boost = torch.where(prev_green[:, None], ~green, green)
+        out = scores.clone()
+        out[:, : self.vocab_size] = (logits + lam[:, None] * boost).to(scores.dtype)
         return out
 
 

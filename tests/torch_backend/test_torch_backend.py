@@ -80,8 +80,6 @@ def test_transformers_interop_green_counts_agree(dedup):
 
 def test_bad_input():
     p = SRLProcessor(key=1, gamma=0.25, vocab_size=10, delta=2.0)
-    with pytest.raises(ValueError, match="scores contain NaN"):
-        p(torch.zeros((1, 2), dtype=torch.long), torch.full((1, 10), float("nan")))
     with pytest.raises(ValueError, match="fewer than vocab_size=10"):
         p(torch.zeros((1, 2), dtype=torch.long), torch.zeros((1, 8)))
     padded = p(torch.zeros((1, 2), dtype=torch.long), torch.zeros((1, 12)))  # OPT-style padding: untouched
@@ -110,3 +108,61 @@ def test_smollm2_watermark_is_detected_within_200_tokens():
     lp = detect.redgreen_prefix_log10p(g.tokens, g.prompts, 15485863, proc.gamma, vocab_size=V)
     assert lp[0, -1] < -4
     assert detect.score_redgreen(g0.tokens, g0.prompts, 15485863, proc.gamma, vocab_size=V).log10_p[0] > -4
+
+
+@pytest.mark.parametrize("algo", ["its", "uw-delta", "uw-gamma", "autocov", "ems"])
+def test_other_watermarks_follow_the_simulators_definitions(algo):
+    """One step on fixed logits: the processor's choice equals the NumPy definition of sims."""
+    from sims.generate import ITS_STREAM, keyed_order
+    from sims.rng import stream_key, uniforms
+
+    V, key = 300, 21
+    g = torch.Generator().manual_seed(5)
+    scores = torch.randn(2, V, generator=g) * 2
+    ids = torch.randint(0, V, (2, 3), generator=g)
+    proc = make_processor(algo, V, key, Delta=0.3)
+    out = proc(ids, scores)
+    p = torch.softmax(scores.double(), -1).numpy()
+    perm = keyed_order(key, V)
+    for b in range(2):
+        ctx = prf.context_hash(key, ids[b, -1:].numpy(), prf.STEP)
+        if algo in ("its", "uw-delta"):
+            u = uniforms(stream_key(key, ITS_STREAM), np.array([0]))[0] if algo == "its" else prf.uniforms(ctx, np.array([V]))[0]
+            y = perm[min(int(np.searchsorted(np.cumsum(p[b, perm]), u)), V - 1)]
+            assert torch.argmax(out[b]).item() == y and torch.isinf(out[b]).sum() == V - 1
+        elif algo == "ems":
+            r = prf.uniforms(prf.context_hash(key, ids[b, -1:].numpy(), prf.EMS), np.arange(V))
+            assert torch.argmax(out[b]).item() == int(np.argmax(np.log(r) / p[b]))
+        elif algo == "uw-gamma":
+            q = torch.softmax(out[b].double(), -1).numpy()
+            assert abs(q.sum() - 1) < 1e-12 and np.all(q <= 2 * p[b] * (1 + 1e-6))  # log q kept in float32 logits
+        else:  # autocov, first step: y_0 counts as red, so the green list is boosted like DualGA
+            green = prf.green_mask(prf.context_hash(key, ids[b, -1:].numpy()), V, proc.gamma)
+            lam = proc.records["lam"][0][b].item()
+            assert torch.allclose(out[b].double(), scores[b].double() + lam * torch.tensor(green, dtype=torch.float64))
+    if algo != "uw-gamma" and algo != "autocov":
+        rec = proc.stacked()
+        assert np.allclose(rec["kl"][:, 0].numpy(), -np.log(p[np.arange(2), torch.argmax(out, 1).numpy()]))
+
+
+def test_nan_logits_are_reported_after_generation_not_per_step():
+    p = make_processor("dualga", 10, 1)
+    p(torch.zeros((1, 2), dtype=torch.long), torch.full((1, 10), float("nan")))
+    with pytest.raises(ValueError, match="scores contained NaN"):
+        p.stacked()
+
+
+def test_detect_text_with_a_tokenizer():
+    from sims.torch_backend.detect_text import detect_text
+
+    class Tok:
+        def __len__(self):
+            return 100
+
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [ord(c) % 100 for c in text]}
+
+    res = detect_text(["hello world, hello watermark"], Tok(), key=3, gamma=0.25)
+    assert res.n_scored[0] == len("hello world, hello watermark") - 1
+    with pytest.raises(ValueError, match="more than h=1 tokens"):
+        detect_text(["a"], Tok(), key=3, gamma=0.25)
