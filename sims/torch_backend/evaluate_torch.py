@@ -21,7 +21,20 @@ def encode(tok, text: str, chat: bool) -> torch.LongTensor:
     return ids
 
 
+def _score(algo, g, key, gamma, V, dedup):
+    if algo == "ems":
+        return detect.score_ems(g.tokens, g.prompts, key, vocab_size=V, dedup=dedup)
+    if algo == "autocov":
+        return detect.score_autocov(g.tokens, g.prompts, key, gamma, vocab_size=V)
+    return detect.score_redgreen(g.tokens, g.prompts, key, gamma, vocab_size=V, dedup=dedup)
+
+
 def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = 15485863, prompts: str = "lfqa", dedup: bool = False, **params) -> dict:
+    """Generate with ``algo`` on a real LM and detect; ITS / UW generation works through the
+    processors, but their detector needs the model's probabilities at every step
+    (:func:`sims.detect.score_keyed_order` on the synthetic LMs) and is not wired here."""
+    if algo in ("its", "uw-delta", "uw-gamma"):
+        raise ValueError(f"evaluate on a real LM supports none, srl, dualga, autocov, atw, ems; got {algo!r} (its/uw detection needs per-step model probabilities)")
     model, tok = load(model_name)
     V = len(tok) if tok is not None else model.config.vocab_size
     if prompts == "lfqa":
@@ -41,9 +54,9 @@ def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: 
         proc = make_processor(algo, V, key, **params)
         g = generate(model, ids, T, proc, seed=seed + i, vocab_size=V)
         gamma = g.meta["gamma"]
-        r = detect.score_redgreen(g.tokens, g.prompts, key, gamma, vocab_size=V, dedup=dedup) if algo != "ems" else detect.score_ems(g.tokens, g.prompts, key, vocab_size=V, dedup=dedup)
+        r = _score(algo, g, key, gamma, V, dedup)
         g0 = generate(model, ids, T, None, seed=seed + 10_000 + i, vocab_size=V)
-        r0 = detect.score_redgreen(g0.tokens, g0.prompts, key, gamma, vocab_size=V, dedup=dedup) if algo != "ems" else detect.score_ems(g0.tokens, g0.prompts, key, vocab_size=V, dedup=dedup)
+        r0 = _score(algo, g0, key, gamma, V, dedup)
         rows["kl"].append(float(g.records["kl"].mean()) if g.records else 0.0)
         rows["dg"].append(float(g.records["dg"].mean()) if g.records else 0.0)
         rows["lp"].append(float(r.log10_p[0]))
