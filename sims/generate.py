@@ -104,21 +104,24 @@ def _sample_colour(p, green, want_green, mass, u):
 
 
 @njit(cache=True, inline="always")
-def _green_list(key, window, V, thr, partition, n_green, bits, green):
+def _green_list(key, window, V, thr, partition, n_green, tokmix, bits, green):
+    """The key's green list after ``window``; ``tokmix[k] = mix64(k + C_TOKEN)`` is precomputed,
+    so each entry costs one mixing round (same bits as :func:`sims.prf.token_bits_nb`)."""
     ctx = prf.context_hash_nb(key, window, prf.GREEN)
+    for k in range(V):
+        bits[k] = prf.mix64_nb(ctx ^ tokmix[k])
     if partition:
+        kth = np.partition(bits.copy(), n_green - 1)[n_green - 1]
         for k in range(V):
-            bits[k] = prf.token_bits_nb(ctx, k)
-        kth = np.partition(bits, n_green - 1)[n_green - 1]
-        for k in range(V):
-            green[k] = prf.token_bits_nb(ctx, k) <= kth
+            green[k] = bits[k] <= kth
     else:
+        lim = np.uint64(thr)
         for k in range(V):
-            green[k] = prf.is_green_nb(ctx, k, thr)
+            green[k] = (bits[k] >> np.uint64(11)) < lim
 
 
 @njit(cache=True, parallel=True)
-def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h, thr, partition, n_green, ap, perm,
+def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h, thr, partition, n_green, ap, perm, tokmix,
               tokens, kl_out, G_out, dg_out, ent_out, lam_out):
     n, P = prompts.shape
     delta, Delta, eta, lam1, M, tau, alpha, gamma = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5], ap[6], ap[7]
@@ -141,17 +144,19 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                 if logits[k] > mx:
                     mx = logits[k]
             s = 0.0
+            acc = 0.0
             for k in range(V):
-                p[k] = math.exp(logits[k] - mx)
-                s += p[k]
-            lse = mx + math.log(s)
-            ent = 0.0
+                z = logits[k] - mx
+                e = math.exp(z)
+                p[k] = e
+                s += e
+                acc += e * z
+            inv = 1.0 / s
             for k in range(V):
-                p[k] /= s
-                if p[k] > 0.0:
-                    ent -= p[k] * (logits[k] - lse)
+                p[k] *= inv
+            ent = math.log(s) - acc * inv  # H(p) = log s - sum_k p_k (l_k - max): two non-negative terms
             window = ctx[L - h : L]
-            _green_list(key, window, V, thr, partition, n_green, bits, green)
+            _green_list(key, window, V, thr, partition, n_green, tokmix, bits, green)
             G = 0.0
             for k in range(V):
                 if green[k]:
@@ -164,7 +169,7 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
             dg = 0.0
             lam_rec = np.nan
             if algo == 0:  # none
-                y = _sample_colour(p, green, True, 1.0, u) if False else -1
+                y = -1
                 acc = 0.0
                 for k in range(V):
                     acc += p[k]
@@ -354,7 +359,8 @@ def generate(
     out = [np.empty((n, T), dtype=np.int64)] + [np.empty((n, T)) for _ in range(5)]
     _generate(
         _CODE[algo], V, lm.order, lm.seed, lm.params, lm.base, prompts, int(T), int(seed), np.uint64(key), int(h),
-        prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V), *out,
+        prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V),
+        prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN)), *out,
     )
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
