@@ -166,3 +166,22 @@ def test_detect_text_with_a_tokenizer():
     assert res.n_scored[0] == len("hello world, hello watermark") - 1
     with pytest.raises(ValueError, match="more than h=1 tokens"):
         detect_text(["a"], Tok(), key=3, gamma=0.25)
+
+
+def test_smollm2_paraphrase_attack_weakens_detection():
+    """Watermark 150 tokens with DualGA (Delta = 0.4), ask SmolLM2 to paraphrase 50 % of the words,
+    and score both with the key: the paraphrase's log10 p is higher (seeds 0, 1)."""
+    from sims.torch_backend.detect_text import detect_text
+    from sims.torch_backend.evaluate_torch import encode
+    from sims.torch_backend.paraphrase import paraphrase
+    from sims.torch_backend.prompts import lfqa_questions
+
+    model, tok = load("smollm2")
+    V = len(tok)
+    proc = make_processor("dualga", V, 15485863, Delta=0.4)
+    g = generate(model, encode(tok, lfqa_questions(3)[2], chat=True), 150, proc, seed=0, vocab_size=V)
+    text = tok.decode(torch.as_tensor(g.tokens[0]), skip_special_tokens=True)
+    att = paraphrase(model, tok, text, 0.5, seed=1)
+    assert att["record"]["kind"] == "paraphrase-lm" and att["text"]
+    before, after = detect_text([text, att["text"]], tok, 15485863, proc.gamma).log10_p
+    assert before < -4 and after > before
