@@ -141,8 +141,23 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int, h
     return DetectResult(n, S, Z, norm.logcdf(Z) / LN10, n < 2)
 
 
-def score_keyed_order(gen, lm) -> DetectResult:
+def lm_step_probs(lm, gen):
+    """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i."""
+
+    def step_probs(i):
+        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
+        P = gen.prompts.shape[1]
+        return np.stack([lm.probs(seq[: P + t]) for t in range(gen.tokens.shape[1])])
+
+    return step_probs
+
+
+def score_keyed_order(gen, step_probs) -> DetectResult:
     r"""ITS / UW-delta / UW-gamma: was each token the one the key's uniform points at?
+
+    ``step_probs(i)`` returns the (T, V) next-token distributions of text i (the model access
+    UW's detector requires): :func:`lm_step_probs` for the synthetic LMs, teacher-forced logits
+    for a real LM (:mod:`sims.torch_backend.evaluate_torch`).
 
     With the model's probabilities (as UW's detector requires), step t's keyed uniform
     u_t and the keyed vocabulary order give an interval :math:`I_t(y)` of cumulative
@@ -158,7 +173,7 @@ def score_keyed_order(gen, lm) -> DetectResult:
     algo = gen.meta["algo"]
     if algo not in ("its", "uw-delta", "uw-gamma"):
         raise ValueError(f"score_keyed_order scores its, uw-delta or uw-gamma texts; got {algo!r}")
-    key, h, V = gen.meta["key"], gen.meta["h"], lm.vocab_size
+    key, h, V = gen.meta["key"], gen.meta["h"], gen.meta["vocab_size"]
     perm = keyed_order(key, V)
     pos = np.empty(V, dtype=np.int64)
     pos[perm] = np.arange(V)
@@ -170,9 +185,10 @@ def score_keyed_order(gen, lm) -> DetectResult:
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
         P = gen.prompts.shape[1]
         probs_hit = np.empty(T)
+        ps = step_probs(i)
         for t in range(T):
             window = seq[P + t - h : P + t]
-            p = lm.probs(seq[: P + t])
+            p = ps[t]
             sctx = prf.context_hash(key, window, prf.STEP)
             y = seq[P + t]
             reverse = algo == "uw-gamma" and prf.uniforms(sctx, np.array([V + 1]))[0] < 0.5
@@ -262,4 +278,4 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
         return score_ems(gen.tokens, gen.prompts, key, dedup=dedup, **kw)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    return score_keyed_order(gen, lm)
+    return score_keyed_order(gen, lm_step_probs(lm, gen))

@@ -21,7 +21,23 @@ def encode(tok, text: str, chat: bool) -> torch.LongTensor:
     return ids
 
 
-def _score(algo, g, key, gamma, V, dedup):
+def teacher_forced_probs(model, g, V):
+    """``step_probs(i)`` for generated text i: the model's next-token distributions, one forward pass."""
+
+    @torch.no_grad()
+    def step_probs(i):
+        seq = torch.as_tensor(np.concatenate([g.prompts[i], g.tokens[i]]))[None]
+        P = g.prompts.shape[1]
+        logits = model(input_ids=seq).logits[0, P - 1 : seq.shape[1] - 1, :V].double()
+        return torch.softmax(logits, -1).numpy()
+
+    return step_probs
+
+
+def _score(algo, g, key, gamma, V, dedup, model=None):
+    if algo in ("its", "uw-delta", "uw-gamma"):
+        g.meta.update(algo=algo, key=key)
+        return detect.score_keyed_order(g, teacher_forced_probs(model, g, V))
     if algo == "ems":
         return detect.score_ems(g.tokens, g.prompts, key, vocab_size=V, dedup=dedup)
     if algo == "autocov":
@@ -30,11 +46,8 @@ def _score(algo, g, key, gamma, V, dedup):
 
 
 def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = 15485863, prompts: str = "lfqa", dedup: bool = False, **params) -> dict:
-    """Generate with ``algo`` on a real LM and detect; ITS / UW generation works through the
-    processors, but their detector needs the model's probabilities at every step
-    (:func:`sims.detect.score_keyed_order` on the synthetic LMs) and is not wired here."""
-    if algo in ("its", "uw-delta", "uw-gamma"):
-        raise ValueError(f"evaluate on a real LM supports none, srl, dualga, autocov, atw, ems; got {algo!r} (its/uw detection needs per-step model probabilities)")
+    """Generate with ``algo`` on a real LM and detect with the matching detector (ITS / UW use the
+    model's teacher-forced probabilities, as UW's detector requires)."""
     model, tok = load(model_name)
     V = len(tok) if tok is not None else model.config.vocab_size
     if prompts == "lfqa":
@@ -54,9 +67,9 @@ def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: 
         proc = make_processor(algo, V, key, **params)
         g = generate(model, ids, T, proc, seed=seed + i, vocab_size=V)
         gamma = g.meta["gamma"]
-        r = _score(algo, g, key, gamma, V, dedup)
+        r = _score(algo, g, key, gamma, V, dedup, model)
         g0 = generate(model, ids, T, None, seed=seed + 10_000 + i, vocab_size=V)
-        r0 = _score(algo, g0, key, gamma, V, dedup)
+        r0 = _score(algo, g0, key, gamma, V, dedup, model)
         rows["kl"].append(float(g.records["kl"].mean()) if g.records else 0.0)
         rows["dg"].append(float(g.records["dg"].mean()) if g.records else 0.0)
         rows["lp"].append(float(r.log10_p[0]))
@@ -71,5 +84,5 @@ def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: 
         "kl_per_token": float(np.mean(rows["kl"])), "realized_dg": float(np.mean(rows["dg"])),
         "tpr_at_1e-4": float(np.mean(lp <= -4)), "tpr_at_1e-6": float(np.mean(lp <= -6)),
         "empirical_fpr_at_1e-4": k / len(lp0), "empirical_fpr_at_1e-4_ci95": clopper_pearson(k, len(lp0)),
-        "median_log10_p": float(np.median(lp)), "z_mean": float(np.mean(rows["z"])), "tokens_per_s": tokens / seconds,
+        "median_log10_p": float(np.median(lp)), "z_mean": float(np.mean(rows["z"])) if np.all(np.isfinite(rows["z"])) else None, "tokens_per_s": tokens / seconds,
     }
