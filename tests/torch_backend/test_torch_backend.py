@@ -187,9 +187,9 @@ def test_smollm2_paraphrase_attack_weakens_detection():
     assert before < -4 and after > before
 
 
-@pytest.mark.parametrize("algo", ["its", "uw-gamma", "dualga"])
-def test_evaluate_on_a_tiny_llama_uses_the_matching_detector(algo):
+@pytest.mark.parametrize("algo, T", [("its", 40), ("uw-gamma", 40), ("dualga", 150)])
+def test_evaluate_on_a_tiny_llama_uses_the_matching_detector(algo, T):
     from sims.torch_backend.evaluate_torch import evaluate
 
-    out = evaluate("tiny", algo, n=2, T=40, seed=0)
+    out = evaluate("tiny", algo, n=2, T=T, seed=0)
     assert out["tpr_at_1e-4"] == 1.0 and out["empirical_fpr_at_1e-4"] == 0.0
