@@ -230,18 +230,12 @@ class KeyedOrderProcessor(_KeyedProcessor):
         return self._point_mass(scores, p, green, G, perm[idx])
 
 
-class AutoCovProcessor(_KeyedProcessor):
+class AutoCovProcessor(DualGAProcessor):
     """Algorithm DualGA_autocov: boost the green list after a red token and the red list after
-    a green one, lambda <- Pi_[0, M](lambda + eta (Delta + DA_t)); y_0 counts as red."""
+    a green one, lambda <- Pi_[0, M](lambda + eta (Delta + DA_t)); y_0 counts as red.
+    Parameters as :class:`DualGAProcessor`."""
 
     name = "autocov"
-
-    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1):
-        gamma = theory.gamma_star(Delta) if gamma is None else gamma
-        super().__init__(key, gamma, vocab_size, h)
-        self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
-        self.lam1 = theory.delta_star(Delta, gamma) if lam1 is None else float(lam1)
-        self.lam: torch.Tensor | None = None
 
     def __call__(self, input_ids, scores):
         logits, green, p, G = self._prepare(input_ids, scores)
