@@ -58,7 +58,7 @@ def main(argv=None) -> dict:
     for spec in ("uniform", "beta:2,2"):
         reduced.simulate("dualga", spec, T=1000, reps=2, with_opt=False)  # compile
         t0 = time.perf_counter()
-        r = reduced.simulate("dualga", spec, T=T, reps=R, with_opt=False)
+        reduced.simulate("dualga", spec, T=T, reps=R, with_opt=False)
         res[f"ours_{spec}_steps_per_s"] = T * R / (time.perf_counter() - t0)
     _floor(2, 100, 0, 0.2, 0.001)
     t0 = time.perf_counter()

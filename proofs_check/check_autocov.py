@@ -1,7 +1,6 @@
 """Appendix "Possibility for Other Variants": Z_T is asymptotically N(0, 1) under the null, and
 DualGA-AutoCov shifts it."""
 
-import numpy as np
 from scipy.stats import kstest
 
 from sims import detect

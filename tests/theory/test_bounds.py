@@ -7,7 +7,6 @@ import re
 import numpy as np
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 import theory
 
