@@ -34,7 +34,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     a2.plot(g.lam[i], lw=1, label="lambda_t")
     a2.fill_between(np.arange(T), 0, 15, where=rep[i], color="red", alpha=0.2, label="repeated 4-gram")
     m = res["monitor"]["test_seed1"]
-    a2.set(xlabel="t", ylabel="lambda_t", title=f"DualGA Delta=0.5; monitor on a fresh seed: precision {m['precision']:.2f}, recall {m['recall']:.2f}")
+    a2.set(xlabel="t", ylabel="lambda_t", title=f"DualGA Delta=0.5, most repetitive text\nlambda monitor on a fresh seed: precision {m['precision']:.2f}, recall {m['recall']:.2f}")
     a2.legend(fontsize=7)
     fig.tight_layout()
     return save(fig, out_dir, "fig_repetition", res)
