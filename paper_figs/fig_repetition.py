@@ -1,5 +1,6 @@
-"""Appendix "Repetition Detection via Dual-Variable Dynamics": repetition rate per algorithm,
-lambda_t of the most repetitive DualGA text, the monitor's precision/recall, the cap mitigation."""
+"""Appendix "Repetition Detection via Dual-Variable Dynamics": repetition rate per algorithm on
+an LM that loops, lambda_t of a DualGA text with its repeated 4-grams, the lambda monitor's
+precision/recall on a fresh seed, and what capping lambda at M costs."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 
 from paper_figs import save
 
-TITLE = "Repetition by algorithm and the lambda_t monitor (loopy LM)"
+TITLE = "Repetition by algorithm, the lambda_t monitor and the lambda cap (looping LM)"
 
 
 def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
@@ -19,22 +20,39 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     from sims.generate import generate
-    from sims.lm import get_lm
-    from sims.repetition import repeated_ngram_mask, study
+    from sims.repetition import loop_lm, monitor, repeated_ngram_mask, study
 
-    n, T = (24, 200) if quick else (256, 300)
-    res = study("loopy", n=n, T=T)
-    g = generate(get_lm("loopy"), "dualga", n=n, T=T, seed=0, key=3, Delta=0.5)
+    n, T = (32, 300) if quick else (256, 300)
+    res = study(n=n, T=T)
+    lm = loop_lm()
+    g = generate(lm, "dualga", n=n, T=T, seed=1, key=res["key"], Delta=res["Delta"])
     rep = repeated_ngram_mask(g.tokens)
+    tuned = res["monitor"]["tuned_on_seed0"]
+    flags = monitor(g.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"])
     i = int(np.argmax(rep.sum(axis=1)))
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.2), gridspec_kw=dict(width_ratios=[1, 1.6, 1]))
     names = list(res["repetition"])
     a1.bar(names, [res["repetition"][k] for k in names])
-    a1.set(ylabel="share of tokens in a repeated 4-gram", title=f"loopy LM, {n} texts x {T}")
+    a1.set(ylabel="share of tokens in a repeated 4-gram", title=f"{res['lm']}, {n} texts x {T}")
+    a1.tick_params(axis="x", labelrotation=30)
+    top = float(np.nanmax(g.lam[i])) + 1
+    a2.fill_between(np.arange(T), 0, top, where=rep[i], color="red", alpha=0.2, label="repeated 4-gram (truth)")
     a2.plot(g.lam[i], lw=1, label="lambda_t")
-    a2.fill_between(np.arange(T), 0, 15, where=rep[i], color="red", alpha=0.2, label="repeated 4-gram")
+    a2.plot(np.flatnonzero(flags[i]), np.full(int(flags[i].sum()), 0.2), "k|", ms=6, label="monitor flag")
     m = res["monitor"]["test_seed1"]
-    a2.set(xlabel="t", ylabel="lambda_t", title=f"DualGA Delta=0.5, most repetitive text\nlambda monitor on a fresh seed: precision {m['precision']:.2f}, recall {m['recall']:.2f}")
-    a2.legend(fontsize=7)
+    a2.set(xlabel="t", ylabel="lambda_t", ylim=(0, top),
+           title=f"DualGA Delta={res['Delta']:g}, seed 1 (most repetitive text)\nmonitor tuned on seed 0 "
+                 f"(level {tuned['level']:g}, rise {tuned['rise']:g} in {tuned['window']} steps): "
+                 f"precision {m['precision']:.2f}, recall {m['recall']:.2f}")
+    a2.legend(fontsize=7, loc="upper left")
+    mit = res["mitigation"]
+    Ms = [d["M"] for d in mit]
+    a3.plot(Ms, [d["repetition"] for d in mit], "o-", label="repetition rate")
+    a3.plot(Ms, [d["kl_per_token"] for d in mit], "s-", label="KL per token (nats)")
+    a3.plot(Ms, [d["realized_dg"] for d in mit], "^-", label="realised DG")
+    a3.plot(Ms, [d["tpr_at_1e_4"] for d in mit], "v-", label="TPR at FPR 1e-4")
+    a3.axhline(res["repetition"]["none"], c="gray", ls=":", lw=1, label="repetition, no watermark")
+    a3.set(xlabel="cap M on lambda", title="mitigation: lambda <= M")
+    a3.legend(fontsize=7)
     fig.tight_layout()
     return save(fig, out_dir, "fig_repetition", res)

@@ -1,24 +1,78 @@
 """Repetition and the dual-variable monitor (paper, appendix "Repetition Detection via
 Dual-Variable Dynamics").
 
-Ground truth: a position is *repeated* when it lies in an n-gram (n = 4) that already
-occurred earlier in the same text.  The monitor sees only DualGA's lambda_t and flags t
-when lambda_t has risen by at least ``rise`` over the last ``window`` steps or exceeds
-``level``.  The mitigation measured here caps lambda at a lower M (the paper truncates at 15).
+Ground truth: a position is *repeated* when it lies in an n-gram (n = ``NGRAM`` = 4) that
+already occurred earlier in the same text.  The monitor sees only DualGA's trace
+:math:`\\lambda_t` and flags t when :math:`\\lambda_t` has risen by at least ``rise`` over
+the last ``window`` steps or exceeds ``level``.  Why it can work: in a loop the LM is near
+deterministic, so :math:`\\mathrm{DG}_t \\approx 0` whatever the boost and the dual update
+:math:`\\lambda_{t+1} = \\Pi_{[0,M]}(\\lambda_t + \\eta(\\Delta - \\mathrm{DG}_t))` climbs by
+about :math:`\\eta\\Delta` per step for as long as the loop lasts.
+
+Which LM loops: the ``loopy`` preset's near-deterministic contexts (probability ``p_loop``
+= 0.15, V = 4096) rarely chain into a cycle under sampling -- 0.5 % of tokens of the
+unwatermarked LM lie in a repeated 4-gram -- so :func:`loop_lm` raises ``p_loop`` and shrinks
+V (default 0.3 and 1024: 39 % of unwatermarked tokens repeated), the regime of a real LM
+that falls into loops.  The mitigation measured here is a lower projection bound M on
+lambda (``generate(..., M=...)``; the paper truncates at 15).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from .lm import SyntheticLM, get_lm
+
 NGRAM = 4
+LOOP_P = 0.3  # probability of a near-deterministic context in the looping LM
+LOOP_V = 1024  # vocabulary of the looping LM (a smaller V makes cycles of such contexts likelier)
+_P_LOOP_INDEX = 4  # position of p_loop in SyntheticLM.params (see sims.lm.PRESETS)
+
+
+def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> SyntheticLM:
+    """The ``loopy`` preset with ``vocab_size`` tokens and a share ``p_loop`` of near-deterministic contexts.
+
+    Named ``loopy-V<vocab_size>-p<p_loop>`` so that a saved text is not mistaken for the preset.
+    """
+    if not (0.0 <= float(p_loop) <= 1.0):
+        raise ValueError(f"p_loop must be in [0, 1]; got {p_loop!r}")
+    lm = get_lm("loopy", vocab_size=vocab_size, seed=seed)
+    params = lm.params.copy()
+    params[_P_LOOP_INDEX] = float(p_loop)
+    return dataclasses.replace(lm, name=f"loopy-V{lm.vocab_size}-p{float(p_loop):g}", params=params)
+
+
+def _texts(tokens) -> np.ndarray:
+    tokens = np.asarray(tokens)
+    if tokens.ndim != 2:
+        raise ValueError(f"tokens must be a 2-d array (texts, T); got shape {tokens.shape}")
+    return tokens
 
 
 def repeated_ngram_mask(tokens: np.ndarray, n: int = NGRAM) -> np.ndarray:
-    """Boolean (texts, T): positions inside an n-gram seen earlier in the text (-1 pads ignored)."""
+    """Positions inside an n-gram that already occurred earlier in the same text.
+
+    .. math::
+        R_{i,s} = 1\\{\\exists\\, t,\\ t' < t:\\ t - n < s \\le t,\\ y_{i,t-n+1:t} = y_{i,t'-n+1:t'}\\}
+
+    Parameters
+    ----------
+    tokens : ndarray (texts, T) of int
+        Token ids; negative entries are padding at the end of a row (attacked texts) and
+        are never repeated.
+    n : int
+        n-gram length, >= 1.
+
+    Returns
+    -------
+    ndarray (texts, T) of bool
+    """
     if int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
-    tokens = np.asarray(tokens)
+    n = int(n)
+    tokens = _texts(tokens)
     out = np.zeros(tokens.shape, dtype=bool)
     for i, row in enumerate(tokens):
         row = row[row >= 0]
@@ -32,59 +86,99 @@ def repeated_ngram_mask(tokens: np.ndarray, n: int = NGRAM) -> np.ndarray:
 
 
 def repetition_rate(tokens: np.ndarray, n: int = NGRAM) -> float:
-    """Share of positions inside a repeated n-gram."""
-    return float(repeated_ngram_mask(tokens, n).mean())
+    """Share of (non-padding) positions inside a repeated n-gram (:func:`repeated_ngram_mask`)."""
+    tokens = _texts(tokens)
+    return float(repeated_ngram_mask(tokens, n).sum() / max(1, int(np.sum(tokens >= 0))))
 
 
 def monitor(lam: np.ndarray, *, level: float, rise: float, window: int = 8) -> np.ndarray:
-    """Flags from the lambda trace alone: lambda_t >= level, or lambda_t - min(lambda_{t-w..t}) >= rise."""
+    """Flag repetition from the trace of lambda alone.
+
+    .. math::
+        F_t = 1\\{\\lambda_t \\ge \\text{level}\\} \\lor
+              1\\{\\lambda_t - \\min_{\\max(0, t-w) \\le s \\le t} \\lambda_s \\ge \\text{rise}\\}
+
+    Parameters
+    ----------
+    lam : ndarray (texts, T)
+        DualGA's lambda_t (``Generation.lam``); nan entries are never flagged.
+    level, rise : float
+        Thresholds (tune them with :func:`tune_monitor` on other texts).
+    window : int
+        w >= 1, steps looked back for the rise.
+    """
     lam = np.asarray(lam, dtype=float)
+    if lam.ndim != 2:
+        raise ValueError(f"lam must be a 2-d array (texts, T); got shape {lam.shape}")
     if int(window) < 1:
         raise ValueError(f"window must be in [1, inf); got {window!r}")
     lo = np.copy(lam)
-    for w in range(1, window + 1):
-        lo[:, w:] = np.minimum(lo[:, w:], lam[:, :-w])
-    return (lam >= level) | (lam - lo >= rise)
+    for w in range(1, min(int(window), lam.shape[1] - 1) + 1):
+        lo[:, w:] = np.fmin(lo[:, w:], lam[:, :-w])
+    with np.errstate(invalid="ignore"):
+        return (lam >= level) | (lam - lo >= rise)
 
 
 def precision_recall(flags: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    """Precision TP / #flagged and recall TP / #true (each 0 when its denominator is 0)."""
+    flags, truth = np.asarray(flags, dtype=bool), np.asarray(truth, dtype=bool)
+    if flags.shape != truth.shape:
+        raise ValueError(f"flags and truth must have the same shape; got {flags.shape} and {truth.shape}")
     tp = float(np.sum(flags & truth))
     return (tp / max(1.0, float(flags.sum())), tp / max(1.0, float(truth.sum())))
 
 
 def tune_monitor(lam: np.ndarray, truth: np.ndarray, levels=None, rises=None, window: int = 8) -> dict:
-    """Grid search of (level, rise) maximising F1 on one set of texts."""
-    levels = np.linspace(2.0, 15.0, 27) if levels is None else levels
-    rises = np.linspace(0.25, 5.0, 20) if rises is None else rises
+    """Grid search of (level, rise) maximising F1 = 2PR / (P + R) against ``truth`` on one set of texts.
+
+    Default grids: level in linspace(2, 15, 27), rise in linspace(0.25, 5, 20).  Returns
+    dict(level, rise, window, f1, precision, recall) of the best pair (first one on ties).
+    """
+    levels = np.linspace(2.0, 15.0, 27) if levels is None else np.asarray(levels, dtype=float)
+    rises = np.linspace(0.25, 5.0, 20) if rises is None else np.asarray(rises, dtype=float)
     best = dict(f1=-1.0)
     for lv in levels:
         for r in rises:
             p, rc = precision_recall(monitor(lam, level=lv, rise=r, window=window), truth)
             f1 = 2 * p * rc / (p + rc) if p + rc > 0 else 0.0
             if f1 > best["f1"]:
-                best = dict(level=float(lv), rise=float(r), window=window, f1=f1, precision=p, recall=rc)
+                best = dict(level=float(lv), rise=float(r), window=int(window), f1=f1, precision=p, recall=rc)
     return best
 
 
-def study(lm_name: str = "loopy", *, n: int = 64, T: int = 300, Delta: float = 0.5, caps=(15.0, 6.0, 3.0), key: int = 3) -> dict:
-    """Repetition of every algorithm, the monitor tuned on seed 0 and scored on seed 1, and the cap mitigation."""
+ALGOS_STUDIED = (("none", {}), ("srl", dict(delta=2.0)), ("dualga", {}), ("ems", {}), ("uw-delta", {}), ("atw", dict(delta=2.0)))
+
+
+def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: int = 300, Delta: float = 0.2,
+          caps=(15.0, 6.0, 4.0, 3.0), key: int = 3) -> dict:
+    """Repetition of every algorithm, the lambda monitor tuned on seed 0 and scored on seed 1,
+    and the cap mitigation (repetition, KL, DG, detection for each M) on seed 1.
+
+    Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)`` with DualGA at target ``Delta``
+    (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
+    """
     from . import detect
     from .generate import generate
-    from .lm import get_lm
 
-    lm = get_lm(lm_name)
-    out = dict(lm=lm_name, n=n, T=T, Delta=Delta, ngram=NGRAM, repetition={})
-    for algo, kw in (("none", {}), ("srl", dict(delta=2.0)), ("dualga", dict(Delta=Delta)), ("ems", {}), ("uw-delta", {}), ("atw", dict(delta=2.0))):
+    lm = loop_lm(vocab_size, p_loop)
+    out = dict(lm=lm.name, vocab_size=lm.vocab_size, p_loop=float(p_loop), n=n, T=T, Delta=Delta, ngram=NGRAM, key=key,
+               repetition={})
+    for algo, kw in ALGOS_STUDIED:
+        kw = dict(Delta=Delta) if algo == "dualga" else kw
         out["repetition"][algo] = repetition_rate(generate(lm, algo, n=n, T=T, seed=0, key=key, **kw).tokens)
     train = generate(lm, "dualga", n=n, T=T, seed=0, key=key, Delta=Delta)
     test = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta)
+    truth = repeated_ngram_mask(test.tokens)
     tuned = tune_monitor(train.lam, repeated_ngram_mask(train.tokens))
-    p, r = precision_recall(monitor(test.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"]), repeated_ngram_mask(test.tokens))
-    out["monitor"] = dict(tuned_on_seed0=tuned, test_seed1=dict(precision=p, recall=r, base_rate=float(repeated_ngram_mask(test.tokens).mean())))
+    p, r = precision_recall(monitor(test.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"]), truth)
+    out["monitor"] = dict(tuned_on_seed0=tuned, test_seed1=dict(precision=p, recall=r, base_rate=float(truth.mean())),
+                          mean_lam_repeated=float(test.lam[truth].mean()) if truth.any() else float("nan"),
+                          mean_lam_other=float(test.lam[~truth].mean()))
     out["mitigation"] = []
     for M in caps:
         g = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta, M=M)
         res = detect.score(g, lm)
-        out["mitigation"].append(dict(M=M, repetition=repetition_rate(g.tokens), kl_per_token=float(g.kl.mean()),
-                                      realized_dg=float(g.dg.mean()), median_log10_p=float(np.median(res.log10_p))))
+        out["mitigation"].append(dict(M=float(M), repetition=repetition_rate(g.tokens), kl_per_token=float(g.kl.mean()),
+                                      realized_dg=float(g.dg.mean()), median_log10_p=float(np.median(res.log10_p)),
+                                      tpr_at_1e_4=float(np.mean(res.log10_p <= -4.0))))
     return out
