@@ -168,6 +168,7 @@ def test_detect_text_with_a_tokenizer():
         detect_text(["a"], Tok(), key=3, gamma=0.25)
 
 
+@pytest.mark.slow  # a second SmolLM2 generation test: ~120 s idle, 300 s on a loaded 2-core CPU
 def test_smollm2_paraphrase_attack_weakens_detection():
     """Watermark 150 tokens with DualGA (Delta = 0.4), ask SmolLM2 to paraphrase 50 % of the words,
     and score both with the key: the paraphrase's log10 p is higher (seeds 0, 1)."""
