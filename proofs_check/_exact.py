@@ -1,9 +1,16 @@
 """Exact next-token distributions of every watermark on small LMs, for enumeration.
 
-``step_dist(algo, lm, key, prefix, prompt_len, state)`` returns the watermarked
-distribution q_t (a full vector) after ``prefix`` and the next algorithm state --
-written from the algorithms' definitions in the paper, independently of the Numba
-generator, which the checks compare against it.
+:func:`step` returns the watermarked distribution :math:`q_t` (a full vector) after a
+prefix, and the algorithm's state after each possible next token.  It is written
+from the algorithms' definitions in the paper (Algorithms kirchen, DualGA,
+DualGA_autocov; EMS, ITS, UW as in appendix "Watermarking Algorithms"), in plain
+NumPy on full vectors, independently of the Numba generator :mod:`sims.generate`;
+only the keyed randomness (green lists, EMS uniforms, the keyed order, ITS's
+per-position uniform) is read from :mod:`sims.prf` / :mod:`sims.rng`, since a watermark
+*is* its key.  ``check_info_lower_bound`` tests this model against the generator.
+
+The state is ``(lambda, colour of the previous token)``; DualGA's lambda update does
+not depend on the sampled token, DualGA-AutoCov's next step does (through the colour).
 """
 
 from __future__ import annotations
@@ -14,33 +21,55 @@ import theory
 from sims import prf, rng
 from sims.generate import ITS_STREAM, algo_params, keyed_order
 
-ALGOS = ("srl", "hard", "dualga", "atw", "ems", "its", "uw-delta", "uw-gamma")
+ALGOS = ("srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
+"""Every watermark of :data:`sims.generate.ALGOS` (``none`` is p itself)."""
+
+State = tuple[float, bool]
 
 
-def step_dist(algo: str, lm, key: int, prefix: np.ndarray, t: int, lam: float, params: dict) -> tuple[np.ndarray, float]:
-    """q_t and the next lambda (DualGA) after ``prefix`` (prompt + t generated tokens)."""
+def _tilt(p: np.ndarray, mask: np.ndarray, d: float) -> np.ndarray:
+    q = p * np.exp(d * mask)
+    return q / q.sum()
+
+
+def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, params: dict) -> tuple[np.ndarray, list[State]]:
+    r"""Watermarked :math:`q_t` after ``prefix`` (prompt + t generated tokens) and the next states.
+
+    .. math:: q_{t,k} = \frac{p_{t,k} e^{\delta_t 1\{k\ \mathrm{green}\}}}{\sum_{k'} p_{t,k'} e^{\delta_t 1\{k'\ \mathrm{green}\}}}
+              \quad\text{(soft schemes)},\qquad q_t = \text{point mass (EMS, ITS, UW-}\delta\text{)}
+
+    Returns ``(q, states)`` with ``states[k]`` the state after emitting token k.
+    """
     p = lm.probs(prefix)
     V = lm.vocab_size
     window = prefix[-1:]
     green = prf.green_mask(prf.context_hash(key, window), V, params["gamma"])
     G = float(p[green].sum())
+    lam, prev_green = state
+    same = [state] * V
     if algo in ("srl", "dualga", "atw"):
         d = lam if algo == "dualga" else params["delta"]
         if algo == "atw" and theory.entropy(p) <= params["alpha"]:
             d = 0.0
-        q = p * np.exp(d * green)
-        q /= q.sum()
+        q = _tilt(p, green, d)
         if algo == "dualga":
             lam = min(max(lam + params["eta"] * (params["Delta"] - (q[green].sum() - G)), 0.0), params["M"])
-        return q, lam
+            same = [(lam, False)] * V
+        return q, same
+    if algo == "autocov":
+        # after a green token boost the red list, after a red one the green list
+        q = _tilt(p, ~green if prev_green else green, lam)
+        da = (1 - params["gamma"]) * (q[~green].sum() - (1 - G)) if prev_green else params["gamma"] * (q[green].sum() - G)
+        lam = min(max(lam + params["eta"] * (params["Delta"] - da), 0.0), params["M"])
+        return q, [(lam, bool(green[k])) for k in range(V)]
     if algo == "hard":
         q = np.where(green, p, 0.0)
-        return (q / q.sum() if q.sum() > 0 else p), lam
+        return (q / q.sum() if q.sum() > 0 else p), same
     q = np.zeros(V)
     if algo == "ems":
         r = prf.uniforms(prf.context_hash(key, window, prf.EMS), np.arange(V))
         q[int(np.argmax(np.log(r) / p))] = 1.0
-        return q, lam
+        return q, same
     perm = keyed_order(key, V)
     sctx = prf.context_hash(key, window, prf.STEP)
     if algo == "uw-gamma":
@@ -48,37 +77,52 @@ def step_dist(algo: str, lm, key: int, prefix: np.ndarray, t: int, lam: float, p
         cum = np.cumsum(p[order])
         prev = np.concatenate([[0.0], cum[:-1]])
         q[order] = 2.0 * (np.maximum(cum, 0.5) - np.maximum(prev, 0.5))
-        return q, lam
+        return q, same
     u = rng.uniforms(rng.stream_key(key, ITS_STREAM), np.array([t]))[0] if algo == "its" else prf.uniforms(sctx, np.array([V]))[0]
     cum = np.cumsum(p[perm])
     q[perm[min(int(np.searchsorted(cum, u)), V - 1)]] = 1.0
-    return q, lam
+    return q, same
 
 
 def default_params(algo: str) -> dict:
-    _, info = algo_params(algo, Delta=0.3 if algo == "dualga" else None, delta=2.0 if algo in ("srl", "atw") else None, alpha=1.0)
+    """The generator's documented defaults (DualGA/AutoCov: Delta = 0.3; SRL/ATW: delta = 2, alpha = 1)."""
+    _, info = algo_params(
+        algo, Delta=0.3 if algo in ("dualga", "autocov") else None, delta=2.0 if algo in ("srl", "atw") else None, alpha=1.0
+    )
     return info
 
 
-def sequence_laws(algo: str | None, lm, key: int, prompt: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """All V**T continuations: their probabilities under p and q, and sum_t E[KL_t] under q.
+def initial_state(params: dict) -> State:
+    """lambda_1 and the colour of y_0 (Algorithm DualGA_autocov colours y_0 red)."""
+    return (params.get("lam1", 0.0) or 0.0, False)
 
-    Returns (p_seq, q_seq, stepwise) where ``stepwise`` is the conditional-KL sum of
-    Prop. KL_decompose computed prefix by prefix.
+
+def kl_vec(q: np.ndarray, p: np.ndarray) -> float:
+    r""":math:`\sum_k q_k \log(q_k / p_k)` with 0 log 0 = 0, directly on full vectors."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.sum(np.where(q > 0, q * np.log(q / p), 0.0)))
+
+
+def sequence_laws(algo: str | None, lm, key: int, prompt: np.ndarray, T: int) -> tuple[np.ndarray, np.ndarray, float]:
+    r"""All :math:`V^T` continuations: their probabilities under p and q, and the stepwise KL sum.
+
+    Returns ``(p_seq, q_seq, stepwise)`` where
+
+    .. math:: \mathrm{stepwise} = \sum_{t=1}^{T} \sum_{y_{[t-1]}} q(y_{[t-1]})\, D_{kl}(q_t(\cdot|y_{[t-1]}) \| p_t(\cdot|y_{[t-1]}))
+
+    is the right-hand side of Prop. KL_decompose computed prefix by prefix.
     """
     V = lm.vocab_size
     params = default_params(algo) if algo else {}
-    lam0 = params.get("lam1", 0.0)
-    frontier = [(np.asarray(prompt, dtype=np.int64), 1.0, 1.0, lam0)]
+    frontier = [(np.asarray(prompt, dtype=np.int64), 1.0, 1.0, initial_state(params))]
     stepwise = 0.0
     for t in range(T):
         nxt = []
-        for prefix, pp, qq, lam in frontier:
+        for prefix, pp, qq, state in frontier:
             p = lm.probs(prefix)
-            q, lam2 = step_dist(algo, lm, key, prefix, t, lam, params) if algo else (p, lam)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                stepwise += qq * float(np.sum(np.where(q > 0, q * np.log(q / p), 0.0)))
+            q, states = step(algo, lm, key, prefix, t, state, params) if algo else (p, [state] * V)
+            stepwise += qq * kl_vec(q, p)
             for k in range(V):
-                nxt.append((np.append(prefix, k), pp * p[k], qq * q[k], lam2))
+                nxt.append((np.append(prefix, k), pp * p[k], qq * q[k], states[k]))
         frontier = nxt
     return np.array([f[1] for f in frontier]), np.array([f[2] for f in frontier]), stepwise

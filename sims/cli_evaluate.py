@@ -1,4 +1,4 @@
-"""``python -m sims evaluate``: generate + detect, the paper's table quantities."""
+"""``python -m sims evaluate --lm PRESET --algo ALGO [params] --n N --T T --seed S --json``: generate + detect."""
 
 from __future__ import annotations
 
@@ -7,18 +7,20 @@ import argparse
 from .cli import emit
 from .cli_generate import add_algo_arguments, algo_kwargs
 
-HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"
+HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_algo_arguments(p)
-    p.add_argument("--dedup", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--n-null", type=int, default=None, help="unwatermarked texts for the empirical FPR (default: --n)")
+    p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
+    p.add_argument("--json", action="store_true", help="one JSON object (default: a table)")
 
 
 def run(args) -> int:
     from .evaluate import evaluate
 
-    out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, h=args.h, **algo_kwargs(args))
+    out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, n_null=args.n_null, h=args.h,
+                   **algo_kwargs(args))
     emit(out, args.json)
     return 0

@@ -1,27 +1,58 @@
-"""Detectors: red-green counts with exact binomial p-values, EMS with the exact Gamma
-tail, the AutoCov statistic Z_T, and the keyed-order tests of ITS / UW.
+"""Detectors: red-green counts with exact binomial p-values, EMS with the exact Gamma tail,
+the AutoCov statistic Z_T, the keyed-order tests of ITS / UW, prefix and windowed detection.
 
-Every score returns log10 p-values computed by :mod:`sims.nulls` (exact far below
-1e-300).  A text with fewer than one scored token gets p = 1 and ``flagged=True``.
+Every score returns log10 p-values computed by :mod:`sims.nulls` (exact far below 1e-300).
+A text with at most one scored token gets p = 1 and ``flagged=True``.
+
+Token layout (every function): ``tokens`` (n, T) generated ids, ``prompts`` (n, P) with
+P >= h; text i is ``tokens[i, :L_i]`` where ``L_i = lengths[i]`` (default T) cut at the first
+-1 (padding left by deletion attacks).  The context of a token is the ``h`` tokens before
+it, prompt tokens included, oldest first (:mod:`sims.prf`).
+
+Dedup (``dedup=True``, Fernandez et al.): each (context window, token) pair is scored once,
+at its first occurrence.  A per-text open-addressing hash set holds the 64-bit PRF word
+``context_hash ^ mix64(token + C)`` of each pair (a collision merges two pairs with
+probability ~T^2 / 2^64).  With Bernoulli green lists and text that does not depend on the
+key, the green count of n distinct pairs is then exactly Binomial(n, gamma)
+(:mod:`sims.prf`), so the binomial p-value is exact; without dedup a repeated pair repeats
+its colour and the test is anti-conservative on repetitive text.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit, prange
 
+from . import _detect_kernels as K
 from . import prf, rng
-from .nulls import LN10, binom_logsf, gamma_logsf
+from .nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 
 REDGREEN_ALGOS = ("none", "srl", "hard", "dualga", "atw")
+KEYED_ORDER_ALGOS = ("its", "uw-delta", "uw-gamma")
+DETECTABLE_ALGOS = REDGREEN_ALGOS + ("autocov", "ems") + KEYED_ORDER_ALGOS
+GREEN_KINDS = ("bernoulli", "partition")
+STATS = ("green", "ems")
+PARALLEL_MIN_TOKENS = 1 << 20  # below this many tokens the counting kernel runs on one thread
 
 
 @dataclass
 class DetectResult:
-    """Per-text detection: scored tokens, statistic, z-score, log10 p (and a flag for empty texts)."""
+    """Per-text detection.
+
+    Attributes
+    ----------
+    n_scored : int array
+        Tokens scored (after dedup).
+    score : float array
+        The statistic: green count (red-green), EMS sum, AutoCov S_T, keyed-order hits.
+    z : float array
+        z-score (nan where undefined).
+    log10_p : float array
+        log10 of the p-value (0 for flagged texts).
+    flagged : bool array
+        True where at most one token was scored (p set to 1).
+    """
 
     n_scored: np.ndarray
     score: np.ndarray
@@ -29,116 +60,234 @@ class DetectResult:
     log10_p: np.ndarray
     flagged: np.ndarray
 
+    @property
+    def green(self) -> np.ndarray:
+        """The green count of a red-green score (same array as ``score``)."""
+        return self.score
+
     def as_rows(self) -> list[dict]:
         return [
-            dict(n_scored=int(n), green=float(s), z=float(z), log10_p=float(p), flagged=bool(f))
+            dict(n_scored=int(n), green=float(s), z=None if not np.isfinite(z) else float(z), log10_p=float(p), flagged=bool(f))
             for n, s, z, p, f in zip(self.n_scored, self.score, self.z, self.log10_p, self.flagged)
         ]
 
 
-def _check_tokens(tokens, prompts, vocab_size, h):
+def _check_inputs(tokens, prompts, vocab_size, h, lengths):
+    """Validate the token layout; return contiguous int64 arrays and the per-text lengths."""
+    if int(h) != h or int(h) < 1:
+        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    tokens = np.asarray(tokens)
+    prompts = np.asarray(prompts)
+    for name, a in (("tokens", tokens), ("prompts", prompts)):
+        if a.dtype.kind not in "iu":
+            raise ValueError(f"{name} must hold integer token ids; got dtype {a.dtype}")
     tokens = np.ascontiguousarray(tokens, dtype=np.int64)
     prompts = np.ascontiguousarray(prompts, dtype=np.int64)
     if tokens.ndim != 2 or prompts.ndim != 2 or prompts.shape[0] != tokens.shape[0]:
-        raise ValueError(f"tokens and prompts must be 2-d with one row per text; got {tokens.shape} and {prompts.shape}")
+        raise ValueError(f"tokens and prompts must be 2-d with one row per text; got shapes {tokens.shape} and {prompts.shape}")
     if prompts.shape[1] < h:
-        raise ValueError(f"prompts must hold at least h={h} tokens; got {prompts.shape[1]}")
-    for name, a in (("tokens", tokens), ("prompts", prompts)):
-        if a.size and (a.min() < -1 or a.max() >= vocab_size):
-            raise ValueError(f"{name} ids must be in [0, {vocab_size - 1}] (-1 pads); got min {a.min()}, max {a.max()}")
-    return tokens, prompts
-
-
-@njit(cache=True, parallel=True)
-def _scan(tokens, prompts, key, h, dedup, stream, thr):
-    """Per text: the statistic summed over scored tokens and their number.
-
-    ``stream`` GREEN sums green indicators (threshold ``thr``); EMS sums -log(1 - r_{t,y_t}).
-    With ``dedup`` each (context window, token) pair is scored once.  -1 ends a text.
-    """
+        raise ValueError(f"prompts must hold at least h={h} tokens per text; got {prompts.shape[1]}")
+    if vocab_size is not None and not (2 <= int(vocab_size) <= 2**31):
+        raise ValueError(f"vocab_size must be in [2, 2**31]; got {vocab_size!r}")
+    hi = np.iinfo(np.int64).max if vocab_size is None else int(vocab_size) - 1
+    if prompts.size and (prompts.min() < 0 or prompts.max() > hi):
+        raise ValueError(f"prompts ids must be in [0, {hi}]; got min {prompts.min()}, max {prompts.max()}")
     n, T = tokens.shape
+    first_pad, lo, hi_seen = K.layout(tokens)
+    if n and T and (lo.min() < -1 or hi_seen.max() > hi):
+        raise ValueError(f"tokens ids must be in [0, {hi}] (-1 pads); got min {lo.min()}, max {hi_seen.max()}")
+    if lengths is None:
+        lengths = first_pad
+    else:
+        lengths = np.asarray(lengths)
+        if lengths.shape != (n,) or lengths.dtype.kind not in "iu":
+            raise ValueError(f"lengths must be an integer array of shape ({n},); got {lengths.dtype} {lengths.shape}")
+        if lengths.size and (lengths.min() < 0 or lengths.max() > T):
+            raise ValueError(f"lengths must be in [0, T={T}]; got min {lengths.min()}, max {lengths.max()}")
+        lengths = np.minimum(lengths, first_pad)
+    return tokens, prompts, np.ascontiguousarray(lengths, dtype=np.int64)
+
+
+def _stat_code(stat: str, gamma, kind: str, vocab_size):
+    """Kernel code, integer threshold, effective gamma and token table of a statistic."""
+    empty = np.zeros(0, dtype=np.uint64)
+    if stat == "ems":
+        return K.EMS_SCORE, prf.EMS, 0, None, empty
+    if stat != "green":
+        raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
+    thr = prf.green_threshold(float(gamma))  # validates gamma
+    if kind == "bernoulli":
+        return K.GREEN_BERNOULLI, prf.GREEN, thr, thr / float(prf.TOP53), empty
+    if kind != "partition":
+        raise ValueError(f"kind must be one of {GREEN_KINDS}; got {kind!r}")
+    if vocab_size is None:
+        raise ValueError("vocab_size must be given for kind='partition' (the green list is the floor(gamma V) smallest words)")
+    n_green = max(1, int(np.floor(gamma * vocab_size)))
+    tokmix = prf._mix64(np.arange(vocab_size, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    return K.GREEN_PARTITION, prf.GREEN, n_green, n_green / vocab_size, tokmix
+
+
+def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1, kind: str = "bernoulli",
+                 dedup: bool = False, vocab_size: int | None = None, lengths=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per-token statistic and scored mask (Numba kernel; :func:`token_scores_reference` is the NumPy twin).
+
+    ``stat="green"``: :math:`1\{y_t \in G(\mathrm{ctx}_t)\}` (green list of ``kind``, ratio
+    ``gamma``); ``stat="ems"``: :math:`-\ln(1 - r_{t,y_t})` (paper eq. ems_zscore's summand).
+
+    Returns
+    -------
+    values : (n, T) float64, 0 where not scored
+    scored : (n, T) bool, True for tokens inside the text and, with ``dedup``, first
+        occurrences of their (context window, token) pair.
+    """
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
+    code, stream, thr, _, tokmix = _stat_code(stat, gamma, kind, vocab_size)
+    values = np.empty(tokens.shape, dtype=np.float64)
+    scored = np.empty(tokens.shape, dtype=np.bool_)
+    _check_key(key)
+    K.scan_tokens(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix, values, scored)
+    return values, scored
+
+
+def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1,
+                           kind: str = "bernoulli", dedup: bool = False, vocab_size: int | None = None, lengths=None):
+    """Pure-NumPy twin of :func:`token_scores` (dedup on the pair of actual token ids)."""
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
+    _stat_code(stat, gamma, kind, vocab_size)  # validation
+    _check_key(key)
+    n, T = tokens.shape
+    seq = np.concatenate([prompts, np.where(tokens < 0, 0, tokens)], axis=1)
     P = prompts.shape[1]
-    sums = np.zeros(n)
-    scored = np.zeros(n, dtype=np.int64)
-    for i in prange(n):
-        seq = np.empty(P + T, dtype=np.int64)
-        seq[:P] = prompts[i]
-        seq[P:] = tokens[i]
-        seen = {np.uint64(0): True}
-        seen.clear()
-        for t in range(T):
-            y = tokens[i, t]
-            if y < 0:
-                break
-            ctx = prf.context_hash_nb(key, seq[P + t - h : P + t], stream)
-            if dedup:
-                pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
-                if pair in seen:
-                    continue
-                seen[pair] = True
-            scored[i] += 1
-            if stream == prf.GREEN:
-                if prf.is_green_nb(ctx, y, thr):
-                    sums[i] += 1.0
-            else:
-                sums[i] -= math.log1p(-prf.uniform_nb(ctx, y))
-    return sums, scored
+    windows = np.stack([seq[:, P + t - h : P + t] for t in range(T)], axis=1) if T else np.zeros((n, 0, h), dtype=np.int64)
+    if stat == "ems":
+        ctx = prf.context_hash(key, windows, prf.EMS)
+        values = -np.log1p(-prf.uniforms(ctx, seq[:, P:]))
+    else:
+        ctx = prf.context_hash(key, windows, prf.GREEN)
+        if kind == "bernoulli":
+            values = prf.is_green(ctx, seq[:, P:], gamma).astype(np.float64)
+        else:
+            values = np.zeros((n, T))
+            for i in range(n):
+                for t in range(lengths[i]):
+                    values[i, t] = prf.green_mask(ctx[i, t], vocab_size, gamma, "partition")[seq[i, P + t]]
+    scored = np.arange(T)[None, :] < lengths[:, None]
+    if dedup:
+        for i in range(n):
+            seen = set()
+            for t in range(lengths[i]):
+                pair = (tuple(windows[i, t]), int(tokens[i, t]))
+                scored[i, t] = pair not in seen
+                seen.add(pair)
+    return np.where(scored, values, 0.0), scored
 
 
-def green_indicators(tokens, prompts, key: int, gamma: float, h: int = 1) -> np.ndarray:
-    """Green-list membership of every generated token (NumPy reference of the kernel)."""
-    seq = np.concatenate([prompts, tokens], axis=1)
-    P = prompts.shape[1]
-    windows = np.stack([seq[:, P + t - h : P + t] for t in range(tokens.shape[1])], axis=1)
-    return prf.is_green(prf.context_hash(key, windows, prf.GREEN), tokens, gamma)
+def green_indicators(tokens, prompts, key: int, gamma: float, h: int = 1, kind: str = "bernoulli", *,
+                     vocab_size: int | None = None, dedup: bool = False, lengths=None) -> np.ndarray:
+    """(n, T) bool: the token is scored and in its context's green list (see :func:`token_scores`)."""
+    values, _ = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, kind=kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    return values > 0.5
 
 
-def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int, h: int = 1, dedup: bool = False) -> DetectResult:
-    r"""Green counts, z-score (eq. z_score) and exact binomial log10 p (eq. three_brick_p with >=).
+def _check_key(key) -> None:
+    if not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+
+
+def _sums(tokens, prompts, key, stat, gamma, h, kind, dedup, vocab_size, lengths):
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
+    code, stream, thr, g_eff, tokmix = _stat_code(stat, gamma, kind, vocab_size)
+    _check_key(key)
+    scan = K.scan_sums if tokens.size >= PARALLEL_MIN_TOKENS else K.scan_sums_serial
+    s, n = scan(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix)
+    return s, n, g_eff
+
+
+def _redgreen_result(counts, n, gamma) -> DetectResult:
+    flagged = n <= 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (counts - gamma * n) / np.sqrt(n * gamma * (1 - gamma))
+    z[n == 0] = np.nan
+    logp = binom_logsf(np.rint(counts).astype(np.int64), n, gamma) / LN10
+    return DetectResult(n, counts, z, np.where(flagged, 0.0, logp), flagged)
+
+
+def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False,
+                   kind: str = "bernoulli", lengths=None) -> DetectResult:
+    r"""Red-green detection: green count, z-score (eq. z_score) and exact binomial log10 p.
 
     .. math:: z = \frac{|y|_G - \gamma n}{\sqrt{n\gamma(1-\gamma)}},\qquad
               p = P(\mathrm{Bin}(n, \gamma) \ge |y|_G)
 
-    With ``dedup`` each (context window, token) pair is scored once (Fernandez et al.).
-    Tokens equal to -1 end a text (padding after deletions).
+    (paper eq. three_brick_p with :math:`\ge`, the valid p-value; :math:`n` = scored tokens).
+    ``gamma`` is the Bernoulli rate rounded down to a multiple of 2**-53 (:mod:`sims.prf`);
+    for ``kind="partition"`` it is floor(gamma V) / V, the exact probability that one pair is
+    green; colours of distinct contexts are independent, but distinct tokens sharing a context
+    are drawn without replacement (negatively correlated), so there the binomial null is an
+    approximation (typically conservative), not exact.
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int in [0, 2**64)
+    gamma : float in (0, 1)
+    vocab_size : int, optional
+        Token ids must be below it (checked); required for ``kind="partition"``.
+    dedup : bool
+        Score each (context window, token) pair once.
+    kind : {"bernoulli", "partition"}
     """
-    import theory
+    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, kind, dedup, vocab_size, lengths)
+    return _redgreen_result(counts, n, g_eff)
 
-    theory._validate.gamma(gamma)
-    tokens, prompts = _check_tokens(tokens, prompts, vocab_size, h)
-    counts, n = _scan(tokens, prompts, np.uint64(key), int(h), bool(dedup), prf.GREEN, prf.green_threshold(gamma))
+
+def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False, lengths=None) -> DetectResult:
+    r"""EMS detection: :math:`S = \sum_t -\ln(1 - r_{t,y_t})` with the exact Gamma tail.
+
+    .. math:: z = \frac{S - n}{\sqrt n}\ \text{(eq. ems\_zscore)},\qquad p = P(\Gamma(n, 1) \ge S)\ \text{(eq. ems\_pval)}
+
+    :math:`r_{t,k}` = ``prf.uniforms(context_hash(key, ctx, prf.EMS), k)``.
+    """
+    s, n, _ = _sums(tokens, prompts, key, "ems", None, h, "bernoulli", dedup, vocab_size, lengths)
+    flagged = n <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
-        z = np.where(n > 0, (counts - gamma * n) / np.sqrt(np.maximum(n, 1) * gamma * (1 - gamma)), 0.0)
-    logp = binom_logsf(counts.astype(np.int64), n, gamma) / LN10
-    return DetectResult(n, counts, z, np.where(n > 0, logp, 0.0), n < 1)
+        z = (s - n) / np.sqrt(n)
+    z[n == 0] = np.nan
+    return DetectResult(n, s, z, np.where(flagged, 0.0, gamma_logsf(s, n) / LN10), flagged)
 
 
-def score_ems(tokens, prompts, key: int, *, vocab_size: int, h: int = 1, dedup: bool = False) -> DetectResult:
-    r"""EMS score :math:`S = \sum_t -\log(1 - r_{t,y_t})` with the exact :math:`\Gamma(n, 1)` tail (eq. ems_pval)."""
-    tokens, prompts = _check_tokens(tokens, prompts, vocab_size, h)
-    s, n = _scan(tokens, prompts, np.uint64(key), int(h), bool(dedup), prf.EMS, 0)
-    z = np.where(n > 0, (s - n) / np.sqrt(np.maximum(n, 1)), 0.0)
-    return DetectResult(n, s, z, np.where(n > 0, gamma_logsf(s, n) / LN10, 0.0), n < 1)
+def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, kind: str = "bernoulli",
+                  lengths=None) -> DetectResult:
+    r"""AutoCov statistic (appendix "Possibility for Other Variants") with its exact null.
 
-
-def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int, h: int = 1) -> DetectResult:
-    r"""AutoCov statistic (appendix "Possibility for Other Variants").
-
-    .. math:: S_T = \frac1T \sum_{t<T} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,\quad
+    .. math:: S_T = \frac1T \sum_{t=1}^{T-1} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,\quad
               Z_T = \frac{\sqrt T S_T}{\gamma(1-\gamma)}
 
-    Z_T is asymptotically N(0, 1) under the null; DualGA-AutoCov drives it negative, so
-    the one-sided p-value is :math:`\Phi(Z_T)` (normal approximation, not exact).
+    with T the text's length.  Z_T is asymptotically N(0, 1) under the null; DualGA-AutoCov
+    drives it negative, so the p-value is the lower tail :math:`P_{H_0}(S_T \le s)`,
+    computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.nulls.autocov_logcdf`
+    (exact for key-independent text whose (context, token) pairs do not repeat; repeated
+    pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
+    flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
-    from scipy.stats import norm
-
-    tokens, prompts = _check_tokens(tokens, prompts, vocab_size, h)
-    N = green_indicators(tokens, prompts, key, gamma, h).astype(np.float64) - gamma
-    T = N.shape[1]
-    S = np.sum(N[:, :-1] * N[:, 1:], axis=1) / T
-    Z = np.sqrt(T) * S / (gamma * (1 - gamma))
-    n = np.full(N.shape[0], T)
-    return DetectResult(n, S, Z, norm.logcdf(Z) / LN10, n < 2)
+    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, kind=kind, vocab_size=vocab_size, lengths=lengths)
+    T = scored.sum(axis=1)
+    g_eff = _stat_code("green", gamma, kind, vocab_size)[3]
+    flagged = T < 2
+    A = np.sum(g[:, :-1] * g[:, 1:], axis=1).astype(np.int64)
+    K = g.sum(axis=1).astype(np.int64)
+    rows = np.arange(g.shape[0])
+    c1 = g[:, 0].astype(np.int64) if g.shape[1] else np.zeros(g.shape[0], dtype=np.int64)
+    cT = g[rows, np.maximum(T - 1, 0)].astype(np.int64) if g.shape[1] else c1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        S = (A - g_eff * (2 * K - c1 - cT) + (T - 1) * g_eff**2) / T
+        Z = np.sqrt(T) * S / (g_eff * (1 - g_eff))
+    S[flagged], Z[flagged] = np.nan, np.nan
+    logp = np.zeros(g.shape[0])
+    live = ~flagged
+    if live.any():
+        logp[live] = autocov_logcdf(A[live], K[live], c1[live], cT[live], T[live], g_eff) / LN10
+    return DetectResult(T, S, Z, logp, flagged)
 
 
 def lm_step_probs(lm, gen):
@@ -152,7 +301,7 @@ def lm_step_probs(lm, gen):
     return step_probs
 
 
-def score_keyed_order(gen, step_probs) -> DetectResult:
+def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None) -> DetectResult:
     r"""ITS / UW-delta / UW-gamma: was each token the one the key's uniform points at?
 
     ``step_probs(i)`` returns the (T, V) next-token distributions of text i (the model access
@@ -170,10 +319,13 @@ def score_keyed_order(gen, step_probs) -> DetectResult:
     """
     from .generate import ITS_STREAM, keyed_order
 
-    algo = gen.meta["algo"]
-    if algo not in ("its", "uw-delta", "uw-gamma"):
-        raise ValueError(f"score_keyed_order scores its, uw-delta or uw-gamma texts; got {algo!r}")
-    key, h, V = gen.meta["key"], gen.meta["h"], gen.meta["vocab_size"]
+    algo = gen.meta["algo"] if algo is None else algo
+    if algo not in KEYED_ORDER_ALGOS:
+        raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
+    key = gen.meta["key"] if key is None else int(key)
+    h, V = gen.meta["h"], gen.meta["vocab_size"]
+    if np.any(gen.tokens < 0):
+        raise ValueError("tokens must not hold -1 pads for the keyed-order scores (texts of unequal length)")
     perm = keyed_order(key, V)
     pos = np.empty(V, dtype=np.int64)
     pos[perm] = np.arange(V)
@@ -226,56 +378,126 @@ def _poisson_binomial_logsf(k: int, probs: np.ndarray) -> float:
     return min(0.0, float(logsumexp(logq[k:])))
 
 
-def tokens_to_detect(log10_p_prefix: np.ndarray, threshold: float = -4.0) -> np.ndarray:
-    """Smallest prefix length after which log10 p stays at or below ``threshold`` (nan if never).
+def tokens_to_detect(log10_p_prefix, threshold: float = -4.0) -> np.ndarray:
+    r"""Tokens until detection: per text, the smallest prefix length t such that the prefix
+    p-value is at or below ``threshold`` for t and every longer prefix of the text.
 
-    ``log10_p_prefix[i, t]`` is the log10 p-value of text i's first t+1 tokens.
+    .. math:: \tau = \min\{t : \log_{10} p_{1:s} \le \mathrm{threshold}\ \ \forall s \in [t, L]\}
+
+    Parameters
+    ----------
+    log10_p_prefix : (n, T) array
+        ``[i, t]`` = log10 p of text i's first t+1 tokens; nan past the text's end (ignored).
+    threshold : float
+        log10 of the level, e.g. -4 for p <= 1e-4.
+
+    Returns
+    -------
+    (n,) float array: tau (1-based), nan if the final prefix is not below the threshold.
     """
-    below = np.asarray(log10_p_prefix) <= threshold
-    # stays below from t on: suffix-all
-    stays = np.flip(np.logical_and.accumulate(np.flip(below, axis=1), axis=1), axis=1)
+    lp = np.asarray(log10_p_prefix, dtype=np.float64)
+    if lp.ndim != 2:
+        raise ValueError(f"log10_p_prefix must be 2-d (texts x prefix length); got shape {lp.shape}")
+    if not np.isfinite(threshold) or threshold > 0:
+        raise ValueError(f"threshold must be a finite log10 level in (-inf, 0]; got {threshold!r}")
+    gap = np.isnan(lp)
+    below = (lp <= threshold) | gap
+    stays = np.flip(np.logical_and.accumulate(np.flip(below, axis=1), axis=1), axis=1) & ~gap
     first = np.argmax(stays, axis=1).astype(np.float64) + 1.0
     first[~stays.any(axis=1)] = np.nan
     return first
 
 
-def redgreen_prefix_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int, h: int = 1) -> np.ndarray:
-    """log10 p of every prefix (no dedup): the detection curve, and windowed detection by differences."""
-    g = green_indicators(*_check_tokens(tokens, prompts, vocab_size, h), key, gamma, h)
-    k = np.cumsum(g, axis=1)
-    n = np.broadcast_to(np.arange(1, g.shape[1] + 1), g.shape)
-    return binom_logsf(k, n, gamma) / LN10
+def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1, kind: str = "bernoulli",
+                  dedup: bool = False, vocab_size: int | None = None, lengths=None) -> np.ndarray:
+    """log10 p of every prefix of every text (the detection curve; input of :func:`tokens_to_detect`).
+
+    ``[i, t]`` is the exact log10 p-value (binomial for ``stat="green"``, Gamma for
+    ``"ems"``) of text i's first t+1 tokens; 0 while at most one token is scored, nan past
+    the text's end.
+    """
+    values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, kind=kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    s = np.cumsum(values, axis=1)
+    n = np.cumsum(scored, axis=1)
+    if stat == "green":
+        g_eff = _stat_code("green", gamma, kind, vocab_size)[3]
+        lp = binom_logsf(np.rint(s).astype(np.int64), n, g_eff) / LN10
+    else:
+        lp = gamma_logsf(s, n) / LN10
+    lp = np.where(n <= 1, 0.0, lp)
+    L = _check_inputs(tokens, prompts, vocab_size, h, lengths)[2]
+    return np.where(np.arange(values.shape[1])[None, :] < L[:, None], lp, np.nan)
 
 
-def windowed_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int, h: int = 1, window: int = 50) -> np.ndarray:
-    """Minimum over sliding windows of the window's exact log10 p (per text); not a valid
-    p-value itself (it is a minimum over windows): report it with a Bonferroni factor."""
-    if int(window) < 1:
-        raise ValueError(f"window must be in [1, inf); got {window!r}")
-    g = green_indicators(*_check_tokens(tokens, prompts, vocab_size, h), key, gamma, h).astype(np.int64)
-    c = np.concatenate([np.zeros((g.shape[0], 1), dtype=np.int64), np.cumsum(g, axis=1)], axis=1)
-    w = min(window, g.shape[1])
-    k = c[:, w:] - c[:, :-w]
-    return (binom_logsf(k, np.full_like(k, w), gamma) / LN10).min(axis=1)
+def redgreen_prefix_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False) -> np.ndarray:
+    """:func:`prefix_log10p` of the red-green statistic."""
+    return prefix_log10p(tokens, prompts, key, stat="green", gamma=gamma, h=h, dedup=dedup, vocab_size=vocab_size)
 
 
-def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None) -> DetectResult:
+def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50, vocab_size: int | None = None, h: int = 1,
+                    dedup: bool = False, bonferroni: bool = True, lengths=None) -> np.ndarray:
+    r"""Windowed detection: the smallest exact binomial log10 p over all windows of ``window``
+    consecutive tokens, per text (a text shorter than the window is one window).
+
+    The minimum of m window p-values is not a p-value; with ``bonferroni`` (default) it is
+    multiplied by the number of windows m, a valid p-value by the union bound:
+
+    .. math:: p_{\mathrm{win}} = \min\left(1,\ m \min_{s} P(\mathrm{Bin}(n_s, \gamma) \ge k_s)\right)
+
+    (unlike WinMax of Kirchenbauer et al., whose scores are not p-values).
+    """
+    if int(window) != window or int(window) < 1:
+        raise ValueError(f"window must be an integer in [1, inf); got {window!r}")
+    values, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    L = _check_inputs(tokens, prompts, vocab_size, h, lengths)[2]
+    g_eff = _stat_code("green", gamma, "bernoulli", vocab_size)[3]
+    zero = np.zeros((values.shape[0], 1))
+    cs = np.concatenate([zero, np.cumsum(values, axis=1)], axis=1)
+    cn = np.concatenate([zero, np.cumsum(scored, axis=1)], axis=1)
+    out = np.zeros(values.shape[0])
+    for i in range(values.shape[0]):
+        w = min(int(window), int(L[i]))
+        if w < 1:
+            continue
+        k = np.rint(cs[i, w : L[i] + 1] - cs[i, : L[i] - w + 1]).astype(np.int64)
+        n = (cn[i, w : L[i] + 1] - cn[i, : L[i] - w + 1]).astype(np.int64)
+        lp = np.where(n <= 1, 0.0, binom_logsf(k, n, g_eff) / LN10)
+        out[i] = min(0.0, lp.min() + (np.log10(k.size) if bonferroni else 0.0))
+    return out
+
+
+def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None) -> DetectResult:
     """The detector matching a :class:`~sims.generate.Generation`'s algorithm.
 
-    ``key`` and ``gamma`` default to the generation's; passing others scores the
-    text as a stranger would (the null).
+    red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
+    :func:`score_autocov`; ``ems``: :func:`score_ems`; its / uw-delta / uw-gamma:
+    :func:`score_keyed_order` (needs ``lm``).
+
+    ``key`` defaults to the generation's (another key scores the text as a stranger would:
+    the null).  ``gamma`` defaults to the generation's; a different gamma for a watermarked
+    generation is refused (a gamma mismatch between generation and detection gives a
+    meaningless test).  ``algo`` (default the generation's) picks the detector, e.g. to
+    score unwatermarked ("none") texts with a watermark's detector.
     """
     m = gen.meta
-    algo = m["algo"]
-    key = m["key"] if key is None else key
-    gamma = m["gamma"] if gamma is None else gamma
+    algo = m["algo"] if algo is None else algo
+    if algo not in DETECTABLE_ALGOS:
+        raise ValueError(f"algo must be one of {DETECTABLE_ALGOS}; got {algo!r}")
+    key = m["key"] if key is None else int(key)
+    if gamma is None:
+        gamma = m["gamma"]
+    elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
+        raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
+    if lm is not None and lm.vocab_size != m["vocab_size"]:
+        raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
     kw = dict(vocab_size=m["vocab_size"], h=m["h"])
-    if algo in REDGREEN_ALGOS or algo == "dualga":
-        return score_redgreen(gen.tokens, gen.prompts, key, gamma, dedup=dedup, **kw)
+    kind = m.get("green_kind", "bernoulli")
+    if algo in REDGREEN_ALGOS:
+        return score_redgreen(gen.tokens, gen.prompts, key, gamma, dedup=dedup, kind=kind, **kw)
     if algo == "autocov":
-        return score_autocov(gen.tokens, gen.prompts, key, gamma, **kw)
+        return score_autocov(gen.tokens, gen.prompts, key, gamma, kind=kind, **kw)
     if algo == "ems":
         return score_ems(gen.tokens, gen.prompts, key, dedup=dedup, **kw)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    return score_keyed_order(gen, lm_step_probs(lm, gen))
+    return score_keyed_order(gen, lm_step_probs(lm, gen), key=key, algo=algo)

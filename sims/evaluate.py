@@ -1,4 +1,13 @@
-"""Generate + detect: the paper's Table exp_performance quantities on a synthetic LM."""
+"""Generate + detect: the paper's Table exp_performance quantities on a synthetic LM, and the
+empirical check that the exact tests' false-positive rate is what they promise.
+
+TPR at a fixed FPR alpha: a text is detected iff its exact p-value is <= alpha, so the
+threshold comes from the exact null (binomial / Gamma / AutoCov / Poisson-binomial tails of
+:mod:`sims.nulls` and :mod:`sims.detect`) and the test's size is at most alpha whatever the
+text length.  The promise is then checked on unwatermarked texts of the same LM (seed
+offset ``NULL_SEED_OFFSET``, the same key): their empirical rejection rate with its exact
+Clopper-Pearson interval.
+"""
 
 from __future__ import annotations
 
@@ -7,58 +16,194 @@ import time
 import numpy as np
 
 from . import detect
-from .generate import generate
-from .lm import get_lm
+from .generate import ALGOS, generate
+from .lm import SyntheticLM, get_lm
+from .progress import progress
 
 FPRS = (1e-4, 1e-6)
+NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
+CI_LEVEL = 0.95
+TTD_LEVEL = 1e-4  # tokens_to_detect: prefix p-value at or below this level from then on
+PREFIX_ALGOS = detect.REDGREEN_ALGOS + ("ems",)  # algorithms with exact prefix p-values
 
 
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact binomial confidence interval for k successes in n trials."""
+def _fpr_key(a: float) -> str:
+    return f"{a:.0e}".replace("e-0", "e-")
+
+
+def clopper_pearson(k: int, n: int, level: float = CI_LEVEL) -> tuple[float, float]:
+    r"""Exact (Clopper-Pearson) confidence interval for a binomial proportion k / n.
+
+    .. math:: \left[B^{-1}\!\left(\tfrac{1-c}{2}; k, n-k+1\right),\ B^{-1}\!\left(\tfrac{1+c}{2}; k+1, n-k\right)\right]
+
+    with :math:`B^{-1}` the beta quantile and :math:`c` the level (lower end 0 if k = 0,
+    upper end 1 if k = n).
+    """
     from scipy.stats import beta
 
+    if not (0 <= int(k) <= int(n)) or int(n) < 1:
+        raise ValueError(f"k must be in [0, n] with n >= 1; got k={k}, n={n}")
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
     a = (1 - level) / 2
     lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
     hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
     return lo, hi
 
 
-def evaluate(lm_name: str, algo: str, *, n: int, T: int, seed: int, key: int = 15485863, dedup: bool = False,
+def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
+    """Rejection rate at each level of FPRS with its Clopper-Pearson interval."""
+    out = {}
+    for a in FPRS:
+        k = int(np.sum(log10_p <= np.log10(a)))
+        out[f"{prefix}_at_{_fpr_key(a)}"] = k / log10_p.size
+        out[f"{prefix}_at_{_fpr_key(a)}_ci{int(level * 100)}"] = clopper_pearson(k, log10_p.size, level)
+    return out
+
+
+def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = 15485863, dedup: bool = False,
              n_null: int | None = None, return_arrays: bool = False, **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
 
-    Returns kl_per_token (exact, mean over tokens), realized_dg, tpr_at_1e-4 / 1e-6 (thresholds
-    p <= alpha from the exact null), empirical_fpr_at_1e-4 with its 95% Clopper-Pearson CI on
-    ``n_null`` unwatermarked texts (default n) of the same LM, median_log10_p, z_mean,
-    tokens_to_detect_median (red-green algorithms, p <= 1e-4), mean_entropy, tokens/s.
+    Parameters
+    ----------
+    lm : preset name (:data:`sims.lm.LM_PRESETS`) or a :class:`~sims.lm.SyntheticLM`
+    algo : one of :data:`sims.generate.ALGOS` except "none"
+    n, T, seed, key :
+        ``n`` watermarked texts of ``T`` tokens (:func:`sims.generate.generate`, seed ``seed``);
+        ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
+        ``seed + NULL_SEED_OFFSET``, scored with the same key and detector.
+    dedup : bool
+        Score each (context, token) pair once (red-green and EMS).
+    return_arrays : bool
+        Add per-text arrays (kl, dg, log10_p, z, null_log10_p, tokens_to_detect) under "arrays".
+    **params :
+        The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, h, green_kind, M).
+
+    Returns
+    -------
+    dict with kl_per_token (exact KL(q_t || p_t), mean over all tokens), realized_dg (mean
+    q_G - G), mean_entropy (nats), tpr_at_1e-4 / tpr_at_1e-6 (p <= alpha) with Clopper-Pearson
+    95% intervals, empirical_fpr_at_1e-4 / 1e-6 on the unwatermarked texts with their
+    intervals, median_log10_p, z_mean, tokens_to_detect_median (prefix p <= 1e-4 from then
+    on; red-green and EMS; None if fewer than half the texts get there), the detector's name
+    and null, timings.
     """
-    lm = get_lm(lm_name)
-    t0 = time.perf_counter()
-    gen = generate(lm, algo, n=n, T=T, seed=seed, key=key, **params)
-    gen_s = time.perf_counter() - t0
-    res = detect.score(gen, lm, dedup=dedup)
-    null = generate(lm, "none", n=n_null or n, T=T, seed=seed + 1_000_003, key=key)
-    null.meta.update(algo=algo, gamma=gen.meta["gamma"], h=gen.meta["h"])  # score as if watermarked with this key
-    res0 = detect.score(null, lm, dedup=dedup)
+    if algo not in ALGOS or algo == "none":
+        raise ValueError(f"algo must be one of {tuple(a for a in ALGOS if a != 'none')}; got {algo!r}")
+    if int(n) < 1 or int(T) < 1:
+        raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
+    model = get_lm(lm) if isinstance(lm, str) else lm
+    n_null = int(n) if n_null is None else int(n_null)
+    if n_null < 1:
+        raise ValueError(f"n_null must be in [1, inf); got {n_null}")
+    with progress(5, f"evaluate {model.name}/{algo}") as bar:
+        t0 = time.perf_counter()
+        gen = generate(model, algo, n=n, T=T, seed=seed, key=key, **params)
+        gen_s = time.perf_counter() - t0
+        bar.update()
+        null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"],
+                        gamma=gen.meta["gamma"], green_kind=gen.meta["green_kind"])
+        bar.update()
+        t0 = time.perf_counter()
+        res = detect.score(gen, model, dedup=dedup)
+        det_s = time.perf_counter() - t0
+        bar.update()
+        res0 = detect.score(null, model, dedup=dedup, algo=algo)
+        bar.update()
+        ttd = None
+        if algo in PREFIX_ALGOS:
+            stat = "ems" if algo == "ems" else "green"
+            pref = detect.prefix_log10p(gen.tokens, gen.prompts, key, stat=stat, gamma=gen.meta["gamma"], h=gen.meta["h"],
+                                        kind=gen.meta["green_kind"], dedup=dedup, vocab_size=model.vocab_size)
+            ttd = detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
+        bar.update()
+    lp = res.log10_p
     out = dict(
-        lm=lm_name, algo=algo, n=n, T=T, seed=seed, key=key, params={k: v for k, v in gen.meta.items() if k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha")},
-        kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std()),
-        realized_dg=float(gen.dg.mean()), realized_dg_per_text_sd=float(gen.dg.mean(axis=1).std()),
+        lm=model.name, algo=algo, n=int(n), n_null=n_null, T=int(T), seed=int(seed), key=int(key), dedup=bool(dedup),
+        params={k: gen.meta[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M", "h", "green_kind") if k in gen.meta},
+        detector=_detector_name(algo),
+        kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
+        realized_dg=float(gen.dg.mean()), realized_dg_per_text_sd=float(gen.dg.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
         mean_entropy=float(gen.entropy.mean()),
-        median_log10_p=float(np.median(res.log10_p)), z_mean=float(np.nanmean(res.z)) if np.isfinite(res.z).any() else None,
-        tokens_per_s=n * T / gen_s,
+        median_log10_p=float(np.median(lp)),
+        z_mean=float(np.nanmean(res.z)) if np.isfinite(res.z).any() else None,
+        flagged=int(res.flagged.sum()),
+        **_rates(lp, "tpr"),
+        **_rates(res0.log10_p, "empirical_fpr"),
+        tokens_to_detect_median=_median_or_none(ttd),
+        generate_tokens_per_s=n * T / gen_s, detect_tokens_per_s=n * T / det_s if det_s > 0 else None,
     )
-    for a in FPRS:
-        out[f"tpr_at_{a:.0e}".replace("e-0", "e-")] = float(np.mean(res.log10_p <= np.log10(a)))
-    k = int(np.sum(res0.log10_p <= -4.0))
-    out["empirical_fpr_at_1e-4"] = k / res0.log10_p.size
-    out["empirical_fpr_at_1e-4_ci95"] = clopper_pearson(k, res0.log10_p.size)
-    if algo in detect.REDGREEN_ALGOS:
-        pref = detect.redgreen_prefix_log10p(gen.tokens, gen.prompts, key, gen.meta["gamma"], vocab_size=lm.vocab_size, h=gen.meta["h"])
-        ttd = detect.tokens_to_detect(pref, -4.0)
-        out["tokens_to_detect_median"] = float(np.nanmedian(ttd)) if np.isfinite(ttd).any() else None
-    else:
-        out["tokens_to_detect_median"] = None
     if return_arrays:
-        out["arrays"] = dict(kl=gen.kl.mean(axis=1), dg=gen.dg.mean(axis=1), log10_p=res.log10_p, z=res.z, null_log10_p=res0.log10_p)
+        out["arrays"] = dict(kl=gen.kl.mean(axis=1), dg=gen.dg.mean(axis=1), log10_p=lp, z=res.z, null_log10_p=res0.log10_p,
+                             null_z=res0.z, tokens_to_detect=ttd)
+    return out
+
+
+def _median_or_none(ttd) -> float | None:
+    """Median tokens-to-detect, counting never-detected texts as infinitely long (None if that median is infinite)."""
+    if ttd is None:
+        return None
+    med = float(np.median(np.where(np.isnan(ttd), np.inf, ttd)))
+    return med if np.isfinite(med) else None
+
+
+def _detector_name(algo: str) -> str:
+    if algo in detect.REDGREEN_ALGOS:
+        return "red-green count, exact binomial tail P(Bin(n, gamma) >= k)"
+    if algo == "ems":
+        return "EMS sum of -log(1 - r), exact Gamma(n, 1) tail"
+    if algo == "autocov":
+        return "AutoCov Z_T, exact lower tail under i.i.d. Bernoulli(gamma) colours"
+    return "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities"
+
+
+def null_fpr(*, n: int, T: int, seed: int, key: int = 15485863, gamma: float = 0.25, lm: str | SyntheticLM | None = None,
+             dedup: bool = True, h: int = 1, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
+    """Empirical false-positive rate of the exact red-green test on ``n`` key-independent texts.
+
+    ``lm=None``: texts of i.i.d. uniform tokens over V = 32000 (the fast path, drawn with
+    ``numpy.random.default_rng(seed)`` in chunks of ``chunk`` texts).  Otherwise unwatermarked
+    texts of that LM (``generate(lm, "none", seed=seed)``).  Either way the text does not
+    depend on the key, so with Bernoulli green lists and ``dedup`` the green count is exactly
+    Binomial(n_distinct, gamma) and the rejection rate at level alpha is at most alpha
+    (below it, since the count is discrete).  Without dedup, repeated (context, token) pairs
+    repeat their colour and the rate can exceed alpha on repetitive text.
+
+    Returns the rejection rate at each level of ``FPRS`` and at 1e-2 and 1e-3 (where the
+    counts are informative at moderate n), each with its Clopper-Pearson interval at
+    ``level``, and the exact size of the discrete test at full length without dedup,
+    :math:`P(\\mathrm{Bin}(T,\\gamma) \\ge k_\\alpha)`.
+    """
+    from .nulls import binom_logsf
+
+    if int(n) < 1 or int(T) < 2:
+        raise ValueError(f"n must be in [1, inf) and T in [2, inf); got n={n}, T={T}")
+    V = 32000
+    lps = []
+    if lm is None:
+        rng = np.random.default_rng(seed)
+        with progress(int(n), "null texts", unit="text") as bar:
+            for a in range(0, int(n), int(chunk)):
+                m = min(int(chunk), int(n) - a)
+                toks = rng.integers(0, V, size=(m, T + h))
+                lps.append(detect.score_redgreen(toks[:, h:], toks[:, :h], key, gamma, vocab_size=V, h=h, dedup=dedup).log10_p)
+                bar.update(m)
+        source = f"iid uniform tokens, V={V}"
+    else:
+        model = get_lm(lm) if isinstance(lm, str) else lm
+        g = generate(model, "none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
+        lps.append(detect.score(g, model, dedup=dedup, key=key, gamma=gamma).log10_p)
+        source = f"unwatermarked texts of {model.name} (V={model.vocab_size})"
+        V = model.vocab_size
+    lp = np.concatenate(lps)
+    out = dict(source=source, n=int(n), T=int(T), seed=int(seed), key=int(key), gamma=float(gamma), dedup=bool(dedup), h=int(h),
+               ci_level=level)
+    levels = (1e-2, 1e-3) + FPRS
+    for a in levels:
+        k = int(np.sum(lp <= np.log10(a)))
+        tail = binom_logsf(np.arange(T + 2), T, gamma)
+        size = float(np.exp(tail[np.argmax(tail <= np.log(a))]))
+        out[f"fpr_at_{_fpr_key(a)}"] = dict(rejections=k, rate=k / lp.size, ci=clopper_pearson(k, lp.size, level),
+                                             exact_size_full_length=size)
     return out

@@ -36,7 +36,7 @@ SPEC_HELP = (
 )
 TABLE_SIZE = 16385
 DRIFT_BINS = 64
-_W_GRID = np.linspace(0.0, 15.0, 61)  # delta grid for W_T (sup norm over [0, M=15])
+W_GRID_POINTS = 61  # delta grid for W_T: the sup norm is over linspace(0, M, 61)
 _W_NODES = (np.arange(256) + 0.5) / 256  # quantile nodes for the law-expected KL and DG
 
 
@@ -64,6 +64,15 @@ class GProcess:
     def mean(self) -> float:
         """E[G] under the schedule's long-run law frequencies."""
         return float(np.mean(self.law_means()))
+
+    def max_dg(self) -> float:
+        r"""Largest achievable long-run DG, :math:`E[(1-G)\,1\{G>0\}]` (delta = inf).
+
+        A hard watermark moves all red mass to green unless the green list is empty,
+        so the DG target Delta is feasible only below this value.
+        """
+        vals = [t if self.step else 0.5 * (t[1:] + t[:-1]) for t in self.tables]
+        return float(np.mean([np.mean((1.0 - v) * (v > 0.0)) for v in vals]))
 
     def with_switch_time(self, T: int) -> "GProcess":
         """The adversarial schedule switches at T // 2 of the run it is used for."""
@@ -131,7 +140,10 @@ def parse_spec(spec: str) -> GProcess:
             parts.append((_positive("mixture weight", w), _positive("beta a", a), _positive("beta b", b)))
         return GProcess(spec, "iid", arr(_mixture_table(parts)), False, np.zeros(1))
     if head == "file":
-        data = np.load(rest).astype(np.float64).ravel()
+        try:
+            data = np.load(rest).astype(np.float64).ravel()
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"file:{rest} must be a readable .npy array of green masses; {exc}") from None
         if data.size == 0 or np.isnan(data).any() or (data < 0).any() or (data > 1).any():
             raise ValueError(f"file:{rest} must hold a non-empty array of green masses in [0, 1]")
         return GProcess(spec, "iid", arr(np.sort(data)), True, np.zeros(1))
@@ -162,7 +174,7 @@ def parse_spec(spec: str) -> GProcess:
     raise ValueError(f"G spec must be one of {SPEC_HELP}; got {spec!r}")
 
 
-def law_functions(proc: GProcess, grid: np.ndarray = _W_GRID) -> tuple[np.ndarray, np.ndarray]:
+def law_functions(proc: GProcess, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Law-expected KL and DG on a delta grid: arrays of shape (n_laws, len(grid))."""
     import theory
 
@@ -175,7 +187,7 @@ def law_functions(proc: GProcess, grid: np.ndarray = _W_GRID) -> tuple[np.ndarra
     return kl, dg
 
 
-def nonstationarity(proc: GProcess, law_counts: np.ndarray) -> tuple[float, float]:
+def nonstationarity(proc: GProcess, law_counts: np.ndarray, M: float = 15.0) -> tuple[float, float]:
     r"""W_{T,1}, W_{T,2} (paper, after Theorem dualGA_performance_iid).
 
     .. math:: W_{T,1} = \sum_t \| \bar D_{kl,t} - \bar D_{kl} \|_\infty,\quad
@@ -183,12 +195,15 @@ def nonstationarity(proc: GProcess, law_counts: np.ndarray) -> tuple[float, floa
 
     where :math:`\bar D_{kl,t}(\delta) = E[D_{kl}(\delta, G_t)]` under the law in
     force at t and the bar without t is their time average; the sup norm is over
-    the grid delta in {0, 0.25, ..., 15}.  ``law_counts[l]`` is the number of steps
-    spent under law l.  An i.i.d. process has W = 0.
+    the grid ``linspace(0, M, 61)`` of boosts (the range of DualGA's projected
+    lambda_t), and the law expectations use 256 mid-quantile nodes of each law.
+    ``law_counts[l]`` is the number of steps spent under law l (for the Markov
+    schedule: the realised regimes, averaged over replications).  An i.i.d.
+    process has W = 0.
     """
     if len(proc.tables) == 1:
         return 0.0, 0.0
-    kl, dg = law_functions(proc)
+    kl, dg = law_functions(proc, np.linspace(0.0, M, W_GRID_POINTS))
     w = np.asarray(law_counts, dtype=np.float64)
     T = w.sum()
     out = []

@@ -13,7 +13,11 @@ controller picks a boost, the exact per-token KL and DG follow from
   convex optimisation with long-term constraints: the boost is chosen *before*
   G_t is seen, :math:`x_{t+1} = \Pi_{[0,M]}\bigl(x_t - (V f_t'(x_t) + Q_t g_t'(x_t))/(2\alpha)\bigr)`,
   :math:`Q_{t+1} = \max(Q_t + g_t(x_t) + g_t'(x_t)(x_{t+1} - x_t), 0)` with
-  :math:`f_t = D_{kl,t}`, :math:`g_t = \Delta - \mathrm{DG}_t`, :math:`V = \sqrt T`, :math:`\alpha = T`.
+  :math:`f_t = D_{kl,t}`, :math:`g_t = \Delta - \mathrm{DG}_t`, :math:`V = \sqrt T`, :math:`\alpha = T`,
+  :math:`Q_1 = 0` and :math:`x_1 = \lambda_1` (the same start as DualGA).
+
+All three see each G_t exactly once, after choosing the boost (the order of
+Algorithm DualGA); DualGA and backpressure differ only in their update rule.
 """
 
 from __future__ import annotations
@@ -124,7 +128,9 @@ def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_co
     n_laws = tables.shape[0]
     for r in prange(R):
         key = rng.stream_key_nb(seed, r)
-        s = state[r]
+        # thread-local copies: rows of shared arrays written every step would false-share
+        s = state[r].copy()
+        counts = np.zeros(n_laws, dtype=np.int64)
         regime = int(s[S_REG])
         kl_sum = 0.0
         dg_sum = 0.0
@@ -132,7 +138,7 @@ def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_co
         for t in range(t0, t1):
             regime = _regime_step(kind, gparams, key, t, regime, n_laws)
             law = _law(kind, gparams, t, regime, n_laws)
-            law_counts[r, law] += 1
+            counts[law] += 1
             G = _draw(tables[law], step, rng.uniform_nb(key, LANES * t))
             kl, dg = _step(algo, ap, G, s, t)
             kl_sum += kl
@@ -143,6 +149,8 @@ def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_co
         s[S_KL] += kl_sum
         s[S_DG] += dg_sum
         s[S_GREEN] += green
+        state[r] = s
+        law_counts[r] += counts
 
 
 @njit(cache=True)
@@ -156,6 +164,74 @@ def regenerate(kind, tables, step, gparams, seed, r, T):
         regime = _regime_step(kind, gparams, key, t, regime, n_laws)
         out[t] = _draw(tables[_law(kind, gparams, t, regime, n_laws)], step, rng.uniform_nb(key, LANES * t))
     return out
+
+
+@njit(cache=True)
+def stream_means(kind, tables, step, gparams, seed, r, T, lam, what):
+    """Means over the G_1..G_T of replication r, regenerated on the fly (no T-sized array).
+
+    ``what`` 0: (mean DG(lam), mean dDG/dlam); 1: (mean KL(lam), mean DG(lam));
+    2: (mean (1 - G) 1{G > 0}, 0) -- the largest achievable average DG.
+    """
+    key = rng.stream_key_nb(seed, r)
+    n_laws = tables.shape[0]
+    regime = 0
+    a = 0.0
+    b = 0.0
+    for t in range(T):
+        regime = _regime_step(kind, gparams, key, t, regime, n_laws)
+        G = _draw(tables[_law(kind, gparams, t, regime, n_laws)], step, rng.uniform_nb(key, LANES * t))
+        if what == 0:
+            a += _scalar.dg(lam, G)
+            b += _scalar.dg_slope(lam, G)
+        elif what == 1:
+            d = _scalar.dg(lam, G)
+            a += _scalar.kl_given_dg(lam, G, d)
+            b += d
+        elif G > 0.0:
+            a += 1.0 - G
+    return a / T, b / T
+
+
+@njit(cache=True)
+def hindsight_opt(kind, tables, step, gparams, seed, r, T, Delta, tol):
+    r"""OPT(Delta) of replication r's own G sequence, streamed (opt:nofree, Lemma Lagrangian_dual).
+
+    .. math:: \mathrm{OPT} = \frac1T\sum_t D_{kl,t}(\lambda^*),\quad
+              \frac1T\sum_t \mathrm{DG}_t(\lambda^*) = \Delta
+
+    lambda* by the same safeguarded Newton on a doubling bracket as
+    ``theory.offline.offline_opt``; each evaluation regenerates the counter stream.
+    Returns (OPT, lambda*), or (nan, nan) when Delta is infeasible for this sequence.
+    """
+    if stream_means(kind, tables, step, gparams, seed, r, T, 0.0, 2)[0] <= Delta:
+        return np.nan, np.nan
+    lo = 0.0
+    hi = 1.0
+    while True:
+        m = stream_means(kind, tables, step, gparams, seed, r, T, hi, 0)[0]
+        if m >= Delta or hi > 1e6:
+            break
+        lo = hi
+        hi *= 2.0
+    lam = 0.5 * (lo + hi)
+    for _ in range(200):
+        m, dm = stream_means(kind, tables, step, gparams, seed, r, T, lam, 0)
+        f = m - Delta
+        if f > 0.0:
+            hi = lam
+        else:
+            lo = lam
+        if f == 0.0:
+            break
+        new = lam - f / dm if dm > 0.0 else 0.5 * (lo + hi)
+        if not (lo < new < hi):
+            new = 0.5 * (lo + hi)
+        if abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo):
+            lam = new
+            break
+        lam = new
+    return stream_means(kind, tables, step, gparams, seed, r, T, lam, 1)[0], lam
 
 
 @njit(cache=True)

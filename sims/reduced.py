@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit, prange
 
 import theory
-from theory.offline import _means_at, _solve_lam
 
 from . import online
 from .gprocess import GProcess, nonstationarity, parse_spec
@@ -69,17 +68,17 @@ def controller_params(
     if not (M > 0.0 and math.isfinite(M)):
         raise ValueError(f"M must be in (0, inf); got {M!r}")
     gam = proc.mean() if gamma is None else theory._validate.gamma(gamma)
-    red = 1.0 - proc.mean()
+    red = proc.max_dg()
     if not (0.0 < Delta < red):
-        raise ValueError(f"Delta must be in (0, E[1 - G]) = (0, {red:.6g}) for G={proc.spec}; got {Delta!r}")
+        raise ValueError(f"Delta must be in (0, E[(1 - G) 1{{G > 0}}]) = (0, {red:.6g}) for G={proc.spec}; got {Delta!r}")
     if eta is None:
         eta = 1.0 / math.sqrt(T) if eta_mode == "const" else 1.0
     if not (eta > 0.0 and math.isfinite(eta)):
         raise ValueError(f"eta must be in (0, inf); got {eta!r}")
     if eta_mode not in ("const", "sqrt"):
         raise ValueError(f"eta_mode must be 'const' or 'sqrt'; got {eta_mode!r}")
-    if lam1 is None:
-        lam1 = theory.delta_star(Delta, gam) if 0.0 < Delta < 1.0 - gam else 1.0
+    if lam1 is None:  # certainty equivalent, projected onto [0, M] (inf when Delta >= 1 - gamma)
+        lam1 = min(float(theory.delta_star(Delta, gam)), M) if Delta < 1.0 - gam else M
     if not (0.0 <= lam1 <= M):
         raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
     if algo == "srl":
@@ -87,10 +86,13 @@ def controller_params(
             raise ValueError("delta must be given for algo 'srl' (a number in [0, inf))")
         theory._validate.boost("delta", delta)
     d = 0.0 if delta is None else float(delta)
-    lam0 = 0.0 if algo == "backpressure" else lam1
-    ap = np.array([Delta, eta, 0.0 if eta_mode == "const" else 1.0, lam0, M, d, math.sqrt(T), float(T)])
+    # backpressure starts its boost x_1 at lam1 too, so the two adaptive controllers compare fairly
+    ap = np.array([Delta, eta, 0.0 if eta_mode == "const" else 1.0, lam1, M, d, math.sqrt(T), float(T)])
     info = dict(eta=eta, eta_mode=eta_mode, lam1=lam1, M=M, delta=delta, gamma=gam)
     return ap, info
+
+
+OPT_TOL = 1e-13  # relative tolerance on lambda* of the hindsight optimum
 
 
 @njit(cache=True, parallel=True)
@@ -98,16 +100,7 @@ def _opt_per_rep(kind, tables, step, gparams, seed, R, T, Delta):
     """Hindsight OPT(Delta) of each replication's own G sequence (regenerated, not stored)."""
     out = np.full(R, np.nan)
     for r in prange(R):
-        G = online.regenerate(kind, tables, step, gparams, seed, r, T)
-        max_dg = 0.0
-        for g in G:
-            if g > 0.0:
-                max_dg += 1.0 - g
-        if max_dg / T <= Delta:
-            continue
-        lam, _ = _solve_lam(G, Delta, 1e-13)
-        kl, _, _ = _means_at(lam, G, Delta)
-        out[r] = kl
+        out[r] = online.hindsight_opt(kind, tables, step, gparams, seed, r, T, Delta, OPT_TOL)[0]
     return out
 
 
@@ -131,7 +124,7 @@ def simulate(
         Green-list ratio for z-scores and the default lambda_1; default E[G].
     eta, eta_mode : step size; "const" (default eta = 1/sqrt(T)) or "sqrt" (eta_t = eta / sqrt(t)).
     lam1 : float, optional
-        Initial dual variable; default the certainty-equivalent delta_star(Delta, gamma).
+        Initial dual variable; default the certainty-equivalent delta_star(Delta, gamma) clipped to M.
     delta : float
         SRL's fixed boost.
     M : float
@@ -168,7 +161,7 @@ def simulate(
     z = (green - gam * T) / math.sqrt(T * gam * (1 - gam))
     opt = _opt_per_rep(proc.kind_code, proc.tables, proc.step, proc.params, seed, reps, T, Delta) if with_opt else np.full(reps, np.nan)
     ok = np.isfinite(opt)
-    W1, W2 = nonstationarity(proc, law_counts.mean(axis=0))
+    W1, W2 = nonstationarity(proc, law_counts.mean(axis=0), M)
     return ReducedResult(
         algo=algo, spec=proc.spec, T=T, reps=reps, seed=seed, Delta=Delta, gamma=gam,
         avg_kl=float(kl.mean()), avg_dg=float(dg.mean()),

@@ -1,0 +1,168 @@
+"""Numba kernels of :mod:`sims.detect` (the public functions there validate and document).
+
+Token layout: text i is ``prompts[i]`` followed by ``tokens[i, :lengths[i]]``; the context of
+generated position t is the ``h`` tokens before it, oldest first (prompt tokens included), as
+in :mod:`sims.prf`.  Statistic codes: ``GREEN_BERNOULLI`` (1 if green), ``GREEN_PARTITION``
+(1 if among the ``n_green`` smallest PRF words of the context), ``EMS`` (-log(1 - r)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from . import prf
+
+GREEN_BERNOULLI = 0
+GREEN_PARTITION = 1
+EMS_SCORE = 2
+
+
+@njit(cache=True, inline="always")
+def _ctx(seed_c, prompts, tokens, i, t, P, h):
+    """Context hash of position t of text i (same words as :func:`sims.prf.context_hash_nb`)."""
+    c = seed_c
+    for j in range(t - h, t):
+        tok = prompts[i, P + j] if j < 0 else tokens[i, j]
+        c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
+    return c
+
+
+@njit(cache=True, inline="always")
+def _value(code, ctx, w, thr, tokmix):
+    """Statistic of a token whose PRF word is ``w = mix64(ctx ^ mix64(y + C_TOKEN))``."""
+    if code == GREEN_BERNOULLI:
+        return 1.0 if (w >> np.uint64(11)) < np.uint64(thr) else 0.0
+    if code == GREEN_PARTITION:
+        # green iff fewer than n_green (= thr) tokens have a strictly smaller word: same as
+        # "w <= the n_green-th smallest word" used by generation
+        below = 0
+        for k in range(tokmix.shape[0]):
+            if prf.mix64_nb(ctx ^ tokmix[k]) < w:
+                below += 1
+        return 1.0 if below < thr else 0.0
+    return -math.log1p(-((w >> np.uint64(11)) + 0.5) * (1.0 / 9007199254740992.0))
+
+
+@njit(cache=True, inline="always")
+def _seen_before(table, pair, has_zero):
+    """Insert ``pair`` into an open-addressing set (0 marks an empty slot; the word 0 itself is
+    tracked by ``has_zero[0]``); return True if it was already there."""
+    if pair == np.uint64(0):
+        if has_zero[0]:
+            return True
+        has_zero[0] = True
+        return False
+    mask = np.uint64(table.shape[0] - 1)
+    slot = pair & mask  # pair is already a mixed word (a keyed context hash ^ a mixed token)
+    while True:
+        cur = table[slot]
+        if cur == pair:
+            return True
+        if cur == np.uint64(0):
+            table[slot] = pair
+            return False
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(cache=True)
+def _table_size(T):
+    size = 16
+    while size < 2 * T:
+        size *= 2
+    return size
+
+
+@njit(cache=True, inline="always")
+def _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored):
+    """Statistic summed over the scored tokens of text i (and their number) into sums[i], scored[i]."""
+    P = prompts.shape[1]
+    table = np.zeros(size, dtype=np.uint64)
+    has_zero = np.zeros(1, dtype=np.bool_)
+    acc = 0.0
+    cnt = 0
+    for t in range(lengths[i]):
+        y = tokens[i, t]
+        ctx = _ctx(seed_c, prompts, tokens, i, t, P, h)
+        pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
+        if dedup and _seen_before(table, pair, has_zero):
+            continue
+        cnt += 1
+        acc += _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+    sums[i] = acc
+    scored[i] = cnt
+
+
+@njit(cache=True, parallel=True)
+def scan_sums(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
+    """Per text: the statistic summed over scored tokens, and the number of scored tokens
+    (texts in parallel; :func:`scan_sums_serial` for small inputs)."""
+    n, T = tokens.shape
+    sums = np.zeros(n)
+    scored = np.zeros(n, dtype=np.int64)
+    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
+    size = _table_size(T) if dedup else 1
+    for i in prange(n):
+        _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
+    return sums, scored
+
+
+@njit(cache=True)
+def scan_sums_serial(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
+    """:func:`scan_sums` on one thread: no parallel-region barrier, which on a loaded 2-core
+    machine can cost milliseconds when another process holds a core."""
+    n, T = tokens.shape
+    sums = np.zeros(n)
+    scored = np.zeros(n, dtype=np.int64)
+    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
+    size = _table_size(T) if dedup else 1
+    for i in range(n):
+        _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
+    return sums, scored
+
+
+@njit(cache=True, parallel=True)
+def scan_tokens(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix, values, scored):
+    """Per token: its statistic (``values``) and whether it is scored (in the text, and the
+    first occurrence of its (context, token) pair when ``dedup``).  Unscored cells get 0."""
+    n, T = tokens.shape
+    P = prompts.shape[1]
+    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
+    size = _table_size(T) if dedup else 1
+    for i in prange(n):
+        table = np.zeros(size, dtype=np.uint64)
+        has_zero = np.zeros(1, dtype=np.bool_)
+        for t in range(T):
+            values[i, t] = 0.0
+            scored[i, t] = False
+        for t in range(lengths[i]):
+            y = tokens[i, t]
+            ctx = _ctx(seed_c, prompts, tokens, i, t, P, h)
+            pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
+            if dedup and _seen_before(table, pair, has_zero):
+                continue
+            scored[i, t] = True
+            values[i, t] = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+
+
+@njit(cache=True)
+def layout(tokens):
+    """One pass over the ids: per-text length up to the first -1, and per-text min and max id."""
+    n, T = tokens.shape
+    lengths = np.full(n, T, dtype=np.int64)
+    lo = np.zeros(n, dtype=np.int64)
+    hi = np.zeros(n, dtype=np.int64)
+    for i in range(n):
+        a = tokens[i, 0] if T else 0
+        b = a
+        for t in range(T):
+            y = tokens[i, t]
+            a = min(a, y)
+            b = max(b, y)
+            if y < 0 and lengths[i] == T:
+                lengths[i] = t
+        lo[i] = a
+        hi[i] = b
+    return lengths, lo, hi
