@@ -28,6 +28,9 @@ def main(argv=None) -> int:
     for name in args.only or names():
         print(f"== {name}", flush=True)
         res = importlib.import_module(f"bench.{name}").main([])
+        if res.get("skipped"):
+            print(f"   skipped: {res['skipped']}")
+            continue
         res = {"machine": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d"), **res}
         (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
     return 0

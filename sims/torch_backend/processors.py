@@ -60,6 +60,7 @@ class _KeyedProcessor:
         self.records: dict[str, list[torch.Tensor]] = {"kl": [], "G": [], "dg": [], "lam": []}
         self._table: torch.Tensor | None = None
         self._nan: torch.Tensor | None = None
+        self._boost = None  # FusedBoost of the soft boosts on CUDA
         self.t = 0  # steps seen (ITS indexes its key stream by position)
 
     def _prepare(self, input_ids: torch.LongTensor, scores: torch.Tensor):
@@ -94,9 +95,29 @@ class _KeyedProcessor:
         Raises ValueError if any step's logits contained NaN (checked here, not per step,
         so that decoding never waits for the host).
         """
+        if self._boost is not None:
+            return self._boost.stacked()
         if self._nan is not None and bool(self._nan):
             raise ValueError("scores contained NaN at some decoding step")
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
+
+    def _fused_call(self, input_ids, scores, lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0):
+        """The boost through :class:`.fused.FusedBoost` (Triton kernels: one pass over the logits),
+        used on CUDA when ``fused`` allows; records up to ``max_steps`` steps."""
+        from .fused import FusedBoost
+
+        B = scores.shape[0]
+        if input_ids.shape[1] < self.h or scores.shape[-1] < self.vocab_size:
+            self._prepare(input_ids, scores)  # raises the same errors as the unfused path
+        if self._boost is None or self._boost.B != B:
+            self._boost = FusedBoost(self.key, self.gamma, self.vocab_size, B, self.max_steps, scores.device, h=self.h,
+                                     lam1=lam1, Delta=Delta, eta=eta, M=M, backend="triton")
+        return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
+
+    def _use_fused(self, scores) -> bool:
+        from .fused import triton_usable
+
+        return bool(self.fused) if self.fused is not None else scores.is_cuda and triton_usable(scores.device)
 
     def _point_mass(self, scores, p, green, G, y):
         """Records and logits of a watermark that picks token ``y`` deterministically (KL = -log p(y))."""
@@ -114,11 +135,14 @@ class SRLProcessor(_KeyedProcessor):
 
     name = "srl"
 
-    def __init__(self, key, gamma, vocab_size, delta: float, h: int = 1):
+    def __init__(self, key, gamma, vocab_size, delta: float, h: int = 1, fused: bool | None = None, max_steps: int = 4096):
         super().__init__(key, gamma, vocab_size, h)
         self.delta = float(theory._validate.boost("delta", delta))
+        self.fused, self.max_steps = fused, int(max_steps)
 
     def __call__(self, input_ids, scores):
+        if type(self) is SRLProcessor and self._use_fused(scores):
+            return self._fused_call(input_ids, scores, self.delta)
         logits, green, p, G = self._prepare(input_ids, scores)
         return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
 
@@ -128,14 +152,18 @@ class DualGAProcessor(_KeyedProcessor):
 
     name = "dualga"
 
-    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1):
+    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1,
+                 fused: bool | None = None, max_steps: int = 4096):
         gamma = theory.gamma_star(Delta) if gamma is None else gamma
         super().__init__(key, gamma, vocab_size, h)
         self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
         self.lam1 = theory.delta_star(Delta, gamma) if lam1 is None else float(lam1)
         self.lam: torch.Tensor | None = None
+        self.fused, self.max_steps = fused, int(max_steps)
 
     def __call__(self, input_ids, scores):
+        if type(self) is DualGAProcessor and self._use_fused(scores):
+            return self._fused_call(input_ids, scores, self.lam1, self.Delta, self.eta, self.M)
         logits, green, p, G = self._prepare(input_ids, scores)
         if self.lam is None or self.lam.shape[0] != G.shape[0]:
             self.lam = torch.full_like(G, self.lam1)

@@ -1,0 +1,185 @@
+"""The soft green-list boost of SRL and DualGA as one fused step over a (B, V) logits buffer.
+
+:class:`FusedBoost` reads the logits once, writes ``logits + lambda_t * green`` and records
+(KL, G, DG, lambda) at step t into preallocated (4, B, T) float64 buffers, with the DualGA
+update of lambda on the device: no allocation, no host synchronisation, so a whole decoding
+step can be captured in a CUDA graph.  Two backends compute the same function:
+
+* ``"triton"``: the two kernels of :mod:`._triton_boost` (CUDA, or CPU under
+  ``TRITON_INTERPRET=1``);
+* ``"torch"``: plain tensor operations (:mod:`.prf_torch`, :func:`.processors.soft_records`),
+  the reference the Triton kernels are tested against, and the CPU path.
+
+SRL is the case ``eta = 0``: lambda stays at ``lam1 = delta``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import torch
+
+import theory
+
+from .. import prf
+from . import prf_torch
+
+BLOCK = 2048  # logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
+NUM_WARPS = 4
+FIELDS = ("kl", "G", "dg", "lam")
+
+
+def triton_usable(device: torch.device | str) -> bool:
+    """Whether the Triton kernels can run for tensors on ``device``."""
+    if importlib.util.find_spec("triton") is None:
+        return False
+    return torch.device(device).type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
+
+
+class FusedBoost:
+    """Boost + records for B rows over vocabulary ``vocab_size``, T steps at most.
+
+    Parameters
+    ----------
+    key, gamma, h : the green lists of :mod:`sims.prf` (stream GREEN, context width h).
+    vocab_size : int
+        Columns watermarked; wider logits (padding) are copied unchanged.
+    batch, steps : int
+        Rows and record capacity.
+    lam1 : float
+        Initial boost (SRL: its fixed delta; 0 with ``watermark=False``).
+    Delta, eta, M : float
+        DualGA target, step size and cap of Algorithm DualGA; ``eta = 0`` is SRL.
+    watermark : bool
+        False: no green lists, no records -- the unwatermarked baseline of :meth:`sample`.
+    sample_key : int
+        Key of the counter stream of sampling uniforms (:meth:`sample`).
+    backend : {"auto", "triton", "torch"}
+    block, num_warps : int
+        Triton tiling: logits per program (a power of two) and warps per program.
+    """
+
+    def __init__(self, key: int, gamma: float, vocab_size: int, batch: int, steps: int, device, *, h: int = 1,
+                 lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0, watermark: bool = True,
+                 sample_key: int = 0, backend: str = "auto", block: int = BLOCK, num_warps: int = NUM_WARPS):
+        theory._validate.gamma(gamma)
+        if backend not in ("auto", "triton", "torch"):
+            raise ValueError(f"backend must be 'auto', 'triton' or 'torch'; got {backend!r}")
+        if backend == "auto":
+            backend = "triton" if triton_usable(device) else "torch"
+        if backend == "triton" and not triton_usable(device):
+            raise ValueError(f"backend 'triton' needs the triton package and a CUDA device (or TRITON_INTERPRET=1); got device {device}")
+        for name, v, lo in (("batch", batch, 1), ("steps", steps, 1), ("h", h, 1), ("vocab_size", vocab_size, 2)):
+            if int(v) < lo:
+                raise ValueError(f"{name} must be in [{lo}, inf); got {v!r}")
+        self.key, self.gamma, self.V, self.h = int(key), float(gamma), int(vocab_size), int(h)
+        self.B, self.T, self.backend, self.watermark = int(batch), int(steps), backend, bool(watermark)
+        self.eta = float(eta)
+        self.threshold = prf.green_threshold(gamma)
+        self.seed_mixed = prf_torch._s64(int(prf.mix64_nb((self.key + prf.GOLDEN * (prf.GREEN + 1)) & prf.MASK64)))
+        self.sample_key = prf_torch._s64(int(sample_key))
+        if block < 128 or block & (block - 1):
+            raise ValueError(f"block must be a power of two >= 128; got {block!r}")
+        self.block, self.num_warps = int(block), int(num_warps)
+        self.n_chunks = -(-self.V // self.block)
+        kw = dict(device=device, dtype=torch.float64)
+        self.params = torch.tensor([Delta, eta, M], **kw)
+        self.lam = torch.full((self.B,), float(lam1) if watermark else 0.0, **kw)
+        self.records = torch.full((4, self.B, self.T), float("nan"), **kw)
+        self.t = torch.zeros((), dtype=torch.int64, device=device)
+        self.nan = torch.zeros((), **kw)
+        self._part = torch.empty((self.B, self.n_chunks, 3), **kw)
+        self._pick = torch.empty((self.B, 4), **kw)
+        self._table = prf_torch.token_table(self.V, device)
+
+    def _check(self, window, logits):
+        if logits.shape[0] != self.B or logits.shape[-1] < self.V or window.shape != (self.B, self.h):
+            raise ValueError(f"logits must be ({self.B}, >= {self.V}) and window ({self.B}, {self.h}); "
+                             f"got {tuple(logits.shape)} and {tuple(window.shape)}")
+
+    def __call__(self, window: torch.Tensor, logits: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        """Boost ``logits`` (B, >= V) into ``out`` for context ``window`` (B, h); record step t; t += 1."""
+        self._check(window, logits)
+        if logits.shape[-1] > self.V and out.data_ptr() != logits.data_ptr():
+            out[:, self.V :] = logits[:, self.V :]
+        if self.backend == "triton":
+            self._kernels(window, logits, out, None)
+        else:
+            x, green, q_logits = self._torch_step(window, logits)
+            out[:, : self.V] = q_logits.to(out.dtype)
+            self.t += 1
+        return out
+
+    def sample(self, window: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) -> None:
+        """Draw step t's tokens from the boosted distribution into ``tokens[:, t]`` (inverse CDF
+        over token ids, one uniform per row from the counter stream ``sample_key`` at index
+        t * B + row), shift them into ``window`` (B, h), record, and advance t."""
+        self._check(window, logits)
+        if self.backend == "triton":
+            self._kernels(window, logits, None, tokens)
+        else:
+            x, green, q_logits = self._torch_step(window, logits)
+            q = torch.softmax(q_logits, dim=-1)
+            cum = torch.cumsum(q, dim=-1)
+            u = prf_torch.counter_uniform(self.sample_key, self.t * self.B + torch.arange(self.B, device=x.device))
+            idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
+            last = torch.where(q > 0, torch.arange(self.V, device=x.device), 0).amax(-1, keepdim=True)
+            nxt = torch.minimum(idx, last)
+            tokens.index_copy_(1, self.t.reshape(1), nxt)
+            window.copy_(torch.cat([window[:, 1:], nxt], dim=1))
+            self.t += 1
+
+    def _kernels(self, window, logits, out, tokens):
+        from . import _triton_boost as k
+
+        sampling = tokens is not None
+        k.boost_partials[(self.B, self.n_chunks)](
+            logits, logits.stride(0), logits if out is None else out, 0 if out is None else out.stride(0), window,
+            window.stride(0), self.lam, self._part, self._table, self.seed_mixed, self.threshold, self.V, H=self.h, BLOCK=self.block,
+            N_CHUNKS=self.n_chunks, HASH=self.watermark, WRITE=not sampling, num_warps=self.num_warps)
+        r = self.records
+        k.boost_epilogue[(1,)](
+            self._part, self.lam, self.params, r, r.stride(0), r.stride(1), self.t, self.T, self.nan, self._pick,
+            self.sample_key, self.B, N_CHUNKS=self.n_chunks, NC_P2=triton_next_pow2(self.n_chunks),
+            BLOCK_B=max(16, triton_next_pow2(self.B)), UPDATE=self.eta != 0.0, RECORD=self.watermark, SAMPLE=sampling,
+            ADVANCE_T=not sampling)
+        if sampling:
+            k.pick[(self.B,)](logits, logits.stride(0), window, window.stride(0), self._part, self._pick, self._table, tokens,
+                              tokens.stride(0), self.t, self.seed_mixed, self.threshold, self.V, H=self.h, BLOCK=self.block,
+                              N_CHUNKS=self.n_chunks, HASH=self.watermark, num_warps=self.num_warps)
+            self.t += 1
+
+    def _torch_step(self, window, logits):
+        """Reference step: (float64 logits, green mask, boosted logits); records at t, lambda update."""
+        from .processors import soft_records
+
+        x = logits[:, : self.V].double()
+        self.nan += torch.isnan(x).sum()
+        if not self.watermark:
+            return x, None, x
+        green = prf_torch.green_mask(prf_torch.context_hash(self.key, window), self.V, self.gamma, table=self._table)
+        G = (torch.softmax(x, dim=-1) * green).sum(-1).clamp(0.0, 1.0)
+        lam = self.lam.clone()
+        kl, dg = soft_records(lam, G)
+        slot = self.t.clamp(max=self.T - 1).reshape(1)  # past capacity: overwritten, and stacked() raises
+        self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam])[:, :, None])
+        if self.eta != 0.0:
+            Delta, eta, M = self.params
+            self.lam.copy_((lam + eta * (Delta - dg)).clamp(0.0, M))
+        return x, green, x + lam[:, None] * green
+
+    def stacked(self) -> dict[str, torch.Tensor]:
+        """Records of the steps taken, (B, t) each; raises ValueError if any logits were NaN."""
+        if float(self.nan) > 0:
+            raise ValueError("logits contained NaN at some decoding step")
+        n = int(self.t)
+        if n > self.T:
+            raise ValueError(f"{n} steps taken but records hold steps={self.T}")
+        if not self.watermark:
+            return {}
+        return {f: self.records[i, :, :n] for i, f in enumerate(FIELDS)}
+
+
+def triton_next_pow2(n: int) -> int:
+    return 1 << max(0, (int(n) - 1).bit_length())
