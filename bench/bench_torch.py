@@ -2,7 +2,7 @@
 WatermarkLogitsProcessor at vocab 32k and 128k, batch 1 and 16; and SmolLM2 end-to-end
 generation with DualGA vs none in the same loop (overhead %).
 
-GPU figures (H100 goals of issue 6) need a lent GPU; none was lent to this task.
+GPU figures (the H100 goals) are in :mod:`bench.bench_gpu`.
 """
 
 from __future__ import annotations

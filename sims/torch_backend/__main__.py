@@ -25,12 +25,14 @@ def main(argv=None) -> int:
     ev.add_argument("--seed", type=int, default=0)
     ev.add_argument("--key", type=int, default=15485863)
     ev.add_argument("--dedup", action="store_true")
+    ev.add_argument("--engine", choices=("loop", "static"), default="loop",
+                    help="loop: LogitsProcessors, every algo; static: static KV cache + fused kernels (+ CUDA graphs on GPU)")
     ev.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     from .evaluate_torch import evaluate
 
     try:
-        out = evaluate(args.model, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, prompts=args.prompts, dedup=args.dedup,
+        out = evaluate(args.model, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, prompts=args.prompts, dedup=args.dedup, engine=args.engine,
                        gamma=args.gamma, delta=args.delta, Delta=args.Delta, eta=args.eta, lam1=args.lam1, tau=args.tau, alpha=args.alpha)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ from .. import detect
 from ..evaluate import clopper_pearson
 from . import prompts as prompt_sets
 from .generate_torch import generate, make_processor
+from .static_decode import generate_static
 from .model import load
 
 
@@ -45,9 +46,26 @@ def _score(algo, g, key, gamma, V, dedup, model=None):
     return detect.score_redgreen(g.tokens, g.prompts, key, gamma, vocab_size=V, dedup=dedup)
 
 
-def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = 15485863, prompts: str = "lfqa", dedup: bool = False, **params) -> dict:
+def _generate(engine, model, ids, T, algo, key, seed, V, params):
+    if engine == "static":
+        kw = {k: v for k, v in params.items() if k in ("gamma", "delta", "Delta", "eta", "lam1") and v is not None}
+        return generate_static(model, ids, T, algo=algo, key=key, seed=seed, vocab_size=V, **kw)
+    return generate(model, ids, T, make_processor(algo, V, key, **params), seed=seed, vocab_size=V)
+
+
+def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = 15485863, prompts: str = "lfqa", dedup: bool = False,
+             engine: str = "loop", **params) -> dict:
     """Generate with ``algo`` on a real LM and detect with the matching detector (ITS / UW use the
-    model's teacher-forced probabilities, as UW's detector requires)."""
+    model's teacher-forced probabilities, as UW's detector requires).
+
+    ``engine``: "loop" (transformers-style loop with the ``LogitsProcessor``s, every algorithm) or
+    "static" (:func:`.static_decode.generate_static`: static KV cache, fused kernels and CUDA
+    graphs on a GPU; none, srl and dualga).
+    """
+    if engine not in ("loop", "static"):
+        raise ValueError(f"engine must be 'loop' or 'static'; got {engine!r}")
+    if engine == "static" and algo not in ("none", "srl", "dualga"):
+        raise ValueError(f"engine 'static' runs algo 'none', 'srl' or 'dualga'; got {algo!r}")
     model, tok = load(model_name)
     V = len(tok) if tok is not None else model.config.vocab_size
     if prompts == "lfqa":
@@ -64,11 +82,10 @@ def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: 
     rows = dict(kl=[], dg=[], lp=[], z=[], lp0=[])
     tokens, seconds = 0, 0.0
     for i, ids in enumerate(batches):
-        proc = make_processor(algo, V, key, **params)
-        g = generate(model, ids, T, proc, seed=seed + i, vocab_size=V)
+        g = _generate(engine, model, ids, T, algo, key, seed + i, V, params)
         gamma = g.meta["gamma"]
         r = _score(algo, g, key, gamma, V, dedup, model)
-        g0 = generate(model, ids, T, None, seed=seed + 10_000 + i, vocab_size=V)
+        g0 = _generate(engine, model, ids, T, "none", key, seed + 10_000 + i, V, params)
         r0 = _score(algo, g0, key, gamma, V, dedup, model)
         rows["kl"].append(float(g.records["kl"].mean()) if g.records else 0.0)
         rows["dg"].append(float(g.records["dg"].mean()) if g.records else 0.0)

@@ -31,10 +31,16 @@ FIELDS = ("kl", "G", "dg", "lam")
 
 
 def triton_usable(device: torch.device | str) -> bool:
-    """Whether the Triton kernels can run for tensors on ``device``."""
+    """Whether the Triton kernels can run for tensors on ``device`` (CUDA, or the CPU under
+    Triton's interpreter, ``TRITON_INTERPRET=1``)."""
     if importlib.util.find_spec("triton") is None:
         return False
     return torch.device(device).type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
+
+
+def default_backend(device: torch.device | str) -> str:
+    """"triton" on CUDA when Triton is installed, else "torch" (the interpreter is opt-in)."""
+    return "triton" if torch.device(device).type == "cuda" and triton_usable(device) else "torch"
 
 
 class FusedBoost:
@@ -67,7 +73,7 @@ class FusedBoost:
         if backend not in ("auto", "triton", "torch"):
             raise ValueError(f"backend must be 'auto', 'triton' or 'torch'; got {backend!r}")
         if backend == "auto":
-            backend = "triton" if triton_usable(device) else "torch"
+            backend = default_backend(device)
         if backend == "triton" and not triton_usable(device):
             raise ValueError(f"backend 'triton' needs the triton package and a CUDA device (or TRITON_INTERPRET=1); got device {device}")
         for name, v, lo in (("batch", batch, 1), ("steps", steps, 1), ("h", h, 1), ("vocab_size", vocab_size, 2)):
@@ -75,7 +81,7 @@ class FusedBoost:
                 raise ValueError(f"{name} must be in [{lo}, inf); got {v!r}")
         self.key, self.gamma, self.V, self.h = int(key), float(gamma), int(vocab_size), int(h)
         self.B, self.T, self.backend, self.watermark = int(batch), int(steps), backend, bool(watermark)
-        self.eta = float(eta)
+        self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
         self.threshold = prf.green_threshold(gamma)
         self.seed_mixed = prf_torch._s64(int(prf.mix64_nb((self.key + prf.GOLDEN * (prf.GREEN + 1)) & prf.MASK64)))
         self.sample_key = prf_torch._s64(int(sample_key))
@@ -165,8 +171,7 @@ class FusedBoost:
         slot = self.t.clamp(max=self.T - 1).reshape(1)  # past capacity: overwritten, and stacked() raises
         self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam])[:, :, None])
         if self.eta != 0.0:
-            Delta, eta, M = self.params
-            self.lam.copy_((lam + eta * (Delta - dg)).clamp(0.0, M))
+            self.lam.copy_((lam + self.eta * (self.Delta - dg)).clamp(0.0, self.M))
         return x, green, x + lam[:, None] * green
 
     def stacked(self) -> dict[str, torch.Tensor]:

@@ -8,6 +8,10 @@ boost used, from the closed forms of :mod:`theory` re-expressed in torch:
 :math:`f(x) = (1+x)\\log(1+x) - x` (``torch.xlogy``), with the series of
 :mod:`theory._scalar` near 0: agreement with :mod:`theory` to 1e-12 in float64 (tested).
 
+On CUDA (with Triton installed) SRL and DualGA run as one fused kernel step
+(:class:`.fused.FusedBoost`, ``fused=None`` picks it; ``fused=False`` forces this module's
+tensor code, the reference it is tested against).
+
 Only the first ``vocab_size`` columns are watermarked: models whose logits are padded past
 the tokenizer's vocabulary (OPT-style) keep the padding untouched.  -inf logits (masked
 tokens) stay -inf; NaN logits raise.
@@ -115,9 +119,9 @@ class _KeyedProcessor:
         return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
-        from .fused import triton_usable
+        from .fused import default_backend
 
-        return bool(self.fused) if self.fused is not None else scores.is_cuda and triton_usable(scores.device)
+        return bool(self.fused) if self.fused is not None else default_backend(scores.device) == "triton"
 
     def _point_mass(self, scores, p, green, G, y):
         """Records and logits of a watermark that picks token ``y`` deterministically (KL = -log p(y))."""

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ..rng import stream_key
-from .fused import FusedBoost, triton_next_pow2, triton_usable
+from .fused import FusedBoost, default_backend, triton_next_pow2, triton_usable
 from .generate_torch import TorchGeneration
 
 SAMPLE_STREAM = 0x5A3D
@@ -34,7 +34,7 @@ class StaticLlama:
     """Decoder over ``model``'s weights with a static KV cache of ``batch`` rows x ``max_len`` positions.
 
     ``kernels``: "triton" runs single-token steps through the fused kernels of
-    :mod:`._triton_llama` (default where Triton can run); "torch" runs every step eagerly.
+    :mod:`._triton_llama` (default on CUDA); "torch" runs every step eagerly.
     """
 
     def __init__(self, model, batch: int, max_len: int, kernels: str = "auto"):
@@ -72,7 +72,9 @@ class StaticLlama:
         self.arange = pos
         if kernels not in ("auto", "triton", "torch"):
             raise ValueError(f"kernels must be 'auto', 'triton' or 'torch'; got {kernels!r}")
-        self.kernels = ("triton" if triton_usable(self.device) else "torch") if kernels == "auto" else kernels
+        if kernels == "triton" and not triton_usable(self.device):
+            raise ValueError(f"kernels 'triton' needs the triton package and a CUDA device (or TRITON_INTERPRET=1); got {self.device}")
+        self.kernels = default_backend(self.device) if kernels == "auto" else kernels
 
     def _rms(self, x, w):
         xf = x.float()
@@ -196,8 +198,9 @@ def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "du
     graphs = dec.device.type == "cuda" if cuda_graph is None else bool(cuda_graph)
     t0 = time.perf_counter()
     loop.sample(dec.forward(prompts, torch.arange(P, device=dec.device), P))
+    capture = 0.0
     if graphs:
-        _replay_graphs(loop, P, T)
+        capture = _replay_graphs(loop, P, T)
     else:
         for s in range(1, T):
             loop.step(min(dec.L, math.ceil((P + s + 1) / BUCKET) * BUCKET))
@@ -206,12 +209,13 @@ def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "du
     seconds = time.perf_counter() - t0
     records = {k: v.cpu().numpy() for k, v in sampler.stacked().items()}
     meta = dict(algo=algo, key=key, gamma=gamma, h=h, vocab_size=V,
-                engine=f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else ""))
+                engine=f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else ""), capture_seconds=capture)
     return TorchGeneration(loop.tokens.cpu().numpy(), prompts.cpu().numpy(), records, seconds, meta)
 
 
-def _replay_graphs(loop: _Loop, P: int, T: int):
-    """Steps 1..T-1, one CUDA graph per attention bucket, captured on first use.
+def _replay_graphs(loop: _Loop, P: int, T: int) -> float:
+    """Steps 1..T-1, one CUDA graph per attention bucket, captured on first use; returns the
+    seconds spent capturing (included in the generation's time, reported apart in its meta).
 
     Capture runs the step once on a side stream to warm up, which would advance the state:
     the state tensors are saved before and restored after each capture.
@@ -220,9 +224,12 @@ def _replay_graphs(loop: _Loop, P: int, T: int):
     b = loop.sampler
     state = [loop.tokens, loop.pos, loop.window, dec.k, dec.v, b.lam, b.records, b.t, b.nan]
     graphs: dict[int, torch.cuda.CUDAGraph] = {}
+    capture = 0.0
     for s in range(1, T):
         kv_len = min(dec.L, math.ceil((P + s + 1) / BUCKET) * BUCKET)
         if kv_len not in graphs:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
             saved = [x.clone() for x in state]
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
@@ -235,4 +242,7 @@ def _replay_graphs(loop: _Loop, P: int, T: int):
             for x, y in zip(state, saved):
                 x.copy_(y)
             graphs[kv_len] = g
+            torch.cuda.synchronize()
+            capture += time.perf_counter() - t0
         graphs[kv_len].replay()
+    return capture
