@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit, prange
 
 from theory import _scalar
+from theory.offline import rtsafe_step
 
 from . import rng
 
@@ -217,20 +218,9 @@ def hindsight_opt(kind, tables, step, gparams, seed, r, T, Delta, tol):
     lam = 0.5 * (lo + hi)
     for _ in range(200):
         m, dm = stream_means(kind, tables, step, gparams, seed, r, T, lam, 0)
-        f = m - Delta
-        if f > 0.0:
-            hi = lam
-        else:
-            lo = lam
-        if f == 0.0:
+        lam, lo, hi, done = rtsafe_step(lam, lo, hi, m - Delta, dm, tol)
+        if done:
             break
-        new = lam - f / dm if dm > 0.0 else 0.5 * (lo + hi)
-        if not (lo < new < hi):
-            new = 0.5 * (lo + hi)
-        if abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo):
-            lam = new
-            break
-        lam = new
     return stream_means(kind, tables, step, gparams, seed, r, T, lam, 1)[0], lam
 
 

@@ -83,6 +83,22 @@ def _means_at(lam, G, Delta):
     return kl / n, dg / n, du / n
 
 
+@njit(cache=True, inline="always")
+def rtsafe_step(lam, lo, hi, f, slope, tol):
+    """One safeguarded Newton step on the bracket [lo, hi] of an increasing f(lam) (the mean DG
+    minus Delta): returns (next lam, lo, hi, converged); bisects where Newton leaves the bracket."""
+    if f > 0.0:
+        hi = lam
+    else:
+        lo = lam
+    if f == 0.0:
+        return lam, lo, hi, True
+    new = lam - f / slope if slope > 0.0 else 0.5 * (lo + hi)
+    if not (lo < new < hi):
+        new = 0.5 * (lo + hi)
+    return new, lo, hi, abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo)
+
+
 @njit(cache=True)
 def _solve_lam(G, Delta, tol):
     """Safeguarded Newton (rtsafe) for mean DG(lam) = Delta on a doubling bracket."""
@@ -100,21 +116,9 @@ def _solve_lam(G, Delta, tol):
     for _ in range(200):
         it += 1
         m, dm = _mean_dg_slope(lam, G)
-        f = m - Delta
-        if f > 0.0:
-            hi = lam
-        else:
-            lo = lam
-        if f == 0.0:
+        lam, lo, hi, done = rtsafe_step(lam, lo, hi, m - Delta, dm, tol)
+        if done:
             break
-        step_ok = dm > 0.0
-        new = lam - f / dm if step_ok else 0.5 * (lo + hi)
-        if not (lo < new < hi):
-            new = 0.5 * (lo + hi)
-        if abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo):
-            lam = new
-            break
-        lam = new
     return lam, it
 
 
