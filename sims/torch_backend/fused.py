@@ -15,6 +15,7 @@ SRL is the case ``eta = 0``: lambda stays at ``lam1 = delta``.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 
@@ -30,10 +31,15 @@ NUM_WARPS = 4
 FIELDS = ("kl", "G", "dg", "lam")
 
 
+@functools.cache
+def _triton_installed() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
 def triton_usable(device: torch.device | str) -> bool:
     """Whether the Triton kernels can run for tensors on ``device`` (CUDA, or the CPU under
     Triton's interpreter, ``TRITON_INTERPRET=1``)."""
-    if importlib.util.find_spec("triton") is None:
+    if not _triton_installed():
         return False
     return torch.device(device).type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
 

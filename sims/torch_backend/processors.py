@@ -27,6 +27,7 @@ import theory
 
 from .. import prf
 from . import prf_torch
+from .fused import FusedBoost, default_backend
 
 
 def _f(x: torch.Tensor) -> torch.Tensor:
@@ -108,8 +109,6 @@ class _KeyedProcessor:
     def _fused_call(self, input_ids, scores, lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0):
         """The boost through :class:`.fused.FusedBoost` (Triton kernels: one pass over the logits),
         used on CUDA when ``fused`` allows; records up to ``max_steps`` steps."""
-        from .fused import FusedBoost
-
         B = scores.shape[0]
         if input_ids.shape[1] < self.h or scores.shape[-1] < self.vocab_size:
             self._prepare(input_ids, scores)  # raises the same errors as the unfused path
@@ -119,8 +118,6 @@ class _KeyedProcessor:
         return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
-        from .fused import default_backend
-
         return bool(self.fused) if self.fused is not None else default_backend(scores.device) == "triton"
 
     def _point_mass(self, scores, p, green, G, y):
