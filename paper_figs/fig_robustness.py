@@ -65,6 +65,9 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
             real.append(float(np.mean(s1.score / s1.n_scored - gamma)))
         c = ax.plot(ls, real, "o", label=f"{name}: realised")[0].get_color()
         ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T) for l in ls], "-", c=c, label=f"{name}: Delta'")
+        if name == "deletion":  # worst_deletion removes scattered greens: each may re-colour its successor
+            ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T, rehash="scattered") for l in ls], ":", c=c,
+                    label="deletion: Delta' with re-colouring")
         summary.setdefault("adv_robust", {})[name] = dict(l=ls.tolist(), realised=real)
     ax.set(title="DualGA Delta=0.4: worst cases vs Delta'", xlabel="l (share attacked)", ylabel="green excess over gamma")
     ax.legend(fontsize=6)

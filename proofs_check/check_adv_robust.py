@@ -66,8 +66,8 @@ def run(quick: bool, rng) -> list[Check]:
     l = 0.02
     m = round(l * T)
     worst = _contiguous_deletions(gen, m).min(axis=1)
-    paper = (e0 - l + l * gamma) / (1 - l)
-    fixed = (e0 - l + l * gamma - 1 / T) / (1 - l)
+    paper = np.array([theory.robust_delta("deletion", e, gamma, l, T) for e in e0])
+    fixed = np.array([theory.robust_delta("deletion", e, gamma, l, T, rehash="contiguous") for e in e0])
     n_bad = int(np.sum(worst < paper - COUNT_TOL))
     out.append(Check(RESULT, f"contiguous deletion l={l}: min(worst excess - (Delta - l + l g - 1/T)/(1 - l))", float(np.min(worst - fixed)),
                      ">= 0 (corrected bound)", f"-{COUNT_TOL:g}", bool(np.min(worst - fixed) >= -COUNT_TOL),
@@ -85,14 +85,14 @@ def run(quick: bool, rng) -> list[Check]:
         att = attack(gen, kind, l, 0)
         e1 = _excess(att.tokens, att.prompts, key, gamma, V)
         if name == "deletion":
-            bound = (e0 - 2 * l + l * gamma) / (1 - l)
+            bound = np.array([theory.robust_delta("deletion", e, gamma, l, T, rehash="scattered") for e in e0])
             n_paper = int(np.sum(e1 < np.array([theory.robust_delta("deletion", e, gamma, l, T) for e in e0]) - COUNT_TOL))
             out.append(Check(RESULT, f"scattered green deletion l={l}: min(excess - (Delta - 2l + l g)/(1 - l))", float(np.min(e1 - bound)),
                              ">= 0", f"-{COUNT_TOL:g}", bool(np.min(e1 - bound) >= -COUNT_TOL),
                              f"sims.attacks worst_deletion on {n} texts: each deleted green may re-colour its successor",
                              note=(f"the paper's Delta'_del is also violated on {n_paper} of {n} texts by this attack" if n_paper else "")))
             continue
-        bound = (e0 - l * gamma - 1 / T) / (1 + l) if name == "insertion" else e0 - l - 1 / T
+        bound = np.array([theory.robust_delta(name, e, gamma, l, T) for e in e0])
         out.append(Check(RESULT, f"{name} l={l}: min over texts of (excess after - Delta')", float(np.min(e1 - bound)), ">= 0",
                          f"-{COUNT_TOL:g}", bool(np.min(e1 - bound) >= -COUNT_TOL),
                          f"sims.attacks worst_{name} on {n} DualGA texts; Delta' of the proposition with the text's own excess as Delta"))

@@ -43,7 +43,7 @@ def type2_bound(z0: float, gamma: float, Delta: float, T: int) -> float:
     return math.exp(-2.0 * m * m)
 
 
-def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int) -> float:
+def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int, rehash: str | None = None) -> float:
     r"""Worst-case DG after an attack on a fraction ``rate`` = l of the T tokens (Prop. adv_robust).
 
     .. math::
@@ -54,6 +54,14 @@ def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int) -> 
     (The proof's insertion case writes ``+1/T`` in the green ratio; the
     proposition's ``-1/T``, one more token turned red, is the worst case and is
     what is returned.)
+
+    ``rehash`` (deletion only) accounts for what the stated :math:`\Delta'_{\mathrm{del}}`
+    omits: with green lists hashed from the previous token, a deletion re-colours the
+    token after it, which can turn red (``proofs_check`` exhibits texts below the stated bound).
+    ``"contiguous"``: one deleted span, one re-coloured successor,
+    :math:`(\Delta - l + l\gamma - 1/T)/(1-l)`; ``"scattered"``: :math:`lT` single deletions,
+    each may re-colour its successor, :math:`(\Delta - 2l + l\gamma)/(1-l)`.
+    ``None``: the proposition as stated.
     """
     g = _validate.gamma(gamma)
     l = float(rate)
@@ -62,10 +70,13 @@ def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int) -> 
     if int(T) < 1:
         raise ValueError(f"T must be in [1, inf); got {T!r}")
     D = float(Delta)
+    if rehash not in (None, "contiguous", "scattered"):
+        raise ValueError(f"rehash must be None, 'contiguous' or 'scattered'; got {rehash!r}")
     if kind == "deletion":
         if l >= 1.0:
             raise ValueError("rate must be in [0, 1) for deletion; got 1.0")
-        return (D - l + l * g) / (1.0 - l)
+        recoloured = {None: 0.0, "contiguous": 1.0 / T, "scattered": l}[rehash]
+        return (D - l + l * g - recoloured) / (1.0 - l)
     if kind == "insertion":
         return (D - l * g - 1.0 / T) / (1.0 + l)
     if kind == "edit":

@@ -41,6 +41,8 @@ def test_robust_delta_formulas():
     assert theory.robust_delta("insertion", D, g, l, T) == pytest.approx((D - l * g - 1 / T) / (1 + l))
     assert theory.robust_delta("edit", D, g, l, T) == pytest.approx(D - l - 1 / T)
     assert theory.robust_delta("deletion", D, g, 0.0, T) == D
+    assert theory.robust_delta("deletion", D, g, l, T, rehash="contiguous") == pytest.approx((D - l + l * g - 1 / T) / (1 - l))
+    assert theory.robust_delta("deletion", D, g, l, T, rehash="scattered") == pytest.approx((D - 2 * l + l * g) / (1 - l))
 
 
 @pytest.mark.parametrize(
@@ -48,6 +50,7 @@ def test_robust_delta_formulas():
     [
         (lambda: theory.robust_delta("swap", 0.3, 0.5, 0.1, 10), "kind must be one of 'deletion', 'insertion', 'edit'; got 'swap'"),
         (lambda: theory.robust_delta("edit", 0.3, 0.5, 1.5, 10), "rate must be in [0, 1]; got 1.5"),
+        (lambda: theory.robust_delta("deletion", 0.3, 0.5, 0.1, 10, rehash="all"), "rehash must be None, 'contiguous' or 'scattered'; got 'all'"),
         (lambda: theory.type1_bound(-1.0, 0.5), "z0 must be in [0, inf); got -1.0"),
         (lambda: theory.bretagnolle_huber(-0.1), "kl must be in [0, inf]; got -0.1"),
         (lambda: theory.optimal_test_error([0.5, 0.5], [1.0]), "q and p must have one shape"),
