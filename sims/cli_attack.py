@@ -22,11 +22,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from .attacks import attack
     from .generate import Generation
-    from .lm import get_lm
+    from .lm import lm_from_meta
 
     gen = Generation.load(args.file)
     m = gen.meta
-    lm = get_lm(m["lm"], vocab_size=m["vocab_size"], seed=m.get("lm_seed", 0))
+    lm = lm_from_meta(m)
     out = attack(gen, args.kind, args.rate, args.seed, lm=lm)
     out.save(args.out)
     print(json.dumps(dict(out=str(args.out), attacks=out.meta["attacks"])))

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from . import detect
     from .generate import Generation
-    from .lm import get_lm
+    from .lm import lm_from_meta
 
     if not args.file.is_file():
         raise ValueError(f"file must be an existing .npz; got {str(args.file)!r}")
@@ -32,7 +32,7 @@ def run(args) -> int:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
     lm = None
     if (args.algo or m["algo"]) in detect.KEYED_ORDER_ALGOS:
-        lm = get_lm(m["lm"], vocab_size=m["vocab_size"], seed=m.get("lm_seed", 0))
+        lm = lm_from_meta(m)
     res = detect.score(gen, lm, dedup=args.dedup, key=args.key, gamma=args.gamma, algo=args.algo)
     rows = res.as_rows()
     if args.json:

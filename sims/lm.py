@@ -24,6 +24,7 @@ compute the same numbers.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -131,3 +132,15 @@ def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> Synthetic
     rank = np.random.default_rng([seed, 12345]).permutation(V)
     base = -np.log1p(rank.astype(np.float64))
     return SyntheticLM(name, V, order, int(seed), np.array(rest, dtype=np.float64), base)
+
+
+def lm_from_meta(meta: dict) -> SyntheticLM:
+    """The LM a saved :class:`sims.generate.Generation` was drawn from: a preset, or a
+    :func:`sims.repetition.loop_lm` variant (named ``loopy-V<V>-p<p_loop>``)."""
+    seed = meta.get("lm_seed", 0)
+    loop = re.fullmatch(r"loopy-V(\d+)-p(.+)", str(meta["lm"]))
+    if loop:
+        from .repetition import loop_lm
+
+        return loop_lm(int(loop[1]), float(loop[2]), seed)
+    return get_lm(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)

@@ -113,3 +113,17 @@ def test_null_fpr_one_million_texts_and_the_repetition_inflation():
     raw = null_fpr(n=100_000, T=100, seed=1, lm=lm, dedup=False)["fpr_at_1e-2"]
     assert dd["ci"][0] <= 1e-2
     assert raw["ci"][0] > raw["exact_size_full_length"] and raw["rate"] > dd["rate"]
+
+
+def test_cli_attack_and_detect_reload_a_loop_lm_text(tmp_path):
+    """Texts of repetition.loop_lm (not a preset) reload their LM from the saved name."""
+    from sims.generate import generate
+    from sims.repetition import loop_lm
+
+    f, g = tmp_path / "loop.npz", tmp_path / "att.npz"
+    lm = loop_lm(512, 0.3)
+    generate(lm, "ems", n=2, T=40, seed=0, key=5).save(f)
+    r = _cli("attack", str(f), "--kind", "entropy", "--rate", "0.1", "--out", str(g))
+    assert r.returncode == 0, r.stderr
+    r = _cli("detect", str(g), "--key", "5", "--json")
+    assert r.returncode == 0 and len(json.loads(r.stdout)["texts"]) == 2, r.stderr
