@@ -25,16 +25,11 @@ import triton
 import triton.language as tl
 
 from .. import prf
-
-
-def _s64(x: int) -> int:
-    x &= prf.MASK64
-    return x - (1 << 64) if x >= 1 << 63 else x
+from .prf_torch import _s64
 
 
 _M1 = tl.constexpr(_s64(prf.M1))
 _M2 = tl.constexpr(_s64(prf.M2))
-_C_TOKEN = tl.constexpr(_s64(prf.C_TOKEN))
 _C_CONTEXT = tl.constexpr(_s64(prf.C_CONTEXT))
 _GOLDEN = tl.constexpr(_s64(prf.GOLDEN))
 

@@ -118,8 +118,7 @@ class FusedBoost:
         if self.backend == "triton":
             self._kernels(window, logits, out, None)
         else:
-            x, green, q_logits = self._torch_step(window, logits)
-            out[:, : self.V] = q_logits.to(out.dtype)
+            out[:, : self.V] = self._torch_step(window, logits).to(out.dtype)
             self.t += 1
         return out
 
@@ -131,12 +130,11 @@ class FusedBoost:
         if self.backend == "triton":
             self._kernels(window, logits, None, tokens)
         else:
-            x, green, q_logits = self._torch_step(window, logits)
-            q = torch.softmax(q_logits, dim=-1)
+            q = torch.softmax(self._torch_step(window, logits), dim=-1)
             cum = torch.cumsum(q, dim=-1)
-            u = prf_torch.counter_uniform(self.sample_key, self.t * self.B + torch.arange(self.B, device=x.device))
+            u = prf_torch.counter_uniform(self.sample_key, self.t * self.B + torch.arange(self.B, device=q.device))
             idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
-            last = torch.where(q > 0, torch.arange(self.V, device=x.device), 0).amax(-1, keepdim=True)
+            last = torch.where(q > 0, torch.arange(self.V, device=q.device), 0).amax(-1, keepdim=True)
             nxt = torch.minimum(idx, last)
             tokens.index_copy_(1, self.t.reshape(1), nxt)
             window.copy_(torch.cat([window[:, 1:], nxt], dim=1))
@@ -163,13 +161,13 @@ class FusedBoost:
             self.t += 1
 
     def _torch_step(self, window, logits):
-        """Reference step: (float64 logits, green mask, boosted logits); records at t, lambda update."""
+        """Reference step: the boosted float64 logits (B, V); records at t, lambda update."""
         from .processors import soft_records
 
         x = logits[:, : self.V].double()
         self.nan += torch.isnan(x).sum()
         if not self.watermark:
-            return x, None, x
+            return x
         green = prf_torch.green_mask(prf_torch.context_hash(self.key, window), self.V, self.gamma, table=self._table)
         G = (torch.softmax(x, dim=-1) * green).sum(-1).clamp(0.0, 1.0)
         lam = self.lam.clone()
@@ -178,7 +176,7 @@ class FusedBoost:
         self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam])[:, :, None])
         if self.eta != 0.0:
             self.lam.copy_((lam + self.eta * (self.Delta - dg)).clamp(0.0, self.M))
-        return x, green, x + lam[:, None] * green
+        return x + lam[:, None] * green
 
     def stacked(self) -> dict[str, torch.Tensor]:
         """Records of the steps taken, (B, t) each; raises ValueError if any logits were NaN."""
