@@ -203,7 +203,7 @@ def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "du
         capture = _replay_graphs(loop, P, T)
     else:
         for s in range(1, T):
-            loop.step(min(dec.L, math.ceil((P + s + 1) / BUCKET) * BUCKET))
+            loop.step(_kv_len(dec.L, P + s + 1))
     if dec.device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
@@ -211,6 +211,11 @@ def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "du
     meta = dict(algo=algo, key=key, gamma=gamma, h=h, vocab_size=V,
                 engine=f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else ""), capture_seconds=capture)
     return TorchGeneration(loop.tokens.cpu().numpy(), prompts.cpu().numpy(), records, seconds, meta)
+
+
+def _kv_len(cache_len: int, needed: int) -> int:
+    """Attention length of a step that needs ``needed`` cache slots: rounded up to a bucket."""
+    return min(cache_len, math.ceil(needed / BUCKET) * BUCKET)
 
 
 def _replay_graphs(loop: _Loop, P: int, T: int) -> float:
@@ -226,7 +231,7 @@ def _replay_graphs(loop: _Loop, P: int, T: int) -> float:
     graphs: dict[int, torch.cuda.CUDAGraph] = {}
     capture = 0.0
     for s in range(1, T):
-        kv_len = min(dec.L, math.ceil((P + s + 1) / BUCKET) * BUCKET)
+        kv_len = _kv_len(dec.L, P + s + 1)
         if kv_len not in graphs:
             torch.cuda.synchronize()
             t0 = time.perf_counter()
