@@ -46,6 +46,7 @@ from numba import njit, prange
 import theory
 from theory import _scalar
 
+from . import _step_kernels as kern
 from . import prf, rng
 from .lm import SyntheticLM, logits_into
 
@@ -89,35 +90,17 @@ class Generation:
 
 
 @njit(cache=True, inline="always")
-def _sample_colour(p, green, want_green, mass, u):
-    """Token of the given colour drawn proportionally to p (inverse CDF over the colour's mass)."""
-    target = u * mass
-    acc = 0.0
-    last = -1
-    for k in range(p.shape[0]):
-        if green[k] == want_green and p[k] > 0.0:
-            acc += p[k]
-            last = k
-            if acc >= target:
-                return k
-    return last
-
-
-@njit(cache=True, inline="always")
-def _green_list(key, window, V, thr, partition, n_green, tokmix, bits, green):
-    """The key's green list after ``window``; ``tokmix[k] = mix64(k + C_TOKEN)`` is precomputed,
-    so each entry costs one mixing round (same bits as :func:`sims.prf.token_bits_nb`)."""
+def _green_list(key, window, thr, partition, n_green, tokmix, bits, green):
+    """The key's green list after ``window`` as 0.0/1.0 (see :mod:`sims._step_kernels`)."""
     ctx = prf.context_hash_nb(key, window, prf.GREEN)
-    for k in range(V):
+    if not partition:
+        kern.green_into(ctx, tokmix, thr, green)
+        return
+    for k in range(tokmix.shape[0]):
         bits[k] = prf.mix64_nb(ctx ^ tokmix[k])
-    if partition:
-        kth = np.partition(bits.copy(), n_green - 1)[n_green - 1]
-        for k in range(V):
-            green[k] = bits[k] <= kth
-    else:
-        lim = np.uint64(thr)
-        for k in range(V):
-            green[k] = (bits[k] >> np.uint64(11)) < lim
+    kth = np.partition(bits.copy(), n_green - 1)[n_green - 1]
+    for k in range(tokmix.shape[0]):
+        green[k] = 1.0 if bits[k] <= kth else 0.0
 
 
 @njit(cache=True, parallel=True)
@@ -126,58 +109,40 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
     n, P = prompts.shape
     delta, Delta, eta, lam1, M, tau, alpha, gamma = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5], ap[6], ap[7]
     its_key = rng.stream_key_nb(key, ITS_STREAM)
+    nb = kern.n_blocks(V)
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
         logits = np.empty(V)
-        p = np.empty(V)
-        green = np.empty(V, dtype=np.bool_)
+        e = np.empty(V)  # exp(logits - c): p times the normaliser s
+        green = np.empty(V)  # 1.0 green, 0.0 red
         bits = np.empty(V, dtype=np.uint64)
+        blk_green = np.empty(nb)
+        blk_red = np.empty(nb)
+        blk_all = np.empty(nb)
         skey = rng.stream_key_nb(seed, i)
         lam = lam1
         prev_green = False  # Algorithm DualGA_autocov colours y_0 red
         for t in range(T):
             L = P + t
-            logits_into(V, order, lm_seed, lm_params, base, ctx[:L], logits)
-            mx = -np.inf
-            for k in range(V):
-                if logits[k] > mx:
-                    mx = logits[k]
-            s = 0.0
-            acc = 0.0
-            for k in range(V):
-                z = logits[k] - mx
-                e = math.exp(z)
-                p[k] = e
-                s += e
-                acc += e * z
-            inv = 1.0 / s
-            for k in range(V):
-                p[k] *= inv
-            ent = math.log(s) - acc * inv  # H(p) = log s - sum_k p_k (l_k - max): two non-negative terms
+            c = logits_into(V, order, lm_seed, lm_params, base, ctx[:L], logits)
+            kern.exp_shifted_into(logits, c, e)
             window = ctx[L - h : L]
-            _green_list(key, window, V, thr, partition, n_green, tokmix, bits, green)
-            G = 0.0
-            for k in range(V):
-                if green[k]:
-                    G += p[k]
-            G = min(G, 1.0)
+            _green_list(key, window, thr, partition, n_green, tokmix, bits, green)
+            s, acc, Gs = kern.block_masses(e, logits, c, green, blk_green, blk_red)
+            inv = 1.0 / s
+            ent = math.log(s) - acc * inv  # H(p) = log s - sum_k p_k (l_k - c)
+            G = min(Gs * inv, 1.0)
             u = rng.uniform_nb(skey, 2 * t)
             u2 = rng.uniform_nb(skey, 2 * t + 1)
             y = 0
             kl = 0.0
             dg = 0.0
             lam_rec = np.nan
-            if algo == 0:  # none
-                y = -1
-                acc = 0.0
-                for k in range(V):
-                    acc += p[k]
-                    if acc >= u:
-                        y = k
-                        break
-                if y < 0:
-                    y = V - 1
+            if algo == 0 or (algo == 2 and G <= 0.0):  # none; hard with an empty green mass
+                for b in range(nb):
+                    blk_all[b] = blk_green[b] + blk_red[b]
+                y = kern.sample_colour(e, green, -1.0, blk_all, u)
             elif algo == 1 or algo == 3 or algo == 9:  # srl, dualga, atw: boost the green list
                 if algo == 1:
                     d = delta
@@ -189,7 +154,7 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                 dg = _scalar.dg(d, G)
                 kl = _scalar.kl_given_dg(d, G, dg)
                 want = u2 < G + dg
-                y = _sample_colour(p, green, want, G if want else 1.0 - G, u)
+                y = kern.sample_colour(e, green, 1.0 if want else 0.0, blk_green if want else blk_red, u)
                 if algo == 3:
                     lam = min(max(lam + eta * (Delta - dg), 0.0), M)
             elif algo == 4:  # autocov
@@ -203,27 +168,18 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                     dg = _scalar.dg(lam, G)
                     da = gamma * dg
                 want = u2 < G + dg
-                y = _sample_colour(p, green, want, G if want else 1.0 - G, u)
+                y = kern.sample_colour(e, green, 1.0 if want else 0.0, blk_green if want else blk_red, u)
                 lam = min(max(lam + eta * (Delta - da), 0.0), M)
-            elif algo == 2:  # hard
-                if G > 0.0:
-                    y = _sample_colour(p, green, True, G, u)
-                    kl = -math.log(G)
-                    dg = 1.0 - G
-                else:
-                    acc = 0.0
-                    y = V - 1
-                    for k in range(V):
-                        acc += p[k]
-                        if acc >= u:
-                            y = k
-                            break
+            elif algo == 2:  # hard, G > 0
+                y = kern.sample_colour(e, green, 1.0, blk_green, u)
+                kl = -math.log(G)
+                dg = 1.0 - G
             elif algo == 5:  # ems
                 ectx = prf.context_hash_nb(key, window, prf.EMS)
                 best = -np.inf
                 y = 0
                 for k in range(V):
-                    lt = (logits[k] - mx) / tau
+                    lt = (logits[k] - c) / tau
                     if lt < -700.0:
                         continue
                     score = math.log(prf.uniform_nb(ectx, k)) / math.exp(lt)
@@ -244,14 +200,14 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                 qg = 0.0
                 for j in range(V):
                     k = perm[V - 1 - j] if reverse else perm[j]
+                    pk = e[k] * inv
                     prev = acc
-                    acc += p[k]
+                    acc += pk
                     if algo == 8:
                         q = 2.0 * (max(acc, 0.5) - max(prev, 0.5))
                         if q > 0.0:
-                            kl += q * math.log(q / p[k])
-                            if green[k]:
-                                qg += q
+                            kl += q * math.log(q / pk)
+                            qg += q * green[k]
                     if y < 0 and acc >= target:
                         y = k
                 if y < 0:
@@ -259,15 +215,15 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                 if algo == 8:
                     dg = qg - G
             if algo >= 5 and algo <= 7:
-                kl = -math.log(p[y])
-                dg = (1.0 if green[y] else 0.0) - G
+                kl = -math.log(e[y] * inv)
+                dg = green[y] - G
             tokens[i, t] = y
             kl_out[i, t] = kl
             G_out[i, t] = G
             dg_out[i, t] = dg
             ent_out[i, t] = ent
             lam_out[i, t] = lam_rec
-            prev_green = green[y]
+            prev_green = green[y] > 0.0
             ctx[L] = y
 
 

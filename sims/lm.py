@@ -24,6 +24,7 @@ compute the same numbers.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -89,25 +90,39 @@ class SyntheticLM:
         return np.concatenate([first, gen.tokens], axis=1)
 
 
+@njit(cache=True, inline="always")
+def _scale_into(a, x, out):
+    for k in range(x.shape[0]):  # a plain loop over slices vectorises; index arithmetic did not
+        out[k] = a * x[k]
+
+
 @njit(cache=True)
 def logits_into(V, order, seed, params, base, context, out):
-    """Kernel of :meth:`SyntheticLM.logits` for the last ``order`` tokens of ``context``."""
+    """Kernel of :meth:`SyntheticLM.logits` for the last ``order`` tokens of ``context``.
+
+    Returns an upper bound on ``max(out)`` without a pass over it (the base spans
+    :math:`[-\\log V, 0]`; the bump and loop logits are known), the shift of the softmax.
+    """
     h = prf.context_hash_nb(seed, context[context.shape[0] - order :], LM_STREAM)
     u0 = prf.uniform_nb(h, V)
     u1 = prf.uniform_nb(h, V + 1)
     beta = params[1] + (params[0] - params[1]) * u0 ** params[2]
     off = np.int64(prf.token_bits_nb(h, 3 * V) % np.uint64(V))
-    for k in range(V):
-        j = k + off
-        out[k] = beta * base[j - V if j >= V else j]
+    _scale_into(beta, base[off:], out[: V - off])  # out = beta * roll(base, -off)
+    _scale_into(beta, base[:off], out[V - off :])
+    top = max(0.0, -beta * math.log(V))
     t0 = 0
     for j in range(N_BUMPS):
         tok = np.int64(prf.token_bits_nb(h, 2 * V + j) % np.uint64(V))
         if j == 0:
             t0 = tok
-        out[tok] = max(out[tok], params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5))
+        bump = params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5)
+        out[tok] = max(out[tok], bump)
+        top = max(top, bump)
     if u1 < params[4]:
         out[t0] = params[5]
+        top = max(top, params[5])
+    return top
 
 
 # name: (V, order, beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost)
