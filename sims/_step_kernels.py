@@ -19,6 +19,9 @@ about ten times faster on AVX2 (``python -m bench --only bench_generate``).
 * :func:`block_masses` -- green and red masses of :math:`e` per block of
   ``BLOCK`` ids, and the totals :math:`\\sum_k e_k`, :math:`\\sum_k e_k (\\ell_k - c)`, so
   :func:`sample_colour` inverts the CDF in O(V / BLOCK + BLOCK) instead of O(V).
+* :func:`rotated_masses` -- the same block masses straight from a synthetic LM's
+  tabulated weights, hashing the green list on the fly: the fast path of the boosting
+  watermarks, where nothing of size V is written.
 
 Sums run in a vectorised order (``fastmath`` reassociation), so they may differ from a
 left-to-right sum in the last bits; a run is still reproducible on one machine.
@@ -102,11 +105,9 @@ def green_into(ctx_hash, tokmix, threshold, green):
 
 @njit(cache=True, fastmath=_REDUCE)
 def block_masses(e, logits, c, green, blk_green, blk_red):
-    """Per-block green and red masses of ``e``; returns ``(sum e, sum e (logits - c), green mass)``."""
+    """Per-block green and red masses of ``e``; returns :math:`\\sum_k e_k (\\ell_k - c)`."""
     V = e.shape[0]
-    s = 0.0
     acc = 0.0
-    g = 0.0
     for b in range(blk_green.shape[0]):
         sg = 0.0
         sr = 0.0
@@ -117,9 +118,7 @@ def block_masses(e, logits, c, green, blk_green, blk_red):
             acc += e[k] * (logits[k] - c)
         blk_green[b] = sg
         blk_red[b] = sr
-        s += sg + sr
-        g += sg
-    return s, acc, g
+    return acc
 
 
 @njit(cache=True)
@@ -127,35 +126,89 @@ def n_blocks(V):
     return (V + BLOCK - 1) // BLOCK
 
 
-@njit(cache=True)
-def sample_colour(e, green, want, blk_mass, u):
-    """Token of colour ``want`` (1.0 green, 0.0 red, -1.0 either) drawn proportionally to ``e``.
+@njit(cache=True, fastmath=_REDUCE)
+def _masses_run(ctx_hash, tokmix, weights, lim):
+    """Green and red sums of ``weights`` over one contiguous run of token ids."""
+    g = 0.0
+    r = 0.0
+    for i in range(tokmix.shape[0]):
+        w = weights[i] if (prf.mix64_nb(ctx_hash ^ tokmix[i]) >> np.uint64(11)) < lim else 0.0
+        g += w
+        r += weights[i] - w
+    return g, r
 
-    Inverse CDF in id order: the first token whose cumulative mass (over tokens of that
-    colour) reaches ``u`` times the colour's total; ``blk_mass`` holds that colour's mass
-    per block (for ``want = -1``, the blocks' total mass).  Returns the last eligible token
-    if rounding leaves the target unreached, -1 if the colour has no mass.
+
+@njit(cache=True)
+def rotated_masses(ctx_hash, tokmix, row, off, threshold, blk_green, blk_red):
+    """Per-block green and red sums of ``w_k = row[(k + off) mod V]`` in one fused pass.
+
+    The green list (hash ``ctx_hash``) is never stored: each id costs one PRF round and
+    two adds.  This is the only whole-vocabulary loop of a boosting step on a
+    synthetic LM (its normaliser and entropy are tabulated, :mod:`sims.lm`).
     """
+    V = tokmix.shape[0]
+    lim = np.uint64(threshold)
+    wrap = V - off  # ids >= wrap read the table from its start
+    for b in range(blk_green.shape[0]):
+        k0 = b * BLOCK
+        k1 = min(V, k0 + BLOCK)
+        g = 0.0
+        r = 0.0
+        if k0 < wrap:
+            k = min(k1, wrap)
+            g, r = _masses_run(ctx_hash, tokmix[k0:k], row[k0 + off : k + off], lim)
+        if k1 > wrap:
+            k = max(k0, wrap)
+            g2, r2 = _masses_run(ctx_hash, tokmix[k:k1], row[k + off - V : k1 + off - V], lim)
+            g += g2
+            r += r2
+        blk_green[b] = g
+        blk_red[b] = r
+
+
+@njit(cache=True)
+def pick_block(blk_mass, u):
+    """First block where the cumulative mass reaches ``u`` times the total, and the mass
+    still to walk inside it: ``(b, rest)``; ``(-1, 0.0)`` if there is no mass.  The last
+    block with mass is taken if rounding leaves the target unreached."""
     total = 0.0
-    final = -1  # the last block with mass is always scanned, so rounding cannot lose the draw
+    final = -1
     for b in range(blk_mass.shape[0]):
         total += blk_mass[b]
         if blk_mass[b] > 0.0:
             final = b
     target = u * total
     acc = 0.0
-    last = -1
-    V = e.shape[0]
     for b in range(final + 1):
-        if blk_mass[b] <= 0.0:
-            continue
-        if b < final and acc + blk_mass[b] < target:
-            acc += blk_mass[b]
-            continue
-        for k in range(b * BLOCK, min(V, (b + 1) * BLOCK)):
-            if e[k] > 0.0 and (want < 0.0 or green[k] == want):
-                acc += e[k]
-                last = k
-                if acc >= target:
-                    return k
+        if blk_mass[b] > 0.0 and (b == final or acc + blk_mass[b] >= target):
+            return b, target - acc
+        acc += blk_mass[b]
+    return -1, 0.0
+
+
+@njit(cache=True)
+def scan_block(e, green, want, rest):
+    """Index of the first token of colour ``want`` (1.0 green, 0.0 red, -1.0 either) in one
+    block at which the cumulative mass of ``e`` reaches ``rest``; the last eligible token if
+    rounding leaves it unreached."""
+    acc = 0.0
+    last = -1
+    for i in range(e.shape[0]):
+        if e[i] > 0.0 and (want < 0.0 or green[i] == want):
+            acc += e[i]
+            last = i
+            if acc >= rest:
+                return i
     return last
+
+
+@njit(cache=True)
+def sample_colour(e, green, want, blk_mass, u):
+    """Token of colour ``want`` drawn proportionally to ``e`` by inverse CDF in id order
+    (``blk_mass``: that colour's mass per block); -1 if the colour has no mass."""
+    b, rest = pick_block(blk_mass, u)
+    if b < 0:
+        return -1
+    k0 = b * BLOCK
+    k1 = min(e.shape[0], k0 + BLOCK)
+    return k0 + scan_block(e[k0:k1], green[k0:k1], want, rest)

@@ -48,7 +48,8 @@ from theory import _scalar
 
 from . import _step_kernels as kern
 from . import prf, rng
-from .lm import SyntheticLM, logits_into
+from . import lm as lm_mod
+from .lm import SyntheticLM
 
 ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
 _CODE = {a: i for i, a in enumerate(ALGOS)}
@@ -90,33 +91,93 @@ class Generation:
 
 
 @njit(cache=True, inline="always")
-def _green_list(key, window, thr, partition, n_green, tokmix, bits, green):
-    """The key's green list after ``window`` as 0.0/1.0 (see :mod:`sims._step_kernels`)."""
-    ctx = prf.context_hash_nb(key, window, prf.GREEN)
+def _green_list(ctx_hash, thr, partition, n_green, tokmix, bits, green):
+    """The green list after a context with hash ``ctx_hash`` as 0.0/1.0 (:mod:`sims._step_kernels`)."""
     if not partition:
-        kern.green_into(ctx, tokmix, thr, green)
+        kern.green_into(ctx_hash, tokmix, thr, green)
         return
     for k in range(tokmix.shape[0]):
-        bits[k] = prf.mix64_nb(ctx ^ tokmix[k])
+        bits[k] = prf.mix64_nb(ctx_hash ^ tokmix[k])
     kth = np.partition(bits.copy(), n_green - 1)[n_green - 1]
     for k in range(tokmix.shape[0]):
         green[k] = 1.0 if bits[k] <= kth else 0.0
 
 
+@njit(cache=True)
+def _tabulated_masses(wctx, thr, tokmix, table, level_sums, levels, base, lm_state, mod_tok, mod_logit, blk_green, blk_red):
+    """Block masses of :math:`e_k = e^{\\ell_k - c}` and :math:`\\sum_k e_k (\\ell_k - c)` from the LM's
+    tables (:mod:`sims.lm`): one fused pass for the green list, O(1) for the rest, then
+    the bumped tokens' corrections.  ``lm_state = (level, off, n_mod, c)`` of ``context_into``."""
+    level, off, n_mod, c = lm_state
+    V = tokmix.shape[0]
+    kern.rotated_masses(wctx, tokmix, table[level], off, thr, blk_green, blk_red)
+    scale = math.exp(-c)
+    for b in range(blk_green.shape[0]):
+        blk_green[b] *= scale
+        blk_red[b] *= scale
+    beta = levels[level]
+    acc = scale * (beta * level_sums[level, 1] - c * level_sums[level, 0])
+    for q in range(n_mod):
+        k = mod_tok[q]
+        j = k + off - V if k + off >= V else k + off
+        w0 = scale * table[level, j]
+        w1 = math.exp(mod_logit[q] - c)
+        if prf.is_green_nb(wctx, k, thr):
+            blk_green[k // kern.BLOCK] += w1 - w0
+        else:
+            blk_red[k // kern.BLOCK] += w1 - w0
+        acc += w1 * (mod_logit[q] - c) - w0 * (beta * base[j] - c)
+    return acc
+
+
+@njit(cache=True)
+def _tabulated_block(b, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit, eb, gb):
+    """``e`` and the green mask of block ``b`` alone (what the sampler scans); returns its length."""
+    _, off, n_mod, c = lm_state
+    V = tokmix.shape[0]
+    k0 = b * kern.BLOCK
+    m = min(V, k0 + kern.BLOCK) - k0
+    scale = math.exp(-c)
+    for i in range(m):
+        j = k0 + i + off
+        eb[i] = scale * row[j - V if j >= V else j]
+    for q in range(n_mod):
+        if k0 <= mod_tok[q] < k0 + m:
+            eb[mod_tok[q] - k0] = math.exp(mod_logit[q] - c)
+    kern.green_into(wctx, tokmix[k0 : k0 + m], thr, gb[:m])
+    return m
+
+
+@njit(cache=True)
+def _draw(want, blk_mass, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit):
+    """Inverse-CDF draw of a token of colour ``want`` (see :func:`sims._step_kernels.sample_colour`);
+    on the tabulated path only the chosen block of ``e`` and the green list is built, in ``e``, ``green``."""
+    if not tabulated:
+        return kern.sample_colour(e, green, want, blk_mass, u)
+    b, rest = kern.pick_block(blk_mass, u)
+    m = _tabulated_block(b, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit, e, green)
+    return b * kern.BLOCK + kern.scan_block(e[:m], green[:m], want, rest)
+
+
 @njit(cache=True, parallel=True)
-def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h, thr, partition, n_green, ap, perm, tokmix,
-              tokens, kl_out, G_out, dg_out, ent_out, lam_out):
+def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sums, prompts, T, seed, key, h, thr, partition,
+              n_green, ap, perm, tokmix, tokens, kl_out, G_out, dg_out, ent_out, lam_out):
     n, P = prompts.shape
     delta, Delta, eta, lam1, M, tau, alpha, gamma = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5], ap[6], ap[7]
     its_key = rng.stream_key_nb(key, ITS_STREAM)
     nb = kern.n_blocks(V)
+    # boosting watermarks with Bernoulli green lists never build p or the green list over V
+    tabulated = not partition and (algo <= 4 or algo == 9)
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
-        logits = np.empty(V)
-        e = np.empty(V)  # exp(logits - c): p times the normaliser s
-        green = np.empty(V)  # 1.0 green, 0.0 red
-        bits = np.empty(V, dtype=np.uint64)
+        size = kern.BLOCK if tabulated else V
+        logits = np.empty(size)
+        e = np.empty(size)  # exp(logits - c): p times the normaliser s (one block if tabulated)
+        green = np.empty(size)  # 1.0 green, 0.0 red
+        bits = np.empty(size, dtype=np.uint64)
+        mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
+        mod_logit = np.empty(lm_mod.N_BUMPS)
         blk_green = np.empty(nb)
         blk_red = np.empty(nb)
         blk_all = np.empty(nb)
@@ -125,11 +186,27 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
         prev_green = False  # Algorithm DualGA_autocov colours y_0 red
         for t in range(T):
             L = P + t
-            c = logits_into(V, order, lm_seed, lm_params, base, ctx[:L], logits)
-            kern.exp_shifted_into(logits, c, e)
             window = ctx[L - h : L]
-            _green_list(key, window, thr, partition, n_green, tokmix, bits, green)
-            s, acc, Gs = kern.block_masses(e, logits, c, green, blk_green, blk_red)
+            wctx = prf.context_hash_nb(key, window, prf.GREEN)
+            if tabulated:
+                lm_state = lm_mod.context_into(V, order, lm_seed, lm_params, levels, base, ctx[:L], mod_tok, mod_logit)
+                c = lm_state[3]
+                row = table[lm_state[0]]
+                acc = _tabulated_masses(wctx, thr, tokmix, table, level_sums, levels, base, lm_state, mod_tok, mod_logit,
+                                        blk_green, blk_red)
+            else:
+                c = lm_mod.logits_into(V, order, lm_seed, lm_params, levels, base, ctx[:L], logits)
+                lm_state = (0, 0, 0, c)
+                row = table[0]
+                kern.exp_shifted_into(logits, c, e)
+                _green_list(wctx, thr, partition, n_green, tokmix, bits, green)
+                acc = kern.block_masses(e, logits, c, green, blk_green, blk_red)
+            Gs = 0.0
+            s = 0.0
+            for b in range(nb):
+                Gs += blk_green[b]
+                blk_all[b] = blk_green[b] + blk_red[b]
+                s += blk_all[b]
             inv = 1.0 / s
             ent = math.log(s) - acc * inv  # H(p) = log s - sum_k p_k (l_k - c)
             G = min(Gs * inv, 1.0)
@@ -140,9 +217,7 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
             dg = 0.0
             lam_rec = np.nan
             if algo == 0 or (algo == 2 and G <= 0.0):  # none; hard with an empty green mass
-                for b in range(nb):
-                    blk_all[b] = blk_green[b] + blk_red[b]
-                y = kern.sample_colour(e, green, -1.0, blk_all, u)
+                y = _draw(-1.0, blk_all, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
             elif algo == 1 or algo == 3 or algo == 9:  # srl, dualga, atw: boost the green list
                 if algo == 1:
                     d = delta
@@ -154,7 +229,8 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                 dg = _scalar.dg(d, G)
                 kl = _scalar.kl_given_dg(d, G, dg)
                 want = u2 < G + dg
-                y = kern.sample_colour(e, green, 1.0 if want else 0.0, blk_green if want else blk_red, u)
+                y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
+                          lm_state, mod_tok, mod_logit)
                 if algo == 3:
                     lam = min(max(lam + eta * (Delta - dg), 0.0), M)
             elif algo == 4:  # autocov
@@ -168,10 +244,11 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
                     dg = _scalar.dg(lam, G)
                     da = gamma * dg
                 want = u2 < G + dg
-                y = kern.sample_colour(e, green, 1.0 if want else 0.0, blk_green if want else blk_red, u)
+                y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
+                          lm_state, mod_tok, mod_logit)
                 lam = min(max(lam + eta * (Delta - da), 0.0), M)
             elif algo == 2:  # hard, G > 0
-                y = kern.sample_colour(e, green, 1.0, blk_green, u)
+                y = _draw(1.0, blk_green, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
                 kl = -math.log(G)
                 dg = 1.0 - G
             elif algo == 5:  # ems
@@ -223,7 +300,7 @@ def _generate(algo, V, order, lm_seed, lm_params, base, prompts, T, seed, key, h
             dg_out[i, t] = dg
             ent_out[i, t] = ent
             lam_out[i, t] = lam_rec
-            prev_green = green[y] > 0.0
+            prev_green = prf.is_green_nb(wctx, y, thr) if tabulated else green[y] > 0.0
             ctx[L] = y
 
 
@@ -314,7 +391,7 @@ def generate(
     gam = info["gamma"]
     out = [np.empty((n, T), dtype=np.int64)] + [np.empty((n, T)) for _ in range(5)]
     _generate(
-        _CODE[algo], V, lm.order, lm.seed, lm.params, lm.base, prompts, int(T), int(seed), np.uint64(key), int(h),
+        _CODE[algo], V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums, prompts, int(T), int(seed), np.uint64(key), int(h),
         prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V),
         prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN)), *out,
     )

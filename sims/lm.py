@@ -9,8 +9,9 @@ h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
     \\ell_k(c) = \\beta(c)\\, b_k + \\sum_{j<B} s_j(c)\\, 1\\{k = t_j(c)\\} + L(c)\\, 1\\{k = t_0(c)\\}
 
 * :math:`b_k = -\\log(1 + \\mathrm{rank}_k)` is a Zipf base over a fixed random ranking;
-* :math:`\\beta(c)` is the context's inverse temperature: "factual" contexts (probability
-  ``p_factual``) are sharp, "opinion" ones flat -- the entropy profile;
+* :math:`\\beta(c)` is the context's inverse temperature, one of ``N_LEVELS`` = 32 levels
+  :math:`\\beta_l = \\beta_o + (\\beta_f - \\beta_o)((l + 1/2)/32)^\\kappa` with l uniform: sharp
+  "factual" contexts and flat "opinion" ones -- the entropy profile;
 * B = 8 context-specific "likely next tokens" :math:`t_j(c)` get logits up to
   :math:`s_j(c) = b\\,(u_j - 1/2)` (b = ``bump_scale``), comparable with the Zipf head (logit 0);
 * with probability ``p_loop`` a context has a near-deterministic successor
@@ -20,6 +21,13 @@ h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
 All of it is a pure function of the context, so :math:`p_t` is exact at every
 step, and the Numba kernel :func:`logits_into` and the NumPy :meth:`SyntheticLM.logits`
 compute the same numbers.
+
+Because the temperatures are levels, the unnormalised Zipf weights
+:math:`T_{l,j} = e^{\\beta_l b_j}` and their sums :math:`Z_l = \\sum_j T_{l,j}`,
+:math:`A_l = \\sum_j T_{l,j} b_j` are tabulated once per LM (:attr:`SyntheticLM.table`,
+:attr:`SyntheticLM.level_sums`): a step's softmax normaliser and entropy are then
+:math:`O(1)` plus a correction for the at most 8 bumped tokens, and only the green mass
+needs a pass over the vocabulary (:func:`context_into`, used by :mod:`sims.generate`).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numba import njit
@@ -35,6 +44,7 @@ from . import prf
 
 LM_STREAM = 7  # stream of the LM's own hashing (watermarks use 0..2)
 N_BUMPS = 8
+N_LEVELS = 32  # inverse temperatures per LM
 # per-preset scalars packed for the kernel:
 # [beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost]
 N_LM_PARAMS = 6
@@ -51,6 +61,22 @@ class SyntheticLM:
     params: np.ndarray
     base: np.ndarray = field(repr=False)
 
+    @cached_property
+    def levels(self) -> np.ndarray:
+        """The ``N_LEVELS`` inverse temperatures :math:`\\beta_l`."""
+        b_factual, b_opinion, kappa = self.params[:3]
+        return b_opinion + (b_factual - b_opinion) * ((np.arange(N_LEVELS) + 0.5) / N_LEVELS) ** kappa
+
+    @cached_property
+    def table(self) -> np.ndarray:
+        """:math:`T_{l,j} = \\exp(\\beta_l b_j)`, shape ``(N_LEVELS, V)`` (8 MiB at V = 32k)."""
+        return np.exp(self.levels[:, None] * self.base[None, :])
+
+    @cached_property
+    def level_sums(self) -> np.ndarray:
+        """:math:`(Z_l, A_l) = (\\sum_j T_{l,j}, \\sum_j T_{l,j} b_j)`, shape ``(N_LEVELS, 2)``."""
+        return np.stack([self.table.sum(axis=1), self.table @ self.base], axis=1)
+
     def context_hash(self, context) -> int:
         ctx = np.asarray(context, dtype=np.int64)[-self.order :]
         return int(prf.context_hash(self.seed, ctx, LM_STREAM))
@@ -61,9 +87,9 @@ class SyntheticLM:
         if ctx.size < self.order:
             raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
         h = np.uint64(self.context_hash(ctx))
-        bf, bo, pf, scale, ploop, lboost = self.params
+        scale, ploop, lboost = self.params[3:]
         u = prf.uniforms(h, np.arange(N_BUMPS + 3) + self.vocab_size)
-        beta = bo + (bf - bo) * u[0] ** pf
+        beta = self.levels[min(int(u[0] * N_LEVELS), N_LEVELS - 1)]
         off = int(prf.token_bits(h, np.array([3 * self.vocab_size]))[0] % np.uint64(self.vocab_size))
         out = beta * np.roll(self.base, -off)
         toks = (prf.token_bits(h, np.arange(N_BUMPS) + 2 * self.vocab_size) % np.uint64(self.vocab_size)).astype(np.int64)
@@ -97,31 +123,57 @@ def _scale_into(a, x, out):
 
 
 @njit(cache=True)
-def logits_into(V, order, seed, params, base, context, out):
-    """Kernel of :meth:`SyntheticLM.logits` for the last ``order`` tokens of ``context``.
+def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_logit):
+    """The LM's state after ``context``: which level, rotation and bumped tokens.
 
-    Returns an upper bound on ``max(out)`` without a pass over it (the base spans
-    :math:`[-\\log V, 0]`; the bump and loop logits are known), the shift of the softmax.
+    Writes the distinct tokens whose logit is not :math:`\\beta_l b_{(k + \\mathrm{off}) \\bmod V}`
+    and their logits into ``mod_tok[:n]``, ``mod_logit[:n]`` (arrays of ``N_BUMPS``) and returns
+    ``(level, off, n, top)``, where ``top`` bounds the largest logit from above (the base
+    spans :math:`[-\\log V, 0]`), the shift of the softmax.
     """
     h = prf.context_hash_nb(seed, context[context.shape[0] - order :], LM_STREAM)
     u0 = prf.uniform_nb(h, V)
     u1 = prf.uniform_nb(h, V + 1)
-    beta = params[1] + (params[0] - params[1]) * u0 ** params[2]
+    level = min(np.int64(u0 * N_LEVELS), N_LEVELS - 1)
+    beta = levels[level]
     off = np.int64(prf.token_bits_nb(h, 3 * V) % np.uint64(V))
-    _scale_into(beta, base[off:], out[: V - off])  # out = beta * roll(base, -off)
-    _scale_into(beta, base[:off], out[V - off :])
     top = max(0.0, -beta * math.log(V))
-    t0 = 0
+    n = 0
+    first = 0
     for j in range(N_BUMPS):
         tok = np.int64(prf.token_bits_nb(h, 2 * V + j) % np.uint64(V))
+        m = n
+        for q in range(n):
+            if mod_tok[q] == tok:
+                m = q
+        if m == n:
+            mod_tok[n] = tok
+            mod_logit[n] = beta * base[tok + off - V if tok + off >= V else tok + off]
+            n += 1
         if j == 0:
-            t0 = tok
-        bump = params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5)
-        out[tok] = max(out[tok], bump)
-        top = max(top, bump)
+            first = m
+        mod_logit[m] = max(mod_logit[m], params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5))
     if u1 < params[4]:
-        out[t0] = params[5]
-        top = max(top, params[5])
+        mod_logit[first] = params[5]
+    for q in range(n):
+        top = max(top, mod_logit[q])
+    return level, off, n, top
+
+
+@njit(cache=True)
+def logits_into(V, order, seed, params, levels, base, context, out):
+    """Kernel of :meth:`SyntheticLM.logits` for the last ``order`` tokens of ``context``.
+
+    Returns the softmax shift ``top`` of :func:`context_into`.
+    """
+    mod_tok = np.empty(N_BUMPS, dtype=np.int64)
+    mod_logit = np.empty(N_BUMPS)
+    level, off, n, top = context_into(V, order, seed, params, levels, base, context, mod_tok, mod_logit)
+    beta = levels[level]
+    _scale_into(beta, base[off:], out[: V - off])  # out = beta * roll(base, -off)
+    _scale_into(beta, base[:off], out[V - off :])
+    for q in range(n):
+        out[mod_tok[q]] = mod_logit[q]
     return top
 
 

@@ -19,7 +19,7 @@ def test_lm_kernel_equals_numpy_logits(name):
     out = np.empty(lm.vocab_size)
     for _ in range(5):
         ctx = rng.integers(0, lm.vocab_size, size=4)
-        logits_into(lm.vocab_size, lm.order, lm.seed, lm.params, lm.base, ctx, out)
+        logits_into(lm.vocab_size, lm.order, lm.seed, lm.params, lm.levels, lm.base, ctx, out)
         assert np.array_equal(out, lm.logits(ctx))
 
 
