@@ -26,6 +26,15 @@ Algorithms (``ALGOS``):
                alpha (its semantic hash is replaced by the context hash here)
 =============  ==========================================================================
 
+Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
+``dualga``, ``autocov``, ``atw``) with Bernoulli green lists only need the green mass and
+one draw: their step reads the LM's tabulated weights in one fused pass that hashes the
+green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm`), and builds
+:math:`p_t` and the green list only in the block of 512 ids the inverse-CDF draw lands in.
+The others (and ``green_kind="partition"``) build :math:`p_t` and the green list over the
+whole vocabulary (:mod:`sims._step_kernels`).  Both are tested against the NumPy reference
+and against each other.
+
 Sampling randomness is a counter stream (:mod:`sims.rng`) of (seed, text index), so a
 text does not depend on how many texts run beside it.  Choices the paper's code leaves
 implicit: lambda_1 defaults to the certainty-equivalent delta*(Delta, gamma), eta to 0.5
