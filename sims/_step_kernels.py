@@ -1,11 +1,13 @@
 """Whole-vocabulary loops of one generation step, written so that LLVM vectorises them.
 
-A step of :func:`sims.generate.generate` touches every token id three times: the
-softmax needs :math:`e_k = \\exp(\\ell_k - c)`, the green list needs one PRF round per
-id, and :math:`G_t`, the entropy and the sampler need masked sums of :math:`e`.
-Scalar code (a libm ``exp`` per id, a branch per green test) costs ~0.5 ms per step at
-V = 32k; these loops are branch-free maps and reductions over contiguous arrays,
-about ten times faster on AVX2 (``python -m bench --only bench_generate``).
+A step of :func:`sims.generate.generate` that builds :math:`p_t` touches every token id
+three times: the softmax needs :math:`e_k = \\exp(\\ell_k - c)`, the green list needs one
+PRF round per id, and :math:`G_t`, the entropy and the sampler need masked sums of
+:math:`e`.  Scalar code (a libm ``exp`` per id, a branch per green test) costs ~0.5 ms per
+step at V = 32k; these loops are branch-free maps and reductions over contiguous arrays,
+about five times faster on AVX2.  A boosting step on a synthetic LM needs only
+:func:`rotated_masses` (one fused loop, ~30 us at V = 32k; ``python -m bench --only
+bench_generate``).
 
 * :func:`exp_shifted_into` -- :math:`\\exp(\\ell_k - c)` to 1 ulp (measured over
   [-708, 0] in ``tests/sims/test_step_kernels.py``): Cody-Waite reduction
@@ -16,9 +18,9 @@ about ten times faster on AVX2 (``python -m bench --only bench_generate``).
   :math:`2^{-53}` resolution of a sum that contains :math:`e^0 = 1`).
 * :func:`green_into` -- the Bernoulli(gamma) green mask of :mod:`sims.prf` as 0.0/1.0,
   bit-identical to :func:`sims.prf.is_green`.
-* :func:`block_masses` -- green and red masses of :math:`e` per block of
-  ``BLOCK`` ids, and the totals :math:`\\sum_k e_k`, :math:`\\sum_k e_k (\\ell_k - c)`, so
-  :func:`sample_colour` inverts the CDF in O(V / BLOCK + BLOCK) instead of O(V).
+* :func:`block_masses` -- green and red masses of :math:`e` per block of ``BLOCK`` ids and
+  :math:`\\sum_k e_k (\\ell_k - c)`, so :func:`sample_colour` inverts the CDF in
+  O(V / BLOCK + BLOCK) instead of O(V).
 * :func:`rotated_masses` -- the same block masses straight from a synthetic LM's
   tabulated weights, hashing the green list on the fly: the fast path of the boosting
   watermarks, where nothing of size V is written.
