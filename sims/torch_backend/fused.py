@@ -7,8 +7,10 @@ step can be captured in a CUDA graph.  Two backends compute the same function:
 
 * ``"triton"``: the two kernels of :mod:`._triton_boost` (CUDA, or CPU under
   ``TRITON_INTERPRET=1``);
+* ``"numba"``: one parallel Numba kernel per step (:mod:`._numba_boost`), CPU tensors only --
+  what the processors use on a CPU;
 * ``"torch"``: plain tensor operations (:mod:`.prf_torch`, :func:`.processors.soft_records`),
-  the reference the Triton kernels are tested against, and the CPU path.
+  the reference the other two are tested against.
 
 SRL is the case ``eta = 0``: lambda stays at ``lam1 = delta``.
 """
@@ -19,6 +21,7 @@ import functools
 import importlib.util
 import os
 
+import numpy as np
 import torch
 
 import theory
@@ -44,6 +47,14 @@ def triton_usable(device: torch.device | str) -> bool:
     return torch.device(device).type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
 
 
+def boost_backend(device: torch.device | str) -> str:
+    """The fastest :class:`FusedBoost` backend for ``device``: "triton" on CUDA (Triton installed),
+    "numba" on the CPU, else "torch"."""
+    if default_backend(device) == "triton":
+        return "triton"
+    return "numba" if torch.device(device).type == "cpu" else "torch"
+
+
 def default_backend(device: torch.device | str) -> str:
     """"triton" on CUDA when Triton is installed, else "torch" (the interpreter is opt-in)."""
     return "triton" if torch.device(device).type == "cuda" and triton_usable(device) else "torch"
@@ -67,7 +78,8 @@ class FusedBoost:
         False: no green lists, no records -- the unwatermarked baseline of :meth:`sample`.
     sample_key : int
         Key of the counter stream of sampling uniforms (:meth:`sample`).
-    backend : {"auto", "triton", "torch"}
+    backend : {"auto", "triton", "numba", "torch"}
+        "auto" is :func:`default_backend` (Triton on CUDA, else tensor operations).
     block, num_warps : int
         Triton tiling: logits per program (a power of two) and warps per program.
     """
@@ -76,12 +88,14 @@ class FusedBoost:
                  lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0, watermark: bool = True,
                  sample_key: int = 0, backend: str = "auto", block: int = BLOCK, num_warps: int = NUM_WARPS):
         theory._validate.gamma(gamma)
-        if backend not in ("auto", "triton", "torch"):
-            raise ValueError(f"backend must be 'auto', 'triton' or 'torch'; got {backend!r}")
+        if backend not in ("auto", "triton", "numba", "torch"):
+            raise ValueError(f"backend must be 'auto', 'triton', 'numba' or 'torch'; got {backend!r}")
         if backend == "auto":
             backend = default_backend(device)
         if backend == "triton" and not triton_usable(device):
             raise ValueError(f"backend 'triton' needs the triton package and a CUDA device (or TRITON_INTERPRET=1); got device {device}")
+        if backend == "numba" and torch.device(device).type != "cpu":
+            raise ValueError(f"backend 'numba' needs a CPU device; got device {device}")
         for name, v, lo in (("batch", batch, 1), ("steps", steps, 1), ("h", h, 1), ("vocab_size", vocab_size, 2)):
             if int(v) < lo:
                 raise ValueError(f"{name} must be in [{lo}, inf); got {v!r}")
@@ -104,6 +118,8 @@ class FusedBoost:
         self._part = torch.empty((self.B, self.n_chunks, 3), **kw)
         self._pick = torch.empty((self.B, 4), **kw)
         self._table = prf_torch.token_table(self.V, device)
+        if backend == "numba":
+            self._tokmix = prf._mix64(np.arange(self.V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
 
     def _check(self, window, logits):
         if logits.shape[0] != self.B or logits.shape[-1] < self.V or window.shape != (self.B, self.h):
@@ -117,6 +133,8 @@ class FusedBoost:
             out[:, self.V :] = logits[:, self.V :]
         if self.backend == "triton":
             self._kernels(window, logits, out, None)
+        elif self.backend == "numba":
+            self._numba_step(window, logits, out)
         else:
             out[:, : self.V] = self._torch_step(window, logits).to(out.dtype)
             self.t += 1
@@ -130,7 +148,12 @@ class FusedBoost:
         if self.backend == "triton":
             self._kernels(window, logits, None, tokens)
         else:
-            q = torch.softmax(self._torch_step(window, logits), dim=-1)
+            if self.backend == "numba":
+                boosted = torch.empty((self.B, self.V), dtype=torch.float64)
+                self._numba_step(window, logits, boosted, advance=False)
+            else:
+                boosted = self._torch_step(window, logits)
+            q = torch.softmax(boosted, dim=-1)
             cum = torch.cumsum(q, dim=-1)
             u = prf_torch.counter_uniform(self.sample_key, self.t * self.B + torch.arange(self.B, device=q.device))
             idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
@@ -160,6 +183,16 @@ class FusedBoost:
                               N_CHUNKS=self.n_chunks, HASH=self.watermark, num_warps=self.num_warps)
             self.t += 1
 
+    def _numba_step(self, window, logits, out, advance: bool = True):
+        """The step of :mod:`._numba_boost` into ``out[:, :V]``; advances t unless told not to."""
+        from ._numba_boost import boost_step
+
+        self.nan += boost_step(logits.detach().numpy(), out.detach().numpy(), window.contiguous().numpy(), self.V,
+                               np.uint64(self.key), self.threshold, self._tokmix, self.lam.numpy(), self.Delta, self.eta,
+                               self.M, self.records.numpy(), int(self.t), self.watermark)
+        if advance:
+            self.t += 1
+
     def _torch_step(self, window, logits):
         """Reference step: the boosted float64 logits (B, V); records at t, lambda update."""
         from .processors import soft_records
@@ -181,7 +214,7 @@ class FusedBoost:
     def stacked(self) -> dict[str, torch.Tensor]:
         """Records of the steps taken, (B, t) each; raises ValueError if any logits were NaN."""
         if float(self.nan) > 0:
-            raise ValueError("logits contained NaN at some decoding step")
+            raise ValueError("scores contained NaN at some decoding step")
         n = int(self.t)
         if n > self.T:
             raise ValueError(f"{n} steps taken but records hold steps={self.T}")

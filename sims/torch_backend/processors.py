@@ -8,9 +8,9 @@ boost used, from the closed forms of :mod:`theory` re-expressed in torch:
 :math:`f(x) = (1+x)\\log(1+x) - x` (``torch.xlogy``), with the series of
 :mod:`theory._scalar` near 0: agreement with :mod:`theory` to 1e-12 in float64 (tested).
 
-On CUDA (with Triton installed) SRL and DualGA run as one fused kernel step
-(:class:`.fused.FusedBoost`, ``fused=None`` picks it; ``fused=False`` forces this module's
-tensor code, the reference it is tested against).
+SRL and DualGA run as one fused step (:class:`.fused.FusedBoost`): Triton kernels on CUDA, a
+Numba kernel on the CPU (``fused=None`` picks by device; ``fused=True`` forces Triton;
+``fused=False`` forces this module's tensor code, the reference both are tested against).
 
 Only the first ``vocab_size`` columns are watermarked: models whose logits are padded past
 the tokenizer's vocabulary (OPT-style) keep the padding untouched.  -inf logits (masked
@@ -27,7 +27,7 @@ import theory
 
 from .. import prf
 from . import prf_torch
-from .fused import FusedBoost, default_backend
+from .fused import FusedBoost, boost_backend
 
 
 def _f(x: torch.Tensor) -> torch.Tensor:
@@ -107,18 +107,19 @@ class _KeyedProcessor:
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
 
     def _fused_call(self, input_ids, scores, lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0):
-        """The boost through :class:`.fused.FusedBoost` (Triton kernels: one pass over the logits),
-        used on CUDA when ``fused`` allows; records up to ``max_steps`` steps."""
+        """The boost through :class:`.fused.FusedBoost` (Triton on CUDA, Numba on the CPU), used
+        when ``fused`` allows; records up to ``max_steps`` steps."""
         B = scores.shape[0]
         if input_ids.shape[1] < self.h or scores.shape[-1] < self.vocab_size:
             self._prepare(input_ids, scores)  # raises the same errors as the unfused path
         if self._boost is None or self._boost.B != B:
             self._boost = FusedBoost(self.key, self.gamma, self.vocab_size, B, self.max_steps, scores.device, h=self.h,
-                                     lam1=lam1, Delta=Delta, eta=eta, M=M, backend="triton")
+                                     lam1=lam1, Delta=Delta, eta=eta, M=M,
+                                     backend="triton" if self.fused else boost_backend(scores.device))
         return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
-        return bool(self.fused) if self.fused is not None else default_backend(scores.device) == "triton"
+        return bool(self.fused) if self.fused is not None else boost_backend(scores.device) != "torch"
 
     def _point_mass(self, scores, p, green, G, y):
         """Records and logits of a watermark that picks token ``y`` deterministically (KL = -log p(y))."""
