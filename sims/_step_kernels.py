@@ -76,19 +76,8 @@ def exp_shifted_into(logits, c, e):
         n = t - _SHIFT
         r = (z - n * _LN2_HI) - n * _LN2_LO
         p = _C[13]
-        p = p * r + _C[12]
-        p = p * r + _C[11]
-        p = p * r + _C[10]
-        p = p * r + _C[9]
-        p = p * r + _C[8]
-        p = p * r + _C[7]
-        p = p * r + _C[6]
-        p = p * r + _C[5]
-        p = p * r + _C[4]
-        p = p * r + _C[3]
-        p = p * r + _C[2]
-        p = p * r + _C[1]
-        p = p * r + _C[0]
+        for i in range(12, -1, -1):  # Horner; LLVM unrolls the fixed trip count
+            p = p * r + _C[i]
         # the low bits of t hold n in two's complement; shifted into the exponent field they
         # multiply p by 2**n (the bits of _SHIFT itself shift out)
         e[k] = _as_float(_as_int(p) + (_as_int(t) << 52))
