@@ -16,6 +16,8 @@ bench_generate``).
   :math:`2^n` added to the exponent bits (an integer add on the float's bits).  Arguments below
   -708 are clamped there (:math:`e^{-708} \\approx 3 \\cdot 10^{-308}`, far below the
   :math:`2^{-53}` resolution of a sum that contains :math:`e^0 = 1`).
+* :func:`ems_draw` -- EMS's exponential minimum sampling from the key's uniforms
+  (:func:`uniforms_into`) and a vectorised log (:func:`log_into`, 3 ulp).
 * :func:`green_into` -- the Bernoulli(gamma) green mask of :mod:`sims.prf` as 0.0/1.0,
   bit-identical to :func:`sims.prf.is_green`.
 * :func:`block_masses` -- green and red masses of :math:`e` per block of ``BLOCK`` ids and
@@ -46,7 +48,10 @@ _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 to 32 bits: n * _LN2_HI is exact for |n| < 2**21
 _LN2_LO = 1.90821492927058770002e-10
 _EXP_MIN = -708.0
+_W_SKIP = math.exp(-700.0)  # EMS ignores tokens whose tempered weight is below this
 _C = tuple(1.0 / math.factorial(i) for i in range(14))
+_ATANH = tuple(1.0 / (2 * i + 1) for i in range(12))
+_LOG_BIAS = (1 << 62) - 0x3FE6A09E667F3BCD  # 2**62 minus the bits of sqrt(1/2)
 _REDUCE = {"reassoc", "contract", "nsz"}
 
 
@@ -81,6 +86,61 @@ def exp_shifted_into(logits, c, e):
         # the low bits of t hold n in two's complement; shifted into the exponent field they
         # multiply p by 2**n (the bits of _SHIFT itself shift out)
         e[k] = _as_float(_as_int(p) + (_as_int(t) << 52))
+
+
+@njit(cache=True, fastmath={"contract"}, error_model="numpy")  # no zero-division branch: vectorises
+def log_into(x, out):
+    """``out[k] = log(x[k])`` for positive normal ``x`` to 3 ulp (``out`` may be ``x``).
+
+    :math:`x = 2^n m` with :math:`m \\in [\\sqrt{1/2}, \\sqrt 2)` taken from the bits, then
+    :math:`\\log m = 2\\,\\mathrm{atanh}\\, s = 2 \\sum_{i \\le 11} s^{2i+1}/(2i+1)`,
+    :math:`s = (m-1)/(m+1)`, :math:`s^2 < 0.0295` (truncation below :math:`10^{-18}`).
+    """
+    for k in range(x.shape[0]):
+        bits = _as_int(x[k])
+        # the exponent of x / sqrt(1/2), by a logical shift of a biased difference (AVX2 has no
+        # 64-bit arithmetic shift)
+        n = np.int64((np.uint64(bits) + np.uint64(_LOG_BIAS)) >> np.uint64(52)) - 1024
+        f = _as_float(bits - (n << 52)) - 1.0
+        sr = f / (2.0 + f)
+        s2 = sr * sr
+        p = 1.0 / 23.0
+        for i in range(10, -1, -1):
+            p = p * s2 + _ATANH[i]
+        nf = np.float64(np.int32(n))  # |n| < 1100; an int32 converts in SIMD, an int64 does not on AVX2
+        out[k] = nf * _LN2_HI + (2.0 * sr * p + nf * _LN2_LO)
+
+
+@njit(cache=True)
+def uniforms_into(ctx_hash, tokmix, out):
+    """``out[k]`` = the uniform of :func:`sims.prf.uniform_nb` for token k after ``ctx_hash``."""
+    for k in range(tokmix.shape[0]):
+        top = prf.mix64_nb(ctx_hash ^ tokmix[k]) >> np.uint64(11)  # 53 bits, converted as two int32 halves
+        hi = np.float64(np.int32(top >> np.uint64(22))) * 4194304.0
+        out[k] = (hi + np.float64(np.int32(top & np.uint64(4194303))) + 0.5) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True, error_model="numpy")
+def _ems_scores(logr, w):
+    for k in range(w.shape[0]):
+        logr[k] = logr[k] / w[k] if w[k] >= _W_SKIP else -np.inf
+
+
+@njit(cache=True)
+def ems_draw(ctx_hash, tokmix, w, scratch):
+    """EMS's token :math:`\\arg\\max_k \\log(r_k) / w_k` for the key's uniforms :math:`r_k` after
+    ``ctx_hash`` and tempered weights :math:`w_k \\propto p_k^{1/\\tau}` (``w`` below
+    :math:`e^{-700}` never wins); the first maximiser, as a left-to-right scan picks it."""
+    uniforms_into(ctx_hash, tokmix, scratch)
+    log_into(scratch, scratch)
+    _ems_scores(scratch, w)
+    best = -np.inf
+    y = 0
+    for k in range(w.shape[0]):
+        if scratch[k] > best:
+            best = scratch[k]
+            y = k
+    return y
 
 
 @njit(cache=True)

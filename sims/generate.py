@@ -185,6 +185,8 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
         e = np.empty(size)  # exp(logits - c): p times the normaliser s (one block if tabulated)
         green = np.empty(size)  # 1.0 green, 0.0 red
         bits = np.empty(size, dtype=np.uint64)
+        scratch = np.empty(size)  # EMS's work arrays
+        scratch2 = np.empty(size)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
         mod_logit = np.empty(lm_mod.N_BUMPS)
         blk_green = np.empty(nb)
@@ -260,18 +262,14 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
                 y = _draw(1.0, blk_green, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
                 kl = -math.log(G)
                 dg = 1.0 - G
-            elif algo == 5:  # ems
-                ectx = prf.context_hash_nb(key, window, prf.EMS)
-                best = -np.inf
-                y = 0
-                for k in range(V):
-                    lt = (logits[k] - c) / tau
-                    if lt < -700.0:
-                        continue
-                    score = math.log(prf.uniform_nb(ectx, k)) / math.exp(lt)
-                    if score > best:
-                        best = score
-                        y = k
+            elif algo == 5:  # ems: argmax_k log(r_k) / p_k^(1/tau)
+                if tau != 1.0:
+                    for k in range(V):
+                        scratch[k] = (logits[k] - c) / tau
+                    kern.exp_shifted_into(scratch, 0.0, scratch)
+                    y = kern.ems_draw(prf.context_hash_nb(key, window, prf.EMS), tokmix, scratch, scratch2)
+                else:
+                    y = kern.ems_draw(prf.context_hash_nb(key, window, prf.EMS), tokmix, e, scratch)
             else:  # its, uw-delta, uw-gamma: walk the keyed vocabulary order
                 sctx = prf.context_hash_nb(key, window, prf.STEP)
                 if algo == 6:

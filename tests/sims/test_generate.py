@@ -113,3 +113,17 @@ def test_all_algorithms_run():
     for algo in ALGOS:
         g = generate(lm, algo, n=2, T=5, seed=0, key=3)
         assert g.tokens.shape == (2, 5) and np.all(np.isfinite(g.kl))
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.7])
+def test_ems_picks_the_argmax_of_its_keyed_scores(tau):
+    """Each EMS token is argmax_k log(r_k) / p_k^(1/tau), recomputed with NumPy from the key."""
+    lm = get_lm("news", vocab_size=5000)
+    gen = generate(lm, "ems", n=2, T=12, seed=4, key=21, tau=tau)
+    for i in range(2):
+        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
+        P = gen.prompts.shape[1]
+        for t in range(12):
+            lg = lm.logits(seq[: P + t])
+            r = prf.uniforms(prf.context_hash(21, seq[P + t - 1 : P + t], prf.EMS), np.arange(lm.vocab_size))
+            assert gen.tokens[i, t] == np.argmax(np.log(r) / np.exp((lg - lg.max()) / tau))

@@ -1,4 +1,4 @@
-"""The vectorised step kernels: exp to 1 ulp, green masks and masses equal to the PRF reference,
+"""The vectorised step kernels: exp to 1 ulp, log to 3 ulp, EMS uniforms and green masks and masses equal to the PRF reference,
 block sampling equal to a plain inverse CDF, and the tabulated step equal to the materialised one."""
 
 import numpy as np
@@ -12,6 +12,7 @@ from sims.generate import _tabulated_block, _tabulated_masses
 from sims.lm import N_BUMPS, context_into, get_lm, logits_into
 
 MAX_EXP_ULP = 1  # measured over [-708, 0]; the polynomial's truncation error is below 5e-18
+MAX_LOG_ULP = 3  # measured; the worst case is just above 1, where log x is small
 TABLE_RTOL = 4e-15  # exp(-c) * exp(beta b) against exp(beta b - c): a few roundings apart
 
 
@@ -35,6 +36,23 @@ def test_exp_shift_and_clamp(c, x):
         assert _ulps(e, np.exp(np.array([z]))).max() <= MAX_EXP_ULP
     elif z < -708.0:
         assert e[0] == pytest.approx(np.exp(-708.0), rel=1e-15)
+
+
+def test_log_is_within_three_ulp():
+    x = np.concatenate([np.geomspace(2.3e-308, 1.7e308, 400_001), np.linspace(0.5, 2.0, 400_001),
+                        np.random.default_rng(0).random(100_000)])
+    out = np.empty_like(x)
+    kern.log_into(x, out)
+    assert _ulps(out, np.log(x)).max() <= MAX_LOG_ULP
+
+
+def test_uniforms_into_equals_prf_reference():
+    V = 4099
+    tokmix = prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    ctx = np.uint64(prf.context_hash(3, np.array([5, 8]), prf.EMS))
+    out = np.empty(V)
+    kern.uniforms_into(ctx, tokmix, out)
+    assert np.array_equal(out, prf.uniforms(ctx, np.arange(V)))
 
 
 @pytest.mark.parametrize("gamma", [0.1, 0.25, 0.5, 0.9])
