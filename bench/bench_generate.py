@@ -56,7 +56,7 @@ def main(argv=None) -> dict:
     n, T = 64, 200
     prompts = np.zeros((n, 2), dtype=np.int64) + np.arange(n)[:, None]
     res = {}
-    for algo in ("none", "srl", "dualga"):
+    for algo in ("none", "srl", "dualga", "ems"):
         best = np.inf
         for _ in range(REPEATS):
             t0 = time.perf_counter()
