@@ -77,7 +77,7 @@ def main(argv=None) -> dict:
         proc(ids, scores.clone())
     res["peer_processor_us_per_token"] = (time.perf_counter() - t0) / reps * 1e6
     res["ratio_peer_over_ours_per_token"] = res["peer_processor_us_per_token"] / res["ours_dualga_us_per_token_per_core"]
-    tokmix = prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    tokmix = prf.token_mix(V)
     nb = kern.n_blocks(V)
     args = (tokmix, lm.table, prf.green_threshold(0.25), np.empty(nb), np.empty(nb))
     _floor_pass(2, *args)

@@ -123,7 +123,7 @@ def _stat_code(stat: str, gamma, kind: str, vocab_size):
     if vocab_size is None:
         raise ValueError("vocab_size must be given for kind='partition' (the green list is the floor(gamma V) smallest words)")
     n_green = max(1, int(np.floor(gamma * vocab_size)))
-    tokmix = prf._mix64(np.arange(vocab_size, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    tokmix = prf.token_mix(vocab_size)
     return K.GREEN_PARTITION, prf.GREEN, n_green, n_green / vocab_size, tokmix
 
 

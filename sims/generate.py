@@ -128,7 +128,7 @@ def _tabulated_masses(wctx, thr, tokmix, table, level_sums, levels, base, lm_sta
     acc = scale * (beta * level_sums[level, 1] - c * level_sums[level, 0])
     for q in range(n_mod):
         k = mod_tok[q]
-        j = k + off - V if k + off >= V else k + off
+        j = lm_mod.base_index(k, off, V)
         w0 = scale * table[level, j]
         w1 = math.exp(mod_logit[q] - c)
         if prf.is_green_nb(wctx, k, thr):
@@ -148,8 +148,7 @@ def _tabulated_block(b, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit, eb
     m = min(V, k0 + kern.BLOCK) - k0
     scale = math.exp(-c)
     for i in range(m):
-        j = k0 + i + off
-        eb[i] = scale * row[j - V if j >= V else j]
+        eb[i] = scale * row[lm_mod.base_index(k0 + i, off, V)]
     for q in range(n_mod):
         if k0 <= mod_tok[q] < k0 + m:
             eb[mod_tok[q] - k0] = math.exp(mod_logit[q] - c)
@@ -400,7 +399,7 @@ def generate(
     _generate(
         _CODE[algo], V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums, prompts, int(T), int(seed), np.uint64(key), int(h),
         prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V),
-        prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN)), *out,
+        prf.token_mix(V), *out,
     )
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)

@@ -122,6 +122,13 @@ def _scale_into(a, x, out):
         out[k] = a * x[k]
 
 
+@njit(cache=True, inline="always")
+def base_index(k, off, V):
+    """Where token ``k`` reads the base (or a table row) under rotation ``off``: (k + off) mod V."""
+    j = k + off
+    return j - V if j >= V else j
+
+
 @njit(cache=True)
 def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_logit):
     """The LM's state after ``context``: which level, rotation and bumped tokens.
@@ -148,7 +155,7 @@ def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_log
                 m = q
         if m == n:
             mod_tok[n] = tok
-            mod_logit[n] = beta * base[tok + off - V if tok + off >= V else tok + off]
+            mod_logit[n] = beta * base[base_index(tok, off, V)]
             n += 1
         if j == 0:
             first = m

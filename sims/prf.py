@@ -130,6 +130,12 @@ def token_bits(ctx_hash, tokens) -> np.ndarray:
         return _mix64(np.asarray(ctx_hash, dtype=np.uint64) ^ _mix64(t + np.uint64(C_TOKEN)))
 
 
+def token_mix(vocab_size: int) -> np.ndarray:
+    """``mix64(k + C_TOKEN)`` for every token id k: the context-free half of :func:`token_bits`,
+    precomputed by the kernels so that each (context, token) pair costs one mixing round."""
+    return _mix64(np.arange(vocab_size, dtype=np.uint64) + np.uint64(C_TOKEN))
+
+
 def is_green(ctx_hash, tokens, gamma: float) -> np.ndarray:
     """Bernoulli(gamma) green-list membership (see module docstring)."""
     thr = np.uint64(green_threshold(gamma))

@@ -48,7 +48,7 @@ def test_log_is_within_three_ulp():
 
 def test_uniforms_into_equals_prf_reference():
     V = 4099
-    tokmix = prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    tokmix = prf.token_mix(V)
     ctx = np.uint64(prf.context_hash(3, np.array([5, 8]), prf.EMS))
     out = np.empty(V)
     kern.uniforms_into(ctx, tokmix, out)
@@ -58,7 +58,7 @@ def test_uniforms_into_equals_prf_reference():
 @pytest.mark.parametrize("gamma", [0.1, 0.25, 0.5, 0.9])
 def test_green_into_equals_prf_reference(gamma):
     V = 5003
-    tokmix = prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    tokmix = prf.token_mix(V)
     ctx = prf.context_hash(7, np.array([[3, 11]]))[0]
     g = np.empty(V)
     kern.green_into(ctx, tokmix, prf.green_threshold(gamma), g)
@@ -107,7 +107,7 @@ def test_tabulated_step_equals_materialised_step(name):
     equal those computed from the full logits, for random contexts."""
     lm = get_lm(name, vocab_size=None if name != "news" else 3001)
     V = lm.vocab_size
-    tokmix = prf._mix64(np.arange(V, dtype=np.uint64) + np.uint64(prf.C_TOKEN))
+    tokmix = prf.token_mix(V)
     thr = prf.green_threshold(0.3)
     nb = kern.n_blocks(V)
     rng = np.random.default_rng(1)
