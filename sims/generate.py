@@ -280,23 +280,35 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
                 reverse = algo == 8 and prf.uniform_nb(sctx, V + 1) < 0.5
                 acc = 0.0
                 y = -1
-                qg = 0.0
+                # uw-gamma: q = 0 below the midpoint of the keyed CDF and 2 p above it, so only
+                # the token straddling it has q / p other than 2 (KL, DG without a log per token)
+                above = 0.0
+                above_green = 0.0
+                q_mid = 0.0
+                p_mid = 1.0
+                green_mid = 0.0
                 for j in range(V):
                     k = perm[V - 1 - j] if reverse else perm[j]
                     pk = e[k] * inv
                     prev = acc
                     acc += pk
                     if algo == 8:
-                        q = 2.0 * (max(acc, 0.5) - max(prev, 0.5))
-                        if q > 0.0:
-                            kl += q * math.log(q / pk)
-                            qg += q * green[k]
+                        if prev >= 0.5:
+                            above += pk
+                            above_green += pk * green[k]
+                        elif acc > 0.5:
+                            q_mid = 2.0 * (acc - 0.5)
+                            p_mid = pk
+                            green_mid = green[k]
                     if y < 0 and acc >= target:
                         y = k
+                        if algo != 8:
+                            break
                 if y < 0:
                     y = perm[0] if reverse else perm[V - 1]
                 if algo == 8:
-                    dg = qg - G
+                    kl = 2.0 * above * math.log(2.0) + (q_mid * math.log(q_mid / p_mid) if q_mid > 0.0 else 0.0)
+                    dg = 2.0 * above_green + q_mid * green_mid - G
             if algo >= 5 and algo <= 7:
                 kl = -math.log(e[y] * inv)
                 dg = green[y] - G

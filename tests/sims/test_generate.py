@@ -8,7 +8,7 @@ import pytest
 
 import theory
 from sims import prf
-from sims.generate import ALGOS, Generation, generate
+from sims.generate import ALGOS, Generation, generate, keyed_order
 from sims.lm import LM_PRESETS, get_lm, logits_into
 
 
@@ -51,6 +51,18 @@ def test_records_are_exact(algo):
                 q /= q.sum()
                 assert gen.kl[i, t] == pytest.approx(np.sum(q * np.log(q / p)), rel=1e-9, abs=1e-14)
                 assert gen.dg[i, t] == pytest.approx(q[green].sum() - G, rel=1e-9, abs=1e-14)
+            elif algo == "uw-gamma":
+                P = gen.prompts.shape[1]
+                window = np.concatenate([gen.prompts[i], gen.tokens[i]])[P + t - 1 : P + t]
+                order = keyed_order(99, lm.vocab_size)
+                reverse = prf.uniforms(prf.context_hash(99, window, prf.STEP), np.array([lm.vocab_size + 1]))[0] < 0.5
+                order = order[::-1] if reverse else order
+                cum = np.cumsum(p[order])
+                q = np.zeros_like(p)
+                q[order] = 2.0 * (np.maximum(cum, 0.5) - np.maximum(np.concatenate([[0.0], cum[:-1]]), 0.5))
+                m = q > 0
+                assert gen.kl[i, t] == pytest.approx(np.sum(q[m] * np.log(q[m] / p[m])), rel=1e-9, abs=1e-14)
+                assert gen.dg[i, t] == pytest.approx(q[green].sum() - G, rel=1e-9, abs=1e-12)
             elif algo in ("ems", "its", "uw-delta"):
                 assert gen.kl[i, t] == pytest.approx(-math.log(p[y]), rel=1e-12)
             elif algo == "hard":
