@@ -8,7 +8,9 @@ h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
 .. math::
     \\ell_k(c) = \\beta(c)\\, b_k + \\sum_{j<B} s_j(c)\\, 1\\{k = t_j(c)\\} + L(c)\\, 1\\{k = t_0(c)\\}
 
-* :math:`b_k = -\\log(1 + \\mathrm{rank}_k)` is a Zipf base over a fixed random ranking;
+* :math:`b_k = -\\log(1 + \\mathrm{rank}_k)` is a Zipf base over a fixed random ranking, read
+  rotated by a context-dependent offset (token k takes :math:`b_{(k + \\mathrm{off}(c)) \\bmod V}`),
+  so every context has its own head;
 * :math:`\\beta(c)` is the context's inverse temperature, one of ``N_LEVELS`` = 32 levels
   :math:`\\beta_l = \\beta_o + (\\beta_f - \\beta_o)((l + 1/2)/32)^\\kappa` with l uniform: sharp
   "factual" contexts and flat "opinion" ones -- the entropy profile;
