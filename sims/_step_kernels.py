@@ -143,6 +143,12 @@ def ems_draw(ctx_hash, tokmix, w, scratch):
     return y
 
 
+@njit(cache=True, inline="always")
+def _green(ctx_hash, tm, lim):
+    """Token with precomputed half ``tm`` is green after ``ctx_hash`` (:func:`sims.prf.is_green_nb`)."""
+    return (prf.mix64_nb(ctx_hash ^ tm) >> np.uint64(11)) < lim
+
+
 @njit(cache=True)
 def green_into(ctx_hash, tokmix, threshold, green):
     """``green[k] = 1.0`` iff token k is green after a context with hash ``ctx_hash``, else 0.0.
@@ -151,7 +157,7 @@ def green_into(ctx_hash, tokmix, threshold, green):
     """
     lim = np.uint64(threshold)
     for k in range(tokmix.shape[0]):
-        green[k] = 1.0 if (prf.mix64_nb(ctx_hash ^ tokmix[k]) >> np.uint64(11)) < lim else 0.0
+        green[k] = 1.0 if _green(ctx_hash, tokmix[k], lim) else 0.0
 
 
 @njit(cache=True, fastmath=_REDUCE)
@@ -183,7 +189,7 @@ def _masses_run(ctx_hash, tokmix, weights, lim):
     g = 0.0
     r = 0.0
     for i in range(tokmix.shape[0]):
-        w = weights[i] if (prf.mix64_nb(ctx_hash ^ tokmix[i]) >> np.uint64(11)) < lim else 0.0
+        w = weights[i] if _green(ctx_hash, tokmix[i], lim) else 0.0
         g += w
         r += weights[i] - w
     return g, r

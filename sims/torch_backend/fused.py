@@ -119,7 +119,7 @@ class FusedBoost:
         self._pick = torch.empty((self.B, 4), **kw)
         self._table = prf_torch.token_table(self.V, device)
         if backend == "numba":
-            self._tokmix = prf.token_mix(self.V)
+            self._tokmix = self._table.numpy().view(np.uint64)  # the same bits, as Numba's PRF reads them
 
     def _check(self, window, logits):
         if logits.shape[0] != self.B or logits.shape[-1] < self.V or window.shape != (self.B, self.h):
