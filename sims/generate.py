@@ -156,6 +156,14 @@ def _tabulated_block(b, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit, eb
     return m
 
 
+@njit(cache=True, inline="always")
+def _colour(want_green, green_mass, red_mass):
+    """The colour to draw, kept unless it has no mass at all (G rounded just below 1 or above 0)."""
+    if want_green:
+        return green_mass > 0.0 or red_mass <= 0.0
+    return red_mass <= 0.0 and green_mass > 0.0
+
+
 @njit(cache=True)
 def _draw(want, blk_mass, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit):
     """Inverse-CDF draw of a token of colour ``want`` (see :func:`sims._step_kernels.sample_colour`);
@@ -212,9 +220,11 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
                 _green_list(wctx, thr, partition, n_green, tokmix, bits, green)
                 acc = kern.block_masses(e, logits, c, green, blk_green, blk_red)
             Gs = 0.0
+            Rs = 0.0
             s = 0.0
             for b in range(nb):
                 Gs += blk_green[b]
+                Rs += blk_red[b]
                 blk_all[b] = blk_green[b] + blk_red[b]
                 s += blk_all[b]
             inv = 1.0 / s
@@ -238,7 +248,7 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
                     d = delta if ent > alpha else 0.0
                 dg = _scalar.dg(d, G)
                 kl = _scalar.kl_given_dg(d, G, dg)
-                want = u2 < G + dg
+                want = _colour(u2 < G + dg, Gs, Rs)
                 y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
                           lm_state, mod_tok, mod_logit)
                 if algo == 3:
@@ -253,7 +263,7 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
                     kl = _scalar.kl(lam, G)
                     dg = _scalar.dg(lam, G)
                     da = gamma * dg
-                want = u2 < G + dg
+                want = _colour(u2 < G + dg, Gs, Rs)
                 y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
                           lm_state, mod_tok, mod_logit)
                 lam = min(max(lam + eta * (Delta - da), 0.0), M)

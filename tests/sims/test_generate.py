@@ -139,3 +139,11 @@ def test_ems_picks_the_argmax_of_its_keyed_scores(tau):
             lg = lm.logits(seq[: P + t])
             r = prf.uniforms(prf.context_hash(21, seq[P + t - 1 : P + t], prf.EMS), np.arange(lm.vocab_size))
             assert gen.tokens[i, t] == np.argmax(np.log(r) / np.exp((lg - lg.max()) / tau))
+
+
+def test_a_colour_without_mass_is_never_drawn():
+    """If rounding makes the coin pick a colour whose total mass is 0, the other colour is drawn."""
+    from sims.generate import _colour
+
+    assert _colour(True, 0.3, 0.7) and not _colour(False, 0.3, 0.7)
+    assert not _colour(True, 0.0, 1.0) and _colour(False, 1.0, 0.0)
