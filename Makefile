@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m sims demo --out $(OUT)/demo
+	$(BIN)/python -m paper_figs.demo --out $(OUT)/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -n 2 -q

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from sims import detect
+from sims.detect import scores as detect
 
 V = 32000
 KEY = 15485863

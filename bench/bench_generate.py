@@ -5,7 +5,7 @@ Goals (issue 4): >= 2e4 tokens/s per core for DualGA with exact per-token KL; 1e
 tokens generated within 1 GiB.
 
 The floor timed beside it is the one whole-vocabulary loop of a boosting step on a synthetic LM
-(:func:`sims._step_kernels.rotated_masses`: one PRF round and two adds per token id), alone,
+(:func:`sims.watermarks._kernels.rotated_masses`: one PRF round and two adds per token id), alone,
 over distinct contexts.  The memory figure is the peak resident size of a fresh process that
 imports :mod:`sims` and generates the 1e4 x 200 tokens (without torch, which this process loads).
 """
@@ -19,15 +19,15 @@ import time
 import numpy as np
 from numba import njit
 
-from sims import _step_kernels as kern
-from sims import prf
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.watermarks import _kernels as kern
+from sims.core import prf
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
 _MEMORY_RUN = """
 import resource, numpy as np
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 g = generate(get_lm("news"), "dualga", n=10000, T=200, seed=0, key=1, prompts=np.arange(20000).reshape(10000, 2) % 32000)
 assert g.tokens.shape == (10000, 200)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux

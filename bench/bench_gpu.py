@@ -39,7 +39,7 @@ def _cuda_time(f, reps: int, warmup: int = 3) -> float:
 
 
 def check_correctness(res: dict) -> None:
-    from sims import prf
+    from sims.core import prf
     from sims.torch_backend import prf_torch
     from sims.torch_backend.fused import FusedBoost
 

@@ -12,7 +12,8 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from sims import gprocess, online, reduced, rng
+from sims.reduced import gprocess, online, runner as reduced
+from sims.core import rng
 from theory import _scalar
 
 

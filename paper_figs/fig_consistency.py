@@ -33,7 +33,7 @@ def srl_population_delta(specs, Delta: float) -> float:
     from scipy.optimize import brentq
 
     import theory
-    from sims import gprocess
+    from sims.reduced import gprocess
 
     nodes = (np.arange(4096) + 0.5) / 4096
     G = np.concatenate([[gprocess.draw_from_table(p.tables[0], p.step, u) for u in nodes] for p in map(gprocess.parse_spec, specs)])
@@ -47,7 +47,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     import theory
-    from sims import reduced
+    from sims.reduced import runner as reduced
 
     T = 400
     reps = 64 if quick else 512

@@ -22,8 +22,8 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sims import reduced
-    from sims.reduced import slope_ci
+    from sims.reduced import runner as reduced
+    from sims.reduced.runner import slope_ci
 
     Ts = np.unique(np.logspace(3, 5 if quick else 7, 5 if quick else 9).astype(int))
     reps = 16 if quick else 64
@@ -56,7 +56,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
 
 def _nonstationary_panel(ax, T: int, reps: int) -> dict:
     """Excess regret and DG gap at fixed T vs the measured W_{T,1} / T and W_{T,2} / T."""
-    from sims import reduced
+    from sims.reduced import runner as reduced
 
     rows = dict(T=int(T), swing=list(SWINGS), W1_over_T=[], W2_over_T=[], regret=[], gap=[])
     for s in SWINGS:

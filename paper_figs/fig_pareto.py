@@ -4,7 +4,7 @@ per text, SRL grid vs DualGA, with the offline Pareto frontier of the same LM.
 The frontier is the hindsight optimum OPT(Delta) (:func:`theory.offline_opt`) of the green
 masses G_t met by the unwatermarked LM with gamma = gamma*(Delta): the least mean KL of any
 per-step boost sequence reaching mean DG = Delta on those steps.  KL and DG are exact
-per-step values recorded by :func:`sims.generate.generate`.
+per-step values recorded by :func:`sims.watermarks.generate.generate`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     import theory
-    from sims.generate import generate
-    from sims.lm import get_lm
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import get_lm
 
     def run(algo, **kw):  # population means and per-text means of KL and realised DG
         g = generate(lm, algo, n=n, T=T, seed=0, key=KEY, **kw)

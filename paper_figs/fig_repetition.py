@@ -19,8 +19,9 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sims.generate import generate
-    from sims.repetition import loop_lm, monitor, repeated_ngram_mask, study
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import loop_lm
+    from sims.experiments.repetition import monitor, repeated_ngram_mask, study
 
     n, T = (32, 300) if quick else (256, 300)
     res = study(n=n, T=T)

@@ -22,10 +22,10 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     import theory
-    from sims import detect
-    from sims.attacks import KINDS, attack
-    from sims.generate import generate
-    from sims.lm import get_lm
+    from sims.detect import scores as detect
+    from sims.experiments.attacks import KINDS, attack
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import get_lm
 
     lm = get_lm("lfqa", vocab_size=4000 if quick else 32000)
     n, T = (8, 120) if quick else (100, 200)

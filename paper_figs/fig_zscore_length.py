@@ -23,7 +23,7 @@ KEY = 15485863
 
 def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
     """z-score of every prefix (nan past a text's end)."""
-    from sims import detect
+    from sims.detect import scores as detect
 
     g, scored = detect.token_scores(gen.tokens, gen.prompts, KEY, gamma=gamma, h=gen.meta["h"], vocab_size=vocab_size)
     k, n = np.cumsum(g, axis=1), np.cumsum(scored, axis=1)
@@ -38,9 +38,9 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sims.attacks import attack
-    from sims.generate import generate
-    from sims.lm import get_lm
+    from sims.experiments.attacks import attack
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import get_lm
 
     n, T = (32, 200) if quick else (200, 400)
     lm = get_lm("lfqa")

@@ -44,8 +44,8 @@ def label(algo: str, params: dict) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
-    from sims.evaluate import clopper_pearson, evaluate
-    from sims.progress import progress
+    from sims.experiments.evaluate import clopper_pearson, evaluate
+    from sims.core.progress import progress
 
     n, T = (32, 200) if quick else (500, 200)
     idx = QUICK if quick else range(len(CONFIGS))

@@ -18,7 +18,7 @@ import numpy as np
 
 import proofs_check
 
-from ._check import Check
+from proofs_check._check import Check
 
 
 def modules() -> list[str]:

@@ -4,9 +4,9 @@
 prefix, and the algorithm's state after each possible next token.  It is written
 from the algorithms' definitions in the paper (Algorithms kirchen, DualGA,
 DualGA_autocov; EMS, ITS, UW as in appendix "Watermarking Algorithms"), in plain
-NumPy on full vectors, independently of the Numba generator :mod:`sims.generate`;
+NumPy on full vectors, independently of the Numba generator :mod:`sims.watermarks.generate`;
 only the keyed randomness (green lists, EMS uniforms, the keyed order, ITS's
-per-position uniform) is read from :mod:`sims.prf` / :mod:`sims.rng`, since a watermark
+per-position uniform) is read from :mod:`sims.core.prf` / :mod:`sims.core.rng`, since a watermark
 *is* its key.  ``check_info_lower_bound`` tests this model against the generator.
 
 The state is ``(lambda, colour of the previous token)``; DualGA's lambda update does
@@ -18,11 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 import theory
-from sims import prf, rng
-from sims.generate import ITS_STREAM, algo_params, keyed_order
+from sims.core import prf, rng
+from sims.core.keys import ITS_STREAM, keyed_order
+from sims.watermarks.generate import algo_params
 
 ALGOS = ("srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
-"""Every watermark of :data:`sims.generate.ALGOS` (``none`` is p itself)."""
+"""Every watermark of :data:`sims.watermarks.generate.ALGOS` (``none`` is p itself)."""
 
 State = tuple[float, bool]
 

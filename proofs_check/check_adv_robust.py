@@ -14,10 +14,10 @@ context hashing (h = 1): a change re-colours the token right after it.
   exhaustively.  The proposition's :math:`\Delta'_{del}` omits the re-coloured successor
   that the insertion and edit cases account for with :math:`-1/T`; the corrected bound
   :math:`(\Delta - l + l\gamma - 1/T)/(1-l)` is checked and the paper's is shown violated.
-* deletion of :math:`lT` scattered green tokens (:func:`sims.attacks.attack`,
+* deletion of :math:`lT` scattered green tokens (:func:`sims.experiments.attacks.attack`,
   ``worst_deletion``): each may re-colour its successor, so
   :math:`(\Delta - 2l + l\gamma)/(1-l)` is what holds.
-* insertion and edit: :func:`sims.attacks.attack` oracles against the proposition's
+* insertion and edit: :func:`sims.experiments.attacks.attack` oracles against the proposition's
   :math:`\Delta'`; the proof's insertion case writes the green ratio as
   :math:`(\Delta+\gamma+1/T)/(1+l)`, which the worst case falls below (a sign slip: the
   statement's :math:`-1/T` is right).
@@ -26,12 +26,12 @@ context hashing (h = 1): a change re-colours the token right after it.
 import numpy as np
 
 import theory
-from sims import detect
-from sims.attacks import attack
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.detect import scores as detect
+from sims.experiments.attacks import attack
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
-from ._check import Check
+from proofs_check._check import Check
 
 RESULT = "prop:adv_robust"
 COUNT_TOL = 1e-12  # excesses are ratios of integer counts; only rounding separates them from the bounds
@@ -71,7 +71,7 @@ def run(quick: bool, rng) -> list[Check]:
     n_bad = int(np.sum(worst < paper - COUNT_TOL))
     out.append(Check(RESULT, f"contiguous deletion l={l}: min(worst excess - (Delta - l + l g - 1/T)/(1 - l))", float(np.min(worst - fixed)),
                      ">= 0 (corrected bound)", f"-{COUNT_TOL:g}", bool(np.min(worst - fixed) >= -COUNT_TOL),
-                     f"all {T - m + 1} start positions of {n} DualGA texts (T = {T}), scored by sims.detect"))
+                     f"all {T - m + 1} start positions of {n} DualGA texts (T = {T}), scored by sims.detect.scores"))
     i = int(np.argmin(worst - paper))
     out.append(Check(RESULT + " (finding)", f"contiguous deletion l={l}: texts whose worst excess < the paper's Delta'", n_bad,
                      "> 0: the paper's Delta'_del omits the re-coloured successor", "count", n_bad > 0,
@@ -89,13 +89,13 @@ def run(quick: bool, rng) -> list[Check]:
             n_paper = int(np.sum(e1 < np.array([theory.robust_delta("deletion", e, gamma, l, T) for e in e0]) - COUNT_TOL))
             out.append(Check(RESULT, f"scattered green deletion l={l}: min(excess - (Delta - 2l + l g)/(1 - l))", float(np.min(e1 - bound)),
                              ">= 0", f"-{COUNT_TOL:g}", bool(np.min(e1 - bound) >= -COUNT_TOL),
-                             f"sims.attacks worst_deletion on {n} texts: each deleted green may re-colour its successor",
+                             f"sims.experiments.attacks worst_deletion on {n} texts: each deleted green may re-colour its successor",
                              note=(f"the paper's Delta'_del is also violated on {n_paper} of {n} texts by this attack" if n_paper else "")))
             continue
         bound = np.array([theory.robust_delta(name, e, gamma, l, T) for e in e0])
         out.append(Check(RESULT, f"{name} l={l}: min over texts of (excess after - Delta')", float(np.min(e1 - bound)), ">= 0",
                          f"-{COUNT_TOL:g}", bool(np.min(e1 - bound) >= -COUNT_TOL),
-                         f"sims.attacks worst_{name} on {n} DualGA texts; Delta' of the proposition with the text's own excess as Delta"))
+                         f"sims.experiments.attacks worst_{name} on {n} DualGA texts; Delta' of the proposition with the text's own excess as Delta"))
         if name == "insertion":
             ratio = e1 + gamma
             proof = (e0 + gamma + 1 / T) / (1 + l)

@@ -16,7 +16,7 @@ from scipy.optimize import brentq
 
 import theory
 
-from ._check import Check
+from proofs_check._check import Check
 
 RESULT = "certainty equivalent"
 CLOSED_TOL = 1e-12  # relative; brentq to 1e-15 and a few float64 operations

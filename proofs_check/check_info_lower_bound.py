@@ -15,11 +15,11 @@ import numpy as np
 from scipy.stats import chisquare
 
 import theory
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
-from ._check import Check
-from ._exact import ALGOS, default_params, sequence_laws
+from proofs_check._check import Check
+from proofs_check._exact import ALGOS, default_params, sequence_laws
 
 RESULT = "prop:info_lower_bound"
 BH_TOL = 1e-12  # rounding of sums over 6^T sequences
@@ -44,7 +44,7 @@ def _gof(tokens: np.ndarray, q_seq: np.ndarray, V: int) -> tuple[float, float]:
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Validate the enumerated model against sims.generate, then Le Cam vs BH for every watermark."""
+    """Validate the enumerated model against sims.watermarks.generate, then Le Cam vs BH for every watermark."""
     lm = get_lm("tiny")
     V, key, prompt = lm.vocab_size, 31, np.array([1])
     n = 20000 if quick else 200000

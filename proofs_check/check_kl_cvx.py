@@ -8,7 +8,7 @@ is the entropy :math:`H(p_t)`.
 Two independent routes: (1) the exact per-key distributions of :mod:`proofs_check._exact`
 over random keys (Jensen's gap is a deterministic inequality on the empirical key
 distribution, so it is checked to rounding); (2) the package's own generator
-:func:`sims.generate.generate`, one key per call, whose first tokens over keys must follow
+:func:`sims.watermarks.generate.generate`, one key per call, whose first tokens over keys must follow
 p (chi-square) and whose recorded per-token KL must be :math:`-\log p(y)` (recomputed from
 ``lm.probs``) with mean :math:`H(p)` (z-test).
 """
@@ -17,12 +17,12 @@ import numpy as np
 from scipy.stats import chisquare, norm
 
 import theory
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
-from ._check import Check
-from ._exact import default_params, initial_state, kl_vec, step
-from ._numba import single_thread
+from proofs_check._check import Check
+from proofs_check._exact import default_params, initial_state, kl_vec, step
+from proofs_check._numba import single_thread
 
 RESULT = "prop:KL_cvx / eg:ems"
 JENSEN_TOL = 1e-12  # rounding of means of 1e3..1e4 numbers of size O(1)
@@ -56,13 +56,13 @@ def run(quick: bool, rng) -> list[Check]:
                 g = generate(lm, algo, n=1, T=1, seed=j, key=int(k), prompts=prefix[None, :])
                 toks[j], kls[j] = g.tokens[0, 0], g.kl[0, 0]
         pv = float(chisquare(np.bincount(toks, minlength=lm.vocab_size), n_gen * p).pvalue)
-        out.append(Check(RESULT, f"{algo} (sims.generate): chi-square p-value of E_key q = p", pv, f"> {ALPHA:g}", f"alpha = {ALPHA:g}",
+        out.append(Check(RESULT, f"{algo} (sims.watermarks.generate): chi-square p-value of E_key q = p", pv, f"> {ALPHA:g}", f"alpha = {ALPHA:g}",
                          pv > ALPHA, f"first token of {n_gen} generations, one random key each, {lm.vocab_size} cells"))
         if algo in POINT_MASS:
             err = float(np.max(np.abs(kls + np.log(p[toks]))))
-            out.append(Check(RESULT, f"{algo} (sims.generate): max |recorded KL - (-log p(y))|", err, "0 (point mass)", f"{RECORD_TOL:g}",
+            out.append(Check(RESULT, f"{algo} (sims.watermarks.generate): max |recorded KL - (-log p(y))|", err, "0 (point mass)", f"{RECORD_TOL:g}",
                              err < RECORD_TOL, "KL of a point mass at y is -log p(y); p from lm.probs (NumPy path)"))
             z = float((kls.mean() - H) / (kls.std(ddof=1) / np.sqrt(n_gen)))
-            out.append(Check(RESULT, f"{algo} (sims.generate): z of mean per-key KL vs H(p)", z, f"E = H(p) = {H:.4f}", f"|z| < {Z_CRIT:.2f}",
+            out.append(Check(RESULT, f"{algo} (sims.watermarks.generate): z of mean per-key KL vs H(p)", z, f"E = H(p) = {H:.4f}", f"|z| < {Z_CRIT:.2f}",
                              abs(z) < Z_CRIT, f"two-sided z-test at alpha = {ALPHA:g}, n = {n_gen} keys"))
     return out

@@ -18,12 +18,12 @@ is an unbiased estimate of the sequence KL.
 import numpy as np
 from scipy.stats import norm
 
-from sims import prf
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.core import prf
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
-from ._check import Check
-from ._exact import ALGOS, default_params, kl_vec, sequence_laws
+from proofs_check._check import Check
+from proofs_check._exact import ALGOS, default_params, kl_vec, sequence_laws
 
 RESULT = "prop:KL_decompose"
 ENUM_TOL = 1e-12  # relative rounding of sums over 6^T sequences

@@ -15,7 +15,7 @@ import numpy as np
 
 import theory
 
-from ._check import Check
+from proofs_check._check import Check
 
 RESULT = "lemma:Lagrangian_dual"
 EXACT_TOL = 1e-12  # closed forms vs direct sums: rounding only

@@ -10,10 +10,10 @@ and with an evaluation LM that differs from p (the "tiny" preset under another s
 
 import numpy as np
 
-from sims.lm import get_lm
+from sims.lm.synthetic import get_lm
 
-from ._check import Check
-from ._exact import sequence_laws
+from proofs_check._check import Check
+from proofs_check._exact import sequence_laws
 
 RESULT = "prop:negative_DLoP"
 

@@ -4,7 +4,7 @@ r"""Theorem dualGA_performance_iid: with :math:`\eta = \Theta(1/\sqrt T)`,
           \frac1T\sum_t E[\mathrm{DG}_t(\delta_t)] \ge \Delta - O(T^{-1/2}),
 
 plus :math:`O(W_{T,1}/T)`, :math:`O(W_{T,2}/T)` on non-stationary G_t.  Checked on the
-package's reduced simulator (:mod:`sims.reduced`, G_t drawn from a process, the hindsight
+package's reduced simulator (:mod:`sims.reduced.runner`, G_t drawn from a process, the hindsight
 OPT of each replication computed exactly):
 
 1. log-log slopes of the mean regret :math:`|\overline{KL} - \mathrm{OPT}|` and violation
@@ -20,10 +20,10 @@ OPT of each replication computed exactly):
 
 import numpy as np
 
-from sims import reduced
-from sims.reduced import slope_ci
+from sims.reduced import runner as reduced
+from sims.reduced.runner import slope_ci
 
-from ._check import Check
+from proofs_check._check import Check
 
 RESULT = "thm:dualGA_performance_iid"
 SLOPE_TOL = 0.1  # allowance on -1/2: the finite range of T still carries the O(1/T) transient of lambda_1

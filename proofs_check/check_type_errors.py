@@ -4,7 +4,7 @@ r"""Prop. type_I&II: Hoeffding bounds for the z-test :math:`z \ge z_0` of eq. z_
           \beta \le e^{-2(\Delta\sqrt{T-1} - \sqrt{\gamma(1-\gamma)} z_0)^2}.
 
 1. Simulated alpha (i.i.d. Bernoulli(gamma) colours) and beta (DualGA on the reduced
-   simulator :mod:`sims.reduced`), each with a Clopper-Pearson interval: the check fails
+   simulator :mod:`sims.reduced.runner`), each with a Clopper-Pearson interval: the check fails
    only if the interval lies entirely above the bound (a significant violation).
 2. Exact binomial alpha and beta over a grid of (T, gamma, Delta, z0), where the colours
    are independent with green probability gamma (null) or gamma + Delta (watermark, the
@@ -12,7 +12,7 @@ r"""Prop. type_I&II: Hoeffding bounds for the z-test :math:`z \ge z_0` of eq. z_
 3. Findings: the beta bound needs :math:`\Delta\sqrt{T-1} \ge \sqrt{\gamma(1-\gamma)} z_0`,
    which the proposition does not state (counterexample computed exactly); and
    eq. three_brick_p's :math:`P(S > s_0)` is not a valid p-value (its exact size exceeds
-   the level), while :func:`sims.nulls.binom_logsf`'s :math:`P(S \ge s_0)` is.
+   the level), while :func:`sims.detect.nulls.binom_logsf`'s :math:`P(S \ge s_0)` is.
 """
 
 import math
@@ -20,11 +20,11 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from sims import reduced
-from sims.evaluate import clopper_pearson
-from sims.nulls import binom_logsf
+from sims.reduced import runner as reduced
+from sims.experiments.evaluate import clopper_pearson
+from sims.detect.nulls import binom_logsf
 
-from ._check import Check
+from proofs_check._check import Check
 
 RESULT = "prop:type_I&II"
 LEVEL = 0.999  # Clopper-Pearson confidence of the simulated rates
@@ -102,7 +102,7 @@ def run(quick: bool, rng) -> list[Check]:
     out.append(Check("eq:three_brick_p (finding)", f"max over levels a of P_H0(P(S > s0) <= a) / a, Bin({nT}, {gT})", float(size_gt.max()),
                      "> 1: P(S > s0) is not a valid p-value", "exact", size_gt.max() > 1 + 1e-9, "exact binomial pmf over all levels a that are attained",
                      note=f"eq. three_brick_p writes p = P(S > s0): its false-positive rate exceeds the level by up to a factor {size_gt.max():.2f} "
-                          f"here (at a = 1e-4 and T = 25 the false-positive rate is {fpr25:.2g}, {fpr25 / 1e-4:.2f} times the level); the valid p-value is P(S >= s0), used by sims.nulls."))
-    out.append(Check(RESULT, "max over levels a of P_H0(P(S >= s0) <= a) / a (sims.nulls.binom_logsf)", float(size_ge.max()), "<= 1 (valid p-value)",
+                          f"here (at a = 1e-4 and T = 25 the false-positive rate is {fpr25:.2g}, {fpr25 / 1e-4:.2f} times the level); the valid p-value is P(S >= s0), used by sims.detect.nulls."))
+    out.append(Check(RESULT, "max over levels a of P_H0(P(S >= s0) <= a) / a (sims.detect.nulls.binom_logsf)", float(size_ge.max()), "<= 1 (valid p-value)",
                      "1e-9 relative", size_ge.max() <= 1 + 1e-9, "exact binomial pmf over all attained levels"))
     return out

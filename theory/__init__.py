@@ -5,9 +5,9 @@ Pure functions on NumPy arrays; importing this package loads neither cvxpy,
 matplotlib nor torch.
 """
 
-from . import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
+from theory import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
 
-from .bounds import (
+from theory.bounds import (
     bretagnolle_huber,
     ems_expected_kl,
     entropy,
@@ -16,9 +16,9 @@ from .bounds import (
     type1_bound,
     type2_bound,
 )
-from .certainty import delta_star, gamma_star, kl_certainty_equivalent
-from .offline import OfflineResult, offline_opt
-from .soft import dg_slope_step, dg_step, dual_step, dual_step_grad, green_mass_step, kl_step, lagrangian_step
+from theory.certainty import delta_star, gamma_star, kl_certainty_equivalent
+from theory.offline import OfflineResult, offline_opt
+from theory.soft import dg_slope_step, dg_step, dual_step, dual_step_grad, green_mass_step, kl_step, lagrangian_step
 
 __all__ = [
     "OfflineResult",

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from . import _validate
+from theory import _validate
 
 
 def type1_bound(z0: float, gamma: float) -> float:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import certainty, soft
+from theory import certainty, soft
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import math
 
 from scipy.optimize import brentq
 
-from . import _scalar, _validate
+from theory import _scalar, _validate
 
 
 def delta_star(Delta: float, gamma: float) -> float:

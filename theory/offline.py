@@ -10,53 +10,12 @@ optimum is fixed by the one-dimensional dual of Lemma Lagrangian_dual:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
-from . import _scalar, _validate
-
-
-@dataclass(frozen=True)
-class OfflineResult:
-    """Primal and dual solution of (opt:nofree).
-
-    Attributes
-    ----------
-    value : float
-        OPT(Delta), the average KL per token at the optimum (nan if infeasible).
-    delta : float
-        The optimal constant boost (inf for the hard watermark, nan if infeasible).
-    lam : float
-        The optimal dual variable; equals ``delta`` (Lemma Lagrangian_dual (c)).
-    dual_value : float
-        g(lam) = (1/T) sum_t g_t(lam); equals ``value`` by strong duality.
-    dg : float
-        The realised average DG at the optimum (= Delta when the constraint binds).
-    feasible : bool
-        Whether some boost in [0, inf] reaches Delta.
-    max_dg : float
-        sup over boosts of the average DG: (1/T) sum_t (1 - G_t) 1{G_t > 0}.
-    method : str
-        "dual" or "cvxpy".
-    iterations : int
-        Newton/bisection iterations (dual) or solver iterations (cvxpy).
-    """
-
-    value: float
-    delta: float
-    lam: float
-    dual_value: float
-    dg: float
-    feasible: bool
-    max_dg: float
-    method: str
-    iterations: int = 0
-
-    @property
-    def duality_gap(self) -> float:
-        return self.value - self.dual_value
+from theory import _scalar, _validate
+from theory.offline_cvxpy import offline_opt_cvxpy
+from theory.offline_result import OfflineResult
 
 
 @njit(cache=True)
@@ -169,8 +128,6 @@ def offline_opt(G, Delta: float, method: str = "dual", on_infeasible: str = "rai
         nan = float("nan")
         return OfflineResult(nan, nan, nan, nan, nan, False, max_dg, method)
     if method == "cvxpy":
-        from .offline_cvxpy import offline_opt_cvxpy
-
         return offline_opt_cvxpy(G, Delta, max_dg)
     if Delta == max_dg:  # only the hard watermark reaches it
         lam, it = math.inf, 0

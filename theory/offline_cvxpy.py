@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validate import in_unit_interval
-from .offline import OfflineResult
+from theory._validate import in_unit_interval
+from theory.offline_result import OfflineResult
 
 # Tried in order until CLARABEL reports "optimal": the tight setting recovers the dual
 # multiplier to ~1e-9, but on large T it can stall ("optimal_inaccurate").
@@ -89,7 +89,7 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
     boosts = _logit(xv) - _logit(g)
     lam = float(con.dual_value)
     # value of the primal at the solver's point, and the dual g(lam) of Lemma Lagrangian_dual
-    from . import soft
+    from theory import soft
 
     dual_value = float(np.mean(soft.dual_step(lam, G, Delta)))
     res = OfflineResult(
@@ -102,9 +102,9 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
         max_dg=max_dg,
         method="cvxpy",
         iterations=int(prob.solver_stats.num_iters or 0),
+        boosts=boosts,
+        status=prob.status,
     )
-    object.__setattr__(res, "boosts", boosts)
-    object.__setattr__(res, "status", prob.status)
     return res
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import vectorize
 
-from . import _scalar, _validate
+from theory import _scalar, _validate
 
 _SIG2 = ["float64(float64, float64)"]
 _SIG3 = ["float64(float64, float64, float64)"]

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .generate_torch import ALGOS
+from sims.torch_backend.generate_torch import ALGOS
 
 
 def main(argv=None) -> int:
@@ -29,7 +29,7 @@ def main(argv=None) -> int:
                     help="loop: LogitsProcessors, every algo; static: static KV cache + fused kernels (+ CUDA graphs on GPU)")
     ev.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
-    from .evaluate_torch import evaluate
+    from sims.torch_backend.evaluate_torch import evaluate
 
     try:
         out = evaluate(args.model, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, prompts=args.prompts, dedup=args.dedup, engine=args.engine,

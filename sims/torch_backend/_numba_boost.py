@@ -1,8 +1,8 @@
 """The CPU backend of :class:`.fused.FusedBoost`: one Numba kernel per decoding step.
 
-For each row (in parallel): the green list of :mod:`sims.prf` (one branch-free PRF round per
+For each row (in parallel): the green list of :mod:`sims.core.prf` (one branch-free PRF round per
 token id), :math:`G = \\sum_k p_k 1\\{k\\ \\mathrm{green}\\}` in float64 from a vectorised 1-ulp
-exp (:mod:`sims._step_kernels`; masked ``-inf`` logits weigh exactly 0), the closed-form KL
+exp (:mod:`sims.watermarks._kernels`; masked ``-inf`` logits weigh exactly 0), the closed-form KL
 and DG of :mod:`theory._scalar`, the record of step t, the DualGA update of lambda, and the
 boosted logits ``x + lambda * green`` written in the output's dtype -- the same numbers as the
 tensor reference (``backend="torch"``), which hashes the vocabulary in int64 tensor
@@ -16,8 +16,8 @@ from numba import njit, prange
 
 from theory import _scalar
 
-from .. import _step_kernels as kern
-from .. import prf
+from sims.watermarks import _kernels as kern
+from sims.core import prf
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})

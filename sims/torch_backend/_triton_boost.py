@@ -1,7 +1,7 @@
 """Triton kernels of the fused soft boost (SRL and DualGA): one read of the logits per step.
 
 Kernel 1 (:func:`boost_partials`), grid (B, n_chunks): each program hashes its row's
-context window with the PRF of :mod:`sims.prf` (int64 arithmetic, bit for bit), walks one
+context window with the PRF of :mod:`sims.core.prf` (int64 arithmetic, bit for bit), walks one
 chunk of the vocabulary, writes ``logits + lambda * green`` (unless sampling) and reduces the
 *unboosted* logits in float64 to (max m, sum e^{x-m}, green sum e^{x-m}).
 
@@ -24,8 +24,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from .. import prf
-from .prf_torch import _s64
+from sims.core import prf
+from sims.torch_backend.prf_torch import _s64
 
 
 _M1 = tl.constexpr(_s64(prf.M1))

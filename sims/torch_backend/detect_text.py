@@ -1,10 +1,10 @@
-"""Detection of text: tokenise with the model's tokenizer and score with :mod:`sims.detect`."""
+"""Detection of text: tokenise with the model's tokenizer and score with :mod:`sims.detect.scores`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .. import detect
+from sims.detect import scores as detect
 
 
 def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: str = "dualga", h: int = 1, dedup: bool = False) -> detect.DetectResult:

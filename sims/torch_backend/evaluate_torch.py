@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import detect
-from ..evaluate import clopper_pearson
-from . import prompts as prompt_sets
-from .generate_torch import generate, make_processor
-from .static_decode import generate_static
-from .model import load
+from sims.detect import scores as detect
+from sims.experiments.evaluate import clopper_pearson
+from sims.torch_backend import prompts as prompt_sets
+from sims.torch_backend.generate_torch import generate, make_processor
+from sims.torch_backend.static_decode import generate_static
+from sims.torch_backend.model import load
 
 
 def encode(tok, text: str, chat: bool) -> torch.LongTensor:

@@ -9,7 +9,7 @@ step can be captured in a CUDA graph.  Two backends compute the same function:
   ``TRITON_INTERPRET=1``);
 * ``"numba"``: one parallel Numba kernel per step (:mod:`._numba_boost`), CPU tensors only --
   what the processors use on a CPU;
-* ``"torch"``: plain tensor operations (:mod:`.prf_torch`, :func:`.processors.soft_records`),
+* ``"torch"``: plain tensor operations (:mod:`.prf_torch`, :func:`soft_records`),
   the reference the other two are tested against.
 
 SRL is the case ``eta = 0``: lambda stays at ``lam1 = delta``.
@@ -26,12 +26,32 @@ import torch
 
 import theory
 
-from .. import prf
-from . import prf_torch
+from sims.core import prf
+from sims.torch_backend import prf_torch
 
 BLOCK = 2048  # logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
 NUM_WARPS = 4
 FIELDS = ("kl", "G", "dg", "lam")
+
+
+def _f(x: torch.Tensor) -> torch.Tensor:
+    """(1+x) log(1+x) - x, with the same series as theory._scalar below |x| = 0.1."""
+    direct = torch.xlogy(1.0 + x, 1.0 + x) - x
+    acc = torch.zeros_like(x)
+    for n in range(21, 1, -1):
+        acc = acc * (-x) + 1.0 / (n * (n - 1.0))
+    return torch.where(x.abs() < 0.1, acc * x * x, direct)
+
+
+def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Exact (KL, DG) of a soft boost ``delta`` (B,) at green masses ``G`` (B,)."""
+    e = torch.exp(-delta)
+    dg = G * (1 - G) * (-torch.expm1(-delta)) / (G + (1 - G) * e)
+    dg = torch.where((G <= 0) | (G >= 1), torch.zeros_like(dg), dg)
+    Gs = G.clamp(min=torch.finfo(G.dtype).tiny)
+    Rs = (1 - G).clamp(min=torch.finfo(G.dtype).tiny)
+    kl = G * _f(dg / Gs) + (1 - G) * _f((-dg / Rs).clamp(min=-1.0))
+    return torch.where((G <= 0) | (G >= 1), torch.zeros_like(kl), kl), dg
 
 
 @functools.cache
@@ -65,7 +85,7 @@ class FusedBoost:
 
     Parameters
     ----------
-    key, gamma, h : the green lists of :mod:`sims.prf` (stream GREEN, context width h).
+    key, gamma, h : the green lists of :mod:`sims.core.prf` (stream GREEN, context width h).
     vocab_size : int
         Columns watermarked; wider logits (padding) are copied unchanged.
     batch, steps : int
@@ -164,7 +184,7 @@ class FusedBoost:
             self.t += 1
 
     def _kernels(self, window, logits, out, tokens):
-        from . import _triton_boost as k
+        from sims.torch_backend import _triton_boost as k
 
         sampling = tokens is not None
         k.boost_partials[(self.B, self.n_chunks)](
@@ -185,7 +205,7 @@ class FusedBoost:
 
     def _numba_step(self, window, logits, out, advance: bool = True):
         """The step of :mod:`._numba_boost` into ``out[:, :V]``; advances t unless told not to."""
-        from ._numba_boost import boost_step
+        from sims.torch_backend._numba_boost import boost_step
 
         self.nan += boost_step(logits.detach().numpy(), out.detach().numpy(), window.contiguous().numpy(), self.V,
                                np.uint64(self.key), self.threshold, self._tokmix, self.lam.numpy(), self.Delta, self.eta,
@@ -195,8 +215,6 @@ class FusedBoost:
 
     def _torch_step(self, window, logits):
         """Reference step: the boosted float64 logits (B, V); records at t, lambda update."""
-        from .processors import soft_records
-
         x = logits[:, : self.V].double()
         self.nan += torch.isnan(x).sum()
         if not self.watermark:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .processors import ATWProcessor, AutoCovProcessor, DualGAProcessor, EMSProcessor, KeyedOrderProcessor, SRLProcessor
+from sims.torch_backend.processors import ATWProcessor, AutoCovProcessor, DualGAProcessor, EMSProcessor, KeyedOrderProcessor, SRLProcessor
 
 ALGOS = ("none", "srl", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from .evaluate_torch import encode
-from .generate_torch import generate
+from sims.torch_backend.evaluate_torch import encode
+from sims.torch_backend.generate_torch import generate
 
 INSTRUCTION = "Paraphrase the following text, replacing about {pct} percent of the words. Reply with the paraphrase only.\n\n{text}"
 

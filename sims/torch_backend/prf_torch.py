@@ -1,4 +1,4 @@
-"""The keyed PRF of :mod:`sims.prf` on int64 tensors, bit for bit.
+"""The keyed PRF of :mod:`sims.core.prf` on int64 tensors, bit for bit.
 
 torch has no uint64 arithmetic; int64 multiplication wraps modulo 2**64 exactly like
 uint64, XOR is the same, and a logical right shift is an arithmetic shift masked to the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import prf
+from sims.core import prf
 
 
 def _s64(x: int) -> int:
@@ -63,11 +63,11 @@ def green_mask(ctx: torch.Tensor, vocab_size: int, gamma: float, vocab_tokens: t
 
 
 def uniforms(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """Uniforms in (0, 1) for (context hash, token) pairs, as :func:`sims.prf.uniforms`."""
+    """Uniforms in (0, 1) for (context hash, token) pairs, as :func:`sims.core.prf.uniforms`."""
     return (_srl(token_bits(ctx, tokens), 11).to(torch.float64) + 0.5) / float(prf.TOP53)
 
 
 def counter_uniform(stream_key: int, i: torch.Tensor) -> torch.Tensor:
-    """:func:`sims.rng.uniform_nb` on tensors: uniform number ``i`` of a counter stream."""
+    """:func:`sims.core.rng.uniform_nb` on tensors: uniform number ``i`` of a counter stream."""
     z = mix64(i.to(torch.int64) * GOLDEN + _s64(int(stream_key)))
     return (_srl(z, 11).to(torch.float64) + 0.5) / float(prf.TOP53)

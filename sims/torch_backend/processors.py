@@ -25,29 +25,9 @@ import torch
 
 import theory
 
-from .. import prf
-from . import prf_torch
-from .fused import FusedBoost, boost_backend
-
-
-def _f(x: torch.Tensor) -> torch.Tensor:
-    """(1+x) log(1+x) - x, with the same series as theory._scalar below |x| = 0.1."""
-    direct = torch.xlogy(1.0 + x, 1.0 + x) - x
-    acc = torch.zeros_like(x)
-    for n in range(21, 1, -1):
-        acc = acc * (-x) + 1.0 / (n * (n - 1.0))
-    return torch.where(x.abs() < 0.1, acc * x * x, direct)
-
-
-def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact (KL, DG) of a soft boost ``delta`` (B,) at green masses ``G`` (B,)."""
-    e = torch.exp(-delta)
-    dg = G * (1 - G) * (-torch.expm1(-delta)) / (G + (1 - G) * e)
-    dg = torch.where((G <= 0) | (G >= 1), torch.zeros_like(dg), dg)
-    Gs = G.clamp(min=torch.finfo(G.dtype).tiny)
-    Rs = (1 - G).clamp(min=torch.finfo(G.dtype).tiny)
-    kl = G * _f(dg / Gs) + (1 - G) * _f((-dg / Rs).clamp(min=-1.0))
-    return torch.where((G <= 0) | (G >= 1), torch.zeros_like(kl), kl), dg
+from sims.core import prf
+from sims.torch_backend import prf_torch
+from sims.torch_backend.fused import FusedBoost, boost_backend, soft_records
 
 
 class _KeyedProcessor:
@@ -212,7 +192,7 @@ class EMSProcessor(_KeyedProcessor):
 
 class KeyedOrderProcessor(_KeyedProcessor):
     """ITS, UW delta-reweight and UW gamma-reweight over the key's fixed vocabulary order
-    (:func:`sims.generate.keyed_order`), exactly as the simulator defines them.
+    (:func:`sims.watermarks.generate.keyed_order`), exactly as the simulator defines them.
 
     ITS takes u_t from the key stream at position t; UW-delta from the context hash
     (stream STEP, slot V); UW-gamma keeps the upper half of the cumulative mass in the
@@ -220,8 +200,8 @@ class KeyedOrderProcessor(_KeyedProcessor):
     """
 
     def __init__(self, key, vocab_size, algo: str, h: int = 1):
-        from ..generate import ITS_STREAM, keyed_order
-        from ..rng import stream_key
+        from sims.core.keys import ITS_STREAM, keyed_order
+        from sims.core.rng import stream_key
 
         if algo not in ("its", "uw-delta", "uw-gamma"):
             raise ValueError(f"algo must be one of 'its', 'uw-delta', 'uw-gamma'; got {algo!r}")
@@ -303,7 +283,7 @@ class TransformersSRLProcessor(_KeyedProcessor):
 
     The p-values differ even where the counts agree: transformers returns the normal tail
     :math:`\\tfrac12\\operatorname{erfc}(z/\\sqrt2)`, :math:`z = (k - \\gamma n)/\\sqrt{n\\gamma(1-\\gamma)}`,
-    while :mod:`sims.detect` returns the exact :math:`P(\\mathrm{Bin}(n, \\gamma) \\ge k)`.  At
+    while :mod:`sims.detect.scores` returns the exact :math:`P(\\mathrm{Bin}(n, \\gamma) \\ge k)`.  At
     n = 200, gamma = 0.25 theirs / exact is 0.75 at z = 2.1, 0.36 at z = 4.1, 0.082 at z = 6.0,
     0.0076 at z = 8.0 and 2e-4 at z = 10.1: the normal tail overstates significance, more so
     the further into the tail."""

@@ -22,9 +22,9 @@ import time
 import torch
 import torch.nn.functional as F
 
-from ..rng import stream_key
-from .fused import FusedBoost, default_backend, triton_next_pow2, triton_usable
-from .generate_torch import TorchGeneration
+from sims.core.rng import stream_key
+from sims.torch_backend.fused import FusedBoost, default_backend, triton_next_pow2, triton_usable
+from sims.torch_backend.generate_torch import TorchGeneration
 
 SAMPLE_STREAM = 0x5A3D
 BUCKET = 64
@@ -113,7 +113,7 @@ class StaticLlama:
 
     def _decode_triton(self, ids, positions, kv_len):
         """One token per row through the fused kernels; same arithmetic as :meth:`forward`."""
-        from . import _triton_llama as k
+        from sims.torch_backend import _triton_llama as k
 
         B, H, D = ids.shape[0], self.embed.shape[1], self.hd
         x = F.embedding(ids[:, 0], self.embed)

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import theory
-from sims import detect
-from sims.attacks import KINDS, attack
-from sims.generate import generate
-from sims.lm import get_lm
+from sims.detect import scores as detect
+from sims.experiments.attacks import KINDS, attack
+from sims.watermarks.generate import generate
+from sims.lm.synthetic import get_lm
 
 LM = get_lm("lfqa", vocab_size=3000)
 GEN = generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)

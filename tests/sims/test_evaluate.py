@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from sims.evaluate import clopper_pearson, evaluate, null_fpr
-from sims.lm import get_lm
+from sims.experiments.evaluate import clopper_pearson, evaluate, null_fpr
+from sims.lm.synthetic import get_lm
 
 KEYS = ("kl_per_token", "realized_dg", "tpr_at_1e-4", "tpr_at_1e-6", "empirical_fpr_at_1e-4", "empirical_fpr_at_1e-4_ci95",
         "median_log10_p", "z_mean", "tokens_to_detect_median", "mean_entropy")
@@ -100,10 +100,10 @@ def test_evaluate_bad_input():
 def test_null_fpr_one_million_texts_and_the_repetition_inflation():
     """Seed 0, 1e6 uniform texts of 200 tokens, dedup: at 1e-2, 1e-3, 1e-4 the 95%
     Clopper-Pearson interval of the rejection rate reaches down to the level.  Seed 1, 1e5
-    unwatermarked texts of the looping LM (sims.repetition.loop_lm) of 100 tokens: with dedup
+    unwatermarked texts of the looping LM (sims.experiments.repetition.loop_lm) of 100 tokens: with dedup
     the rate at 1e-2 stays within the promise; without dedup repeated (context, token) pairs
     push it above the exact size of the test at full length (95% interval above it)."""
-    from sims.repetition import loop_lm
+    from sims.lm.synthetic import loop_lm
 
     out = null_fpr(n=1_000_000, T=200, seed=0, dedup=True)
     for a in ("1e-2", "1e-3", "1e-4"):
@@ -117,8 +117,8 @@ def test_null_fpr_one_million_texts_and_the_repetition_inflation():
 
 def test_cli_attack_and_detect_reload_a_loop_lm_text(tmp_path):
     """Texts of repetition.loop_lm (not a preset) reload their LM from the saved name."""
-    from sims.generate import generate
-    from sims.repetition import loop_lm
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import loop_lm
 
     f, g = tmp_path / "loop.npz", tmp_path / "att.npz"
     lm = loop_lm(512, 0.3)

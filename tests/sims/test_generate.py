@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import theory
-from sims import prf
-from sims.generate import ALGOS, Generation, generate, keyed_order
-from sims.lm import LM_PRESETS, get_lm, logits_into
+from sims.core import prf
+from sims.core.keys import keyed_order
+from sims.watermarks.generate import ALGOS, Generation, generate
+from sims.lm.synthetic import LM_PRESETS, get_lm, logits_into
 
 
 @pytest.mark.parametrize("name", LM_PRESETS)
@@ -143,7 +144,7 @@ def test_ems_picks_the_argmax_of_its_keyed_scores(tau):
 
 def test_a_colour_without_mass_is_never_drawn():
     """If rounding makes the coin pick a colour whose total mass is 0, the other colour is drawn."""
-    from sims.generate import _colour
+    from sims.watermarks.generate import _colour
 
     assert _colour(True, 0.3, 0.7) and not _colour(False, 0.3, 0.7)
     assert not _colour(True, 0.0, 1.0) and _colour(False, 1.0, 0.0)

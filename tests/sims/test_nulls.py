@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
-from sims import nulls
+from sims.detect import nulls
 
 REL = 1e-12  # relative error allowed on ln p (observed ~1e-15; gammaln of large n costs a few ulps)
 DPS = 50

@@ -5,7 +5,7 @@ import pytest
 from numba import njit
 from scipy.stats import binomtest, chi2_contingency
 
-from sims import prf
+from sims.core import prf
 
 ALPHA = 1e-3  # significance level of the statistical checks below (fixed seeds)
 

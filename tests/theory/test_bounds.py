@@ -10,7 +10,7 @@ from hypothesis import given
 
 import theory
 
-from .strategies import simplices
+from tests.theory.strategies import simplices
 
 
 def test_bretagnolle_huber_is_exact_far_in_the_tail():

@@ -7,7 +7,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import theory  # noqa: E402
-from sims import detect, prf  # noqa: E402
+from sims.detect import scores as detect
+from sims.core import prf  # noqa: E402
 from sims.torch_backend import prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate, make_processor  # noqa: E402
 from sims.torch_backend.model import load  # noqa: E402
@@ -113,8 +114,8 @@ def test_smollm2_watermark_is_detected_within_200_tokens():
 @pytest.mark.parametrize("algo", ["its", "uw-delta", "uw-gamma", "autocov", "ems"])
 def test_other_watermarks_follow_the_simulators_definitions(algo):
     """One step on fixed logits: the processor's choice equals the NumPy definition of sims."""
-    from sims.generate import ITS_STREAM, keyed_order
-    from sims.rng import stream_key, uniforms
+    from sims.core.keys import ITS_STREAM, keyed_order
+    from sims.core.rng import stream_key, uniforms
 
     V, key = 300, 21
     g = torch.Generator().manual_seed(5)

@@ -20,9 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from . import detect
-    from .generate import Generation
-    from .lm import lm_from_meta
+    from sims.detect import scores as detect
+    from sims.watermarks.generate import Generation
+    from sims.lm.synthetic import lm_from_meta
 
     if not args.file.is_file():
         raise ValueError(f"file must be an existing .npz; got {str(args.file)!r}")

@@ -1,4 +1,4 @@
-"""``python -m sims demo``: the main job on the embedded synthetic default.
+"""``python -m paper_figs.demo``: the main job on the embedded synthetic default.
 
 Writes ``report.md`` (tables) and figures into ``--out``.
 """
@@ -35,7 +35,7 @@ def theory_table() -> str:
 
 def reduced_table(seed: int) -> str:
     """Online controllers vs the hindsight optimum on a regime-switching G_t process."""
-    from .reduced import simulate
+    from sims.reduced.runner import simulate
 
     rows = ["| controller | avg KL | OPT | regret | avg DG | sd of DG across replications | steps/s |", "|---|---|---|---|---|---|---|"]
     for algo, kw in (("dualga", {}), ("srl", dict(delta=1.0)), ("backpressure", {})):
@@ -46,7 +46,7 @@ def reduced_table(seed: int) -> str:
 
 def token_table(seed: int) -> str:
     """Detection and distortion of the main algorithms on the two synthetic presets."""
-    from .evaluate import evaluate
+    from sims.experiments.evaluate import evaluate
 
     rows = ["| LM | algorithm | KL/token | realised DG | TPR @1e-4 | TPR @1e-6 | FPR @1e-4 (95% CI) | median log10 p | tokens to detect |",
             "|---|---|---|---|---|---|---|---|---|"]
@@ -82,7 +82,7 @@ def run(args) -> int:
     G = rng.beta(2.0, 2.0, size=200)
     r = theory.offline_opt(G, 0.2)
     emit("# Watermarking statistics: demo report", "",
-         "Everything below was computed by `make demo` (`python -m sims demo`) on the synthetic LMs; seed "
+         "Everything below was computed by `make demo` (`python -m paper_figs.demo`) on the synthetic LMs; seed "
          f"{args.seed}.", "",
          "## 1. Certainty-equivalent design (appendix Choosing Green List Ratio)", "", theory_table(), "",
          "## 2. Hindsight optimum on one Beta(2,2) sequence of 200 green masses", "",
@@ -108,3 +108,13 @@ def run(args) -> int:
     report.write_text("\n".join(sections) + "\n")
     print(f"wrote {report}")
     return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m paper_figs.demo", description=HELP)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,8 +1,8 @@
-"""Numba kernels of :mod:`sims.detect` (the public functions there validate and document).
+"""Numba kernels of :mod:`sims.detect.scores` (the public functions there validate and document).
 
 Token layout: text i is ``prompts[i]`` followed by ``tokens[i, :lengths[i]]``; the context of
 generated position t is the ``h`` tokens before it, oldest first (prompt tokens included), as
-in :mod:`sims.prf`.  Statistic codes: ``GREEN_BERNOULLI`` (1 if green), ``GREEN_PARTITION``
+in :mod:`sims.core.prf`.  Statistic codes: ``GREEN_BERNOULLI`` (1 if green), ``GREEN_PARTITION``
 (1 if among the ``n_green`` smallest PRF words of the context), ``EMS`` (-log(1 - r)).
 """
 
@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from . import prf
+from sims.core import prf
 
 GREEN_BERNOULLI = 0
 GREEN_PARTITION = 1
@@ -22,7 +22,7 @@ EMS_SCORE = 2
 
 @njit(cache=True, inline="always")
 def _ctx(seed_c, prompts, tokens, i, t, P, h):
-    """Context hash of position t of text i (same words as :func:`sims.prf.context_hash_nb`)."""
+    """Context hash of position t of text i (same words as :func:`sims.core.prf.context_hash_nb`)."""
     c = seed_c
     for j in range(t - h, t):
         tok = prompts[i, P + j] if j < 0 else tokens[i, j]

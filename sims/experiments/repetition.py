@@ -19,29 +19,11 @@ lambda (``generate(..., M=...)``; the paper truncates at 15).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from .lm import SyntheticLM, get_lm
+from sims.lm.synthetic import LOOP_P, LOOP_V, SyntheticLM, get_lm, loop_lm
 
 NGRAM = 4
-LOOP_P = 0.3  # probability of a near-deterministic context in the looping LM
-LOOP_V = 1024  # vocabulary of the looping LM (a smaller V makes cycles of such contexts likelier)
-_P_LOOP_INDEX = 4  # position of p_loop in SyntheticLM.params (see sims.lm.PRESETS)
-
-
-def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> SyntheticLM:
-    """The ``loopy`` preset with ``vocab_size`` tokens and a share ``p_loop`` of near-deterministic contexts.
-
-    Named ``loopy-V<vocab_size>-p<p_loop>`` so that a saved text is not mistaken for the preset.
-    """
-    if not (0.0 <= float(p_loop) <= 1.0):
-        raise ValueError(f"p_loop must be in [0, 1]; got {p_loop!r}")
-    lm = get_lm("loopy", vocab_size=vocab_size, seed=seed)
-    params = lm.params.copy()
-    params[_P_LOOP_INDEX] = float(p_loop)
-    return dataclasses.replace(lm, name=f"loopy-V{lm.vocab_size}-p{float(p_loop):g}", params=params)
 
 
 def _texts(tokens) -> np.ndarray:
@@ -157,8 +139,8 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)`` with DualGA at target ``Delta``
     (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
     """
-    from . import detect
-    from .generate import generate
+    from sims.detect import scores as detect
+    from sims.watermarks.generate import generate
 
     lm = loop_lm(vocab_size, p_loop)
     out = dict(lm=lm.name, vocab_size=lm.vocab_size, p_loop=float(p_loop), n=n, T=T, Delta=Delta, ngram=NGRAM, key=key,

@@ -16,9 +16,9 @@ from numba import njit, prange
 
 import theory
 
-from . import online
-from .gprocess import GProcess, nonstationarity, parse_spec
-from .progress import progress
+from sims.reduced import online
+from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
+from sims.core.progress import progress
 
 CHUNK_STEPS = 2**22  # steps per replication between progress updates
 PROGRESS_ABOVE = 10**8
@@ -62,7 +62,7 @@ def controller_params(
     algo: str, proc: GProcess, T: int, *, Delta: float, gamma: float | None, eta: float | None,
     eta_mode: str, lam1: float | None, delta: float | None, M: float,
 ) -> tuple[np.ndarray, dict]:
-    """Validate and pack the controller's parameters (see :mod:`sims.online`)."""
+    """Validate and pack the controller's parameters (see :mod:`sims.reduced.online`)."""
     if algo not in online.ALGOS:
         raise ValueError(f"algo must be one of {sorted(online.ALGOS)}; got {algo!r}")
     if not (M > 0.0 and math.isfinite(M)):
@@ -115,7 +115,7 @@ def simulate(
     ----------
     algo : {"dualga", "srl", "backpressure"}
     G : str or GProcess
-        The process (SPEC string, see :mod:`sims.gprocess`).
+        The process (SPEC string, see :mod:`sims.reduced.gprocess`).
     T, reps, seed : int
         Steps per replication, replications, seed (replication r uses stream (seed, r)).
     Delta : float

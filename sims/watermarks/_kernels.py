@@ -1,6 +1,6 @@
 """Whole-vocabulary loops of one generation step, written so that LLVM vectorises them.
 
-A step of :func:`sims.generate.generate` that builds :math:`p_t` touches every token id
+A step of :func:`sims.watermarks.generate.generate` that builds :math:`p_t` touches every token id
 three times: the softmax needs :math:`e_k = \\exp(\\ell_k - c)`, the green list needs one
 PRF round per id, and :math:`G_t`, the entropy and the sampler need masked sums of
 :math:`e`.  Scalar code (a libm ``exp`` per id, a branch per green test) costs ~0.5 ms per
@@ -18,8 +18,8 @@ bench_generate``).
   :math:`2^{-53}` resolution of a sum that contains :math:`e^0 = 1`).
 * :func:`ems_draw` -- EMS's exponential minimum sampling from the key's uniforms
   (:func:`uniforms_into`) and a vectorised log (:func:`log_into`, 3 ulp).
-* :func:`green_into` -- the Bernoulli(gamma) green mask of :mod:`sims.prf` as 0.0/1.0,
-  bit-identical to :func:`sims.prf.is_green`.
+* :func:`green_into` -- the Bernoulli(gamma) green mask of :mod:`sims.core.prf` as 0.0/1.0,
+  bit-identical to :func:`sims.core.prf.is_green`.
 * :func:`block_masses` -- green and red masses of :math:`e` per block of ``BLOCK`` ids and
   :math:`\\sum_k e_k (\\ell_k - c)`, so :func:`sample_colour` inverts the CDF in
   O(V / BLOCK + BLOCK) instead of O(V).
@@ -40,7 +40,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from . import prf
+from sims.core import prf
 
 BLOCK = 512
 _SHIFT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds to an integer held in the low mantissa bits
@@ -113,7 +113,7 @@ def log_into(x, out):
 
 @njit(cache=True)
 def uniforms_into(ctx_hash, tokmix, out):
-    """``out[k]`` = the uniform of :func:`sims.prf.uniform_nb` for token k after ``ctx_hash``."""
+    """``out[k]`` = the uniform of :func:`sims.core.prf.uniform_nb` for token k after ``ctx_hash``."""
     for k in range(tokmix.shape[0]):
         top = prf.mix64_nb(ctx_hash ^ tokmix[k]) >> np.uint64(11)  # 53 bits, converted as two int32 halves
         hi = np.float64(np.int32(top >> np.uint64(22))) * 4194304.0
@@ -145,7 +145,7 @@ def ems_draw(ctx_hash, tokmix, w, scratch):
 
 @njit(cache=True, inline="always")
 def _green(ctx_hash, tm, lim):
-    """Token with precomputed half ``tm`` is green after ``ctx_hash`` (:func:`sims.prf.is_green_nb`)."""
+    """Token with precomputed half ``tm`` is green after ``ctx_hash`` (:func:`sims.core.prf.is_green_nb`)."""
     return (prf.mix64_nb(ctx_hash ^ tm) >> np.uint64(11)) < lim
 
 
@@ -153,7 +153,7 @@ def _green(ctx_hash, tm, lim):
 def green_into(ctx_hash, tokmix, threshold, green):
     """``green[k] = 1.0`` iff token k is green after a context with hash ``ctx_hash``, else 0.0.
 
-    ``tokmix[k] = mix64(k + C_TOKEN)``; same bits as :func:`sims.prf.token_bits_nb`.
+    ``tokmix[k] = mix64(k + C_TOKEN)``; same bits as :func:`sims.core.prf.token_bits_nb`.
     """
     lim = np.uint64(threshold)
     for k in range(tokmix.shape[0]):
@@ -201,7 +201,7 @@ def rotated_masses(ctx_hash, tokmix, row, off, threshold, blk_green, blk_red):
 
     The green list (hash ``ctx_hash``) is never stored: each id costs one PRF round and
     two adds.  This is the only whole-vocabulary loop of a boosting step on a
-    synthetic LM (its normaliser and entropy are tabulated, :mod:`sims.lm`).
+    synthetic LM (its normaliser and entropy are tabulated, :mod:`sims.lm.synthetic`).
     """
     V = tokmix.shape[0]
     lim = np.uint64(threshold)

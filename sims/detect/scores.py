@@ -1,20 +1,20 @@
 """Detectors: red-green counts with exact binomial p-values, EMS with the exact Gamma tail,
 the AutoCov statistic Z_T, the keyed-order tests of ITS / UW, prefix and windowed detection.
 
-Every score returns log10 p-values computed by :mod:`sims.nulls` (exact far below 1e-300).
+Every score returns log10 p-values computed by :mod:`sims.detect.nulls` (exact far below 1e-300).
 A text with at most one scored token gets p = 1 and ``flagged=True``.
 
 Token layout (every function): ``tokens`` (n, T) generated ids, ``prompts`` (n, P) with
 P >= h; text i is ``tokens[i, :L_i]`` where ``L_i = lengths[i]`` (default T) cut at the first
 -1 (padding left by deletion attacks).  The context of a token is the ``h`` tokens before
-it, prompt tokens included, oldest first (:mod:`sims.prf`).
+it, prompt tokens included, oldest first (:mod:`sims.core.prf`).
 
 Dedup (``dedup=True``, Fernandez et al.): each (context window, token) pair is scored once,
 at its first occurrence.  A per-text open-addressing hash set holds the 64-bit PRF word
 ``context_hash ^ mix64(token + C)`` of each pair (a collision merges two pairs with
 probability ~T^2 / 2^64).  With Bernoulli green lists and text that does not depend on the
 key, the green count of n distinct pairs is then exactly Binomial(n, gamma)
-(:mod:`sims.prf`), so the binomial p-value is exact; without dedup a repeated pair repeats
+(:mod:`sims.core.prf`), so the binomial p-value is exact; without dedup a repeated pair repeats
 its colour and the test is anti-conservative on repetitive text.
 """
 
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _detect_kernels as K
-from . import prf, rng
-from .nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
+from sims.detect import _kernels as K
+from sims.core import prf, rng
+from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 
 REDGREEN_ALGOS = ("none", "srl", "hard", "dualga", "atw")
 KEYED_ORDER_ALGOS = ("its", "uw-delta", "uw-gamma")
@@ -220,7 +220,7 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
               p = P(\mathrm{Bin}(n, \gamma) \ge |y|_G)
 
     (paper eq. three_brick_p with :math:`\ge`, the valid p-value; :math:`n` = scored tokens).
-    ``gamma`` is the Bernoulli rate rounded down to a multiple of 2**-53 (:mod:`sims.prf`);
+    ``gamma`` is the Bernoulli rate rounded down to a multiple of 2**-53 (:mod:`sims.core.prf`);
     for ``kind="partition"`` it is floor(gamma V) / V, the exact probability that one pair is
     green; colours of distinct contexts are independent, but distinct tokens sharing a context
     are drawn without replacement (negatively correlated), so there the binomial null is an
@@ -265,7 +265,7 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
 
     with T the text's length.  Z_T is asymptotically N(0, 1) under the null; DualGA-AutoCov
     drives it negative, so the p-value is the lower tail :math:`P_{H_0}(S_T \le s)`,
-    computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.nulls.autocov_logcdf`
+    computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.detect.nulls.autocov_logcdf`
     (exact for key-independent text whose (context, token) pairs do not repeat; repeated
     pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
     flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
@@ -317,7 +317,7 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     (UW-gamma), independently across steps, so the hit count is Poisson-binomial; its
     exact upper tail is computed by dynamic programming in log space.
     """
-    from .generate import ITS_STREAM, keyed_order
+    from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
     if algo not in KEYED_ORDER_ALGOS:
@@ -467,7 +467,7 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
 
 
 def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None) -> DetectResult:
-    """The detector matching a :class:`~sims.generate.Generation`'s algorithm.
+    """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm.
 
     red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
     :func:`score_autocov`; ``ems``: :func:`score_ems`; its / uw-delta / uw-gamma:

@@ -6,8 +6,8 @@ import argparse
 import json
 import pathlib
 
-from .generate import ALGOS
-from .lm import LM_PRESETS
+from sims.watermarks.generate import ALGOS
+from sims.lm.synthetic import LM_PRESETS
 
 HELP = "watermarked text from a synthetic LM, saved as .npz"
 
@@ -39,8 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .generate import generate
-    from .lm import get_lm
+    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import get_lm
 
     gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **algo_kwargs(args))
     gen.save(args.out)

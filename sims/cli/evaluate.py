@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from .cli import emit
-from .cli_generate import add_algo_arguments, algo_kwargs
+from sims.cli.main import emit
+from sims.cli.generate import add_algo_arguments, algo_kwargs
 
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
 
@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .evaluate import evaluate
+    from sims.experiments.evaluate import evaluate
 
     out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, n_null=args.n_null, h=args.h,
                    **algo_kwargs(args))

@@ -13,12 +13,11 @@ import json
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("sims.demo", "the main job on the synthetic default: tables, figures, report"),
-    "reduced": ("sims.cli_reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
-    "generate": ("sims.cli_generate", "watermarked text from a synthetic LM, saved as .npz"),
-    "detect": ("sims.cli_detect", "score saved texts: z, exact log10 p, green counts"),
-    "evaluate": ("sims.cli_evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
-    "attack": ("sims.cli_attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
+    "reduced": ("sims.cli.reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
+    "generate": ("sims.cli.generate", "watermarked text from a synthetic LM, saved as .npz"),
+    "detect": ("sims.cli.detect", "score saved texts: z, exact log10 p, green counts"),
+    "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
+    "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
 }
 
 

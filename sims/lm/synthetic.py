@@ -2,7 +2,7 @@
 
 A preset fixes a vocabulary of size V, a context width ``order`` (the LM looks at
 its last ``order`` tokens) and an entropy profile.  For a context c with hash
-h(c) (the keyed PRF of :mod:`sims.prf` under the LM's own seed and stream
+h(c) (the keyed PRF of :mod:`sims.core.prf` under the LM's own seed and stream
 ``LM_STREAM``, independent of any watermark key):
 
 .. math::
@@ -29,11 +29,12 @@ Because the temperatures are levels, the unnormalised Zipf weights
 :math:`A_l = \\sum_j T_{l,j} b_j` are tabulated once per LM (:attr:`SyntheticLM.table`,
 :attr:`SyntheticLM.level_sums`): a step's softmax normaliser and entropy are then
 :math:`O(1)` plus a correction for the at most 8 bumped tokens, and only the green mass
-needs a pass over the vocabulary (:func:`context_into`, used by :mod:`sims.generate`).
+needs a pass over the vocabulary (:func:`context_into`, used by :mod:`sims.watermarks.generate`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from functools import cached_property
 import numpy as np
 from numba import njit
 
-from . import prf
+from sims.core import prf
 
 LM_STREAM = 7  # stream of the LM's own hashing (watermarks use 0..2)
 N_BUMPS = 8
@@ -105,17 +106,6 @@ class SyntheticLM:
         lg = self.logits(context)
         e = np.exp(lg - lg.max())
         return e / e.sum()
-
-    def prompts(self, n: int, seed: int, length: int = 16) -> np.ndarray:
-        """``n`` prompts of ``length`` tokens sampled from the LM itself from a random first token."""
-        if int(n) < 1 or int(length) < self.order:
-            raise ValueError(f"n must be >= 1 and length >= order={self.order}; got n={n}, length={length}")
-        from .generate import generate
-
-        rng = np.random.default_rng(seed)
-        first = rng.integers(0, self.vocab_size, size=(n, self.order))
-        gen = generate(self, "none", n=n, T=length - self.order, seed=seed, key=0, prompts=first)
-        return np.concatenate([first, gen.tokens], axis=1)
 
 
 @njit(cache=True, inline="always")
@@ -210,13 +200,29 @@ def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> Synthetic
     return SyntheticLM(name, V, order, int(seed), np.array(rest, dtype=np.float64), base)
 
 
+LOOP_P = 0.3  # probability of a near-deterministic context in the looping LM
+LOOP_V = 1024  # vocabulary of the looping LM (a smaller V makes cycles of such contexts likelier)
+_P_LOOP_INDEX = 4  # position of p_loop in SyntheticLM.params (see sims.lm.synthetic.PRESETS)
+
+
+def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> SyntheticLM:
+    """The ``loopy`` preset with ``vocab_size`` tokens and a share ``p_loop`` of near-deterministic contexts.
+
+    Named ``loopy-V<vocab_size>-p<p_loop>`` so that a saved text is not mistaken for the preset.
+    """
+    if not (0.0 <= float(p_loop) <= 1.0):
+        raise ValueError(f"p_loop must be in [0, 1]; got {p_loop!r}")
+    lm = get_lm("loopy", vocab_size=vocab_size, seed=seed)
+    params = lm.params.copy()
+    params[_P_LOOP_INDEX] = float(p_loop)
+    return dataclasses.replace(lm, name=f"loopy-V{lm.vocab_size}-p{float(p_loop):g}", params=params)
+
+
 def lm_from_meta(meta: dict) -> SyntheticLM:
-    """The LM a saved :class:`sims.generate.Generation` was drawn from: a preset, or a
-    :func:`sims.repetition.loop_lm` variant (named ``loopy-V<V>-p<p_loop>``)."""
+    """The LM a saved :class:`sims.watermarks.generate.Generation` was drawn from: a preset, or a
+    :func:`loop_lm` variant (named ``loopy-V<V>-p<p_loop>``)."""
     seed = meta.get("lm_seed", 0)
     loop = re.fullmatch(r"loopy-V(\d+)-p(.+)", str(meta["lm"]))
     if loop:
-        from .repetition import loop_lm
-
         return loop_lm(int(loop[1]), float(loop[2]), seed)
     return get_lm(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from .cli import emit
-from .gprocess import SPEC_HELP
-from .online import ALGOS
+from sims.cli.main import emit
+from sims.reduced.gprocess import SPEC_HELP
+from sims.reduced.online import ALGOS
 
 HELP = "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"
 
@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .reduced import simulate
+    from sims.reduced.runner import simulate
 
     res = simulate(
         args.algo, args.G, T=args.T, reps=args.reps, seed=args.seed, Delta=args.Delta, gamma=args.gamma,

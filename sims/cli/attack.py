@@ -6,7 +6,7 @@ import argparse
 import json
 import pathlib
 
-from .attacks import KINDS
+from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
 
@@ -20,9 +20,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .attacks import attack
-    from .generate import Generation
-    from .lm import lm_from_meta
+    from sims.experiments.attacks import attack
+    from sims.watermarks.generate import Generation
+    from sims.lm.synthetic import lm_from_meta
 
     gen = Generation.load(args.file)
     m = gen.meta

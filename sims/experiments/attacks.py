@@ -2,7 +2,7 @@
 
 Texts are rows of token ids padded with -1 at the end (deletion shortens them,
 insertion lengthens them).  Every attack takes a rate in [0, 1] (the share of the
-original tokens affected), a seed, and returns a new :class:`~sims.generate.Generation`
+original tokens affected), a seed, and returns a new :class:`~sims.watermarks.generate.Generation`
 whose ``meta["attacks"]`` records what was done.  Records (KL, G, ...) of attacked
 texts are not meaningful and are set to nan.
 
@@ -28,9 +28,9 @@ import math
 
 import numpy as np
 
-from . import prf
-from .generate import Generation
-from .lm import SyntheticLM
+from sims.core import prf
+from sims.watermarks.generate import Generation
+from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")
 SPAN = 4

@@ -3,7 +3,7 @@ empirical check that the exact tests' false-positive rate is what they promise.
 
 TPR at a fixed FPR alpha: a text is detected iff its exact p-value is <= alpha, so the
 threshold comes from the exact null (binomial / Gamma / AutoCov / Poisson-binomial tails of
-:mod:`sims.nulls` and :mod:`sims.detect`) and the test's size is at most alpha whatever the
+:mod:`sims.detect.nulls` and :mod:`sims.detect.scores`) and the test's size is at most alpha whatever the
 text length.  The promise is then checked on unwatermarked texts of the same LM (seed
 offset ``NULL_SEED_OFFSET``, the same key): their empirical rejection rate with its exact
 Clopper-Pearson interval.
@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from . import detect
-from .generate import ALGOS, generate
-from .lm import SyntheticLM, get_lm
-from .progress import progress
+from sims.detect import scores as detect
+from sims.watermarks.generate import ALGOS, generate
+from sims.lm.synthetic import SyntheticLM, get_lm
+from sims.core.progress import progress
 
 FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
@@ -67,10 +67,10 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
 
     Parameters
     ----------
-    lm : preset name (:data:`sims.lm.LM_PRESETS`) or a :class:`~sims.lm.SyntheticLM`
-    algo : one of :data:`sims.generate.ALGOS` except "none"
+    lm : preset name (:data:`sims.lm.synthetic.LM_PRESETS`) or a :class:`~sims.lm.synthetic.SyntheticLM`
+    algo : one of :data:`sims.watermarks.generate.ALGOS` except "none"
     n, T, seed, key :
-        ``n`` watermarked texts of ``T`` tokens (:func:`sims.generate.generate`, seed ``seed``);
+        ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector.
     dedup : bool
@@ -175,7 +175,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = 15485863, gamma: float = 0
     ``level``, and the exact size of the discrete test at full length without dedup,
     :math:`P(\\mathrm{Bin}(T,\\gamma) \\ge k_\\alpha)`.
     """
-    from .nulls import binom_logsf
+    from sims.detect.nulls import binom_logsf
 
     if int(n) < 1 or int(T) < 2:
         raise ValueError(f"n must be in [1, inf) and T in [2, inf); got n={n}, T={T}")

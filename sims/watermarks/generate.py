@@ -1,7 +1,7 @@
 """Watermarked generation on the synthetic LMs, every algorithm of the paper, exact records.
 
 Every step computes the full next-token distribution :math:`p_t`, the key's green
-list (:mod:`sims.prf`, context = the last ``h`` tokens), and records the exact
+list (:mod:`sims.core.prf`, context = the last ``h`` tokens), and records the exact
 :math:`D_{kl}(q_t\\|p_t)`, :math:`G_t`, :math:`\\mathrm{DG}_t = q_{G,t} - G_t`, the entropy of
 :math:`p_t` and :math:`\\lambda_t` (the boost used, where the algorithm has one).
 
@@ -29,13 +29,13 @@ Algorithms (``ALGOS``):
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
 ``dualga``, ``autocov``, ``atw``) with Bernoulli green lists only need the green mass and
 one draw: their step reads the LM's tabulated weights in one fused pass that hashes the
-green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm`), and builds
+green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm.synthetic`), and builds
 :math:`p_t` and the green list only in the block of 512 ids the inverse-CDF draw lands in.
 The others (and ``green_kind="partition"``) build :math:`p_t` and the green list over the
-whole vocabulary (:mod:`sims._step_kernels`).  Both are tested against the NumPy reference
+whole vocabulary (:mod:`sims.watermarks._kernels`).  Both are tested against the NumPy reference
 and against each other.
 
-Sampling randomness is a counter stream (:mod:`sims.rng`) of (seed, text index), so a
+Sampling randomness is a counter stream (:mod:`sims.core.rng`) of (seed, text index), so a
 text does not depend on how many texts run beside it.  Choices the paper's code leaves
 implicit: lambda_1 defaults to the certainty-equivalent delta*(Delta, gamma), eta to 0.5
 (the paper's tuned values lie in [0.1, 2]), gamma to gamma*(Delta) for DualGA; no
@@ -55,14 +55,14 @@ from numba import njit, prange
 import theory
 from theory import _scalar
 
-from . import _step_kernels as kern
-from . import prf, rng
-from . import lm as lm_mod
-from .lm import SyntheticLM
+from sims.watermarks import _kernels as kern
+from sims.core import prf, rng
+from sims.core.keys import ITS_STREAM, keyed_order
+from sims.lm import synthetic as lm_mod
+from sims.lm.synthetic import SyntheticLM
 
 ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
 _CODE = {a: i for i, a in enumerate(ALGOS)}
-ITS_STREAM = 99  # key stream of ITS's per-position uniforms
 # algorithm parameter vector: [delta, Delta, eta, lam1, M, tau, alpha, gamma]
 N_AP = 8
 
@@ -101,7 +101,7 @@ class Generation:
 
 @njit(cache=True, inline="always")
 def _green_list(ctx_hash, thr, partition, n_green, tokmix, bits, green):
-    """The green list after a context with hash ``ctx_hash`` as 0.0/1.0 (:mod:`sims._step_kernels`)."""
+    """The green list after a context with hash ``ctx_hash`` as 0.0/1.0 (:mod:`sims.watermarks._kernels`)."""
     if not partition:
         kern.green_into(ctx_hash, tokmix, thr, green)
         return
@@ -115,7 +115,7 @@ def _green_list(ctx_hash, thr, partition, n_green, tokmix, bits, green):
 @njit(cache=True)
 def _tabulated_masses(wctx, thr, tokmix, table, level_sums, levels, base, lm_state, mod_tok, mod_logit, blk_green, blk_red):
     """Block masses of :math:`e_k = e^{\\ell_k - c}` and :math:`\\sum_k e_k (\\ell_k - c)` from the LM's
-    tables (:mod:`sims.lm`): one fused pass for the green list, O(1) for the rest, then
+    tables (:mod:`sims.lm.synthetic`): one fused pass for the green list, O(1) for the rest, then
     the bumped tokens' corrections.  ``lm_state = (level, off, n_mod, c)`` of ``context_into``."""
     level, off, n_mod, c = lm_state
     V = tokmix.shape[0]
@@ -166,7 +166,7 @@ def _colour(want_green, green_mass, red_mass):
 
 @njit(cache=True)
 def _draw(want, blk_mass, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit):
-    """Inverse-CDF draw of a token of colour ``want`` (see :func:`sims._step_kernels.sample_colour`);
+    """Inverse-CDF draw of a token of colour ``want`` (see :func:`sims.watermarks._kernels.sample_colour`);
     on the tabulated path only the chosen block of ``e`` and the green list is built, in ``e``, ``green``."""
     if not tabulated:
         return kern.sample_colour(e, green, want, blk_mass, u)
@@ -332,12 +332,6 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
             ctx[L] = y
 
 
-def keyed_order(key: int, V: int) -> np.ndarray:
-    """The key's fixed vocabulary order for ITS / UW (argsort of the PRF on stream STEP)."""
-    ctx = prf.context_hash(key, np.zeros((0,), dtype=np.int64), prf.STEP)
-    return np.argsort(prf.token_bits(ctx, np.arange(V)), kind="stable").astype(np.int64)
-
-
 def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=1.0, alpha=2.0, M=15.0) -> tuple[np.ndarray, dict]:
     """Validate and pack an algorithm's parameters, applying the documented defaults."""
     if algo not in ALGOS:
@@ -390,12 +384,12 @@ def generate(
     h : int
         Context width of the green-list hash (>= 1).
     green_kind : {"bernoulli", "partition"}
-        See :mod:`sims.prf`.
+        See :mod:`sims.core.prf`.
     M : float
         Projection bound of DualGA's lambda (the paper truncates at 15); a lower cap is the
-        repetition mitigation measured in :mod:`sims.repetition`.
+        repetition mitigation measured in :mod:`sims.experiments.repetition`.
     prompts : ndarray (n, P), optional
-        Prompt token ids; default ``lm.prompts(n, seed, prompt_len)``.
+        Prompt token ids; default :func:`sample_prompts` ``(lm, n, seed, prompt_len)``.
     """
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
@@ -410,7 +404,7 @@ def generate(
     ap, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=None if lam1 is None else min(lam1, M), tau=tau, alpha=alpha, M=M)
     V = lm.vocab_size
     if prompts is None:
-        prompts = lm.prompts(n, seed, prompt_len)
+        prompts = sample_prompts(lm, n, seed, prompt_len)
     prompts = np.ascontiguousarray(prompts, dtype=np.int64)
     if prompts.ndim != 2 or prompts.shape[0] != n or prompts.shape[1] < max(lm.order, h):
         raise ValueError(f"prompts must have shape (n={n}, P >= {max(lm.order, h)}); got {prompts.shape}")
@@ -425,3 +419,12 @@ def generate(
     )
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
+
+
+def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.ndarray:
+    """``n`` prompts of ``length`` tokens sampled from ``lm`` itself after a uniform first ``lm.order`` tokens."""
+    if int(n) < 1 or int(length) < lm.order:
+        raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
+    first = np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
+    gen = generate(lm, "none", n=n, T=length - lm.order, seed=seed, key=0, prompts=first)
+    return np.concatenate([first, gen.tokens], axis=1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .prf import GOLDEN, _mix64, mix64_nb
+from sims.core.prf import GOLDEN, _mix64, mix64_nb
 
 _SCALE = 1.0 / 9007199254740992.0  # 2**-53
 

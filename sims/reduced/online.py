@@ -30,7 +30,7 @@ from numba import njit, prange
 from theory import _scalar
 from theory.offline import rtsafe_step
 
-from . import rng
+from sims.core import rng
 
 ALGOS = {"dualga": 0, "srl": 1, "backpressure": 2}
 LANES = 4  # counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
@@ -251,12 +251,12 @@ def trace(algo, ap, kind, tables, step, gparams, seed, r, T, every):
 def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
     """Pure-NumPy/Python reference of one replication: returns [lam, Q, regime, sum_kl, sum_dg, n_green].
 
-    Uses the NumPy counter stream (:func:`sims.rng.uniforms`) and theory's public
+    Uses the NumPy counter stream (:func:`sims.core.rng.uniforms`) and theory's public
     ufuncs; tests check it equals :func:`run_chunk` bit for bit.
     """
     import theory
 
-    from .gprocess import draw_from_table
+    from sims.reduced.gprocess import draw_from_table
 
     ap = np.asarray(ap, dtype=np.float64)
     Delta, eta, eta_mode, lam1, M, delta, V, alpha = ap

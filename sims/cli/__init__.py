@@ -1,0 +1,1 @@
+"""``python -m sims``: one module per subcommand (:mod:`sims.cli.main` dispatches)."""

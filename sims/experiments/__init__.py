@@ -1,0 +1,1 @@
+"""Experiments on generated texts: evaluate (TPR at fixed FPR, KL, DG), attacks, repetition."""

@@ -1,0 +1,1 @@
+"""Synthetic language models with exact next-token distributions (presets, the looping LM)."""
