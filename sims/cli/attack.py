@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.experiments.attacks import attack
-    from sims.watermarks.generate import Generation
+    from sims.core.record import Generation
     from sims.lm.synthetic import lm_from_meta
 
     gen = Generation.load(args.file)

@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.detect import scores as detect
-    from sims.watermarks.generate import Generation
+    from sims.core.record import Generation
     from sims.lm.synthetic import lm_from_meta
 
     if not args.file.is_file():

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from sims.core import prf
-from sims.watermarks.generate import Generation
+from sims.core.record import Generation
 from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")

@@ -45,9 +45,7 @@ every hash (a different key gives independent green lists).
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit, prange
@@ -58,6 +56,7 @@ from theory import _scalar
 from sims.watermarks import _kernels as kern
 from sims.core import prf, rng
 from sims.core.keys import ITS_STREAM, keyed_order
+from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 
@@ -65,38 +64,6 @@ ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "
 _CODE = {a: i for i, a in enumerate(ALGOS)}
 # algorithm parameter vector: [delta, Delta, eta, lam1, M, tau, alpha, gamma]
 N_AP = 8
-
-
-@dataclass
-class Generation:
-    """Texts and their exact per-token records; arrays of shape (n, T) unless noted."""
-
-    tokens: np.ndarray
-    prompts: np.ndarray  # (n, P)
-    kl: np.ndarray
-    G: np.ndarray
-    dg: np.ndarray
-    entropy: np.ndarray
-    lam: np.ndarray
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return self.tokens.shape[0]
-
-    def save(self, path) -> None:
-        np.savez_compressed(
-            path, tokens=self.tokens, prompts=self.prompts, kl=self.kl, G=self.G, dg=self.dg,
-            entropy=self.entropy, lam=self.lam, meta=json.dumps(self.meta),
-        )
-
-    @classmethod
-    def load(cls, path) -> "Generation":
-        with np.load(path, allow_pickle=False) as z:
-            return cls(
-                z["tokens"], z["prompts"], z["kl"], z["G"], z["dg"], z["entropy"], z["lam"],
-                json.loads(str(z["meta"])),
-            )
 
 
 @njit(cache=True, inline="always")

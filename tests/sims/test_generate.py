@@ -9,7 +9,8 @@ import pytest
 import theory
 from sims.core import prf
 from sims.core.keys import keyed_order
-from sims.watermarks.generate import ALGOS, Generation, generate
+from sims.core.record import Generation
+from sims.watermarks.generate import ALGOS, generate
 from sims.lm.synthetic import LM_PRESETS, get_lm, logits_into
 
 

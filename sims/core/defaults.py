@@ -1,0 +1,19 @@
+"""One home for the package's default parameters (every other module reads them from here).
+
+The paper's code leaves several of these implicit; the choices are documented in the README
+("Choices the paper's code leaves implicit").
+"""
+
+from __future__ import annotations
+
+KEY = 15485863  # watermark key (Kirchenbauer et al.'s hash key, so examples line up with transformers')
+GAMMA = 0.25  # green-list ratio of SRL / hard / ATW (DualGA and AutoCov use gamma*(Delta))
+DELTA = 2.0  # SRL / ATW logit boost
+TARGET_DG = 0.3  # Delta, DualGA's / AutoCov's target green-probability increase per token
+ETA = 0.5  # DualGA step size (the paper's tuned range is [0.1, 2])
+M = 15.0  # projection bound of lambda (the paper's code truncates at 15)
+TAU = 1.0  # EMS temperature
+ALPHA = 2.0  # ATW entropy threshold (nats)
+H = 1  # context width of the green-list hash
+GREEN_KIND = "bernoulli"  # per-token Bernoulli(gamma) green lists, or "partition" (exactly floor(gamma V))
+FPR = 1e-4  # false-positive rate of a detection decision

@@ -1,0 +1,116 @@
+"""The one record of generated text, shared by the synthetic generator and the torch backend.
+
+Everything downstream of generation (detection, attacks, evaluate, sweeps, figures) reads a
+:class:`Generation`, whichever LM produced it, and the same ``.npz`` file format stores it.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import zipfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+RECORDS = ("kl", "G", "dg", "entropy", "lam")  # per-token records, float64 (n, T); nan where not defined
+FORMAT = "wmstats.generation/1"
+
+
+@dataclass
+class Generation:
+    """Texts and their exact per-token records.
+
+    Attributes
+    ----------
+    tokens : ndarray (n, T) int64
+        Generated token ids (``T`` is the longest row; see ``lengths``).
+    prompts : ndarray (n, P) int64
+        Prompt token ids, left-padded with ``PAD = -1`` to the longest prompt.
+    kl, G, dg, entropy, lam : ndarray (n, T) float64
+        Per token: :math:`D_{kl}(q_t \\| p_t)`, the green mass :math:`G_t` of :math:`p_t`,
+        :math:`\\mathrm{DG}_t = q_t(\\text{green}) - G_t`, the entropy of :math:`p_t` (nats) and the
+        boost :math:`\\lambda_t` (nan for algorithms without one).  nan where unknown (attacked
+        texts) or past a row's length.
+    meta : dict
+        How the texts were made: ``lm``, ``vocab_size``, ``algo``, its parameters, ``key``,
+        ``seed``, ``h``, ``green_kind`` (JSON-serialisable).
+    prompt_lens : ndarray (n,) int64
+        Real (unpadded) prompt length of each row; default: all ``P``.
+    lengths : ndarray (n,) int64
+        Generated tokens of each row (a row can stop early at its end-of-sequence token);
+        default: all ``T``.  ``tokens[i, lengths[i]:]`` is padding.
+    """
+
+    tokens: np.ndarray
+    prompts: np.ndarray
+    kl: np.ndarray
+    G: np.ndarray
+    dg: np.ndarray
+    entropy: np.ndarray
+    lam: np.ndarray
+    meta: dict = field(default_factory=dict)
+    prompt_lens: np.ndarray | None = None
+    lengths: np.ndarray | None = None
+
+    PAD = -1
+
+    def __post_init__(self):
+        self.tokens = np.asarray(self.tokens, dtype=np.int64)
+        self.prompts = np.asarray(self.prompts, dtype=np.int64)
+        if self.tokens.ndim != 2 or self.prompts.ndim != 2 or self.prompts.shape[0] != self.tokens.shape[0]:
+            raise ValueError(f"tokens (n, T) and prompts (n, P) must share n; got {self.tokens.shape} and {self.prompts.shape}")
+        n, T = self.tokens.shape
+        for name in RECORDS:
+            a = np.asarray(getattr(self, name), dtype=np.float64)
+            if a.shape != (n, T):
+                raise ValueError(f"record {name} must have shape {(n, T)}; got {a.shape}")
+            setattr(self, name, a)
+        self.prompt_lens = (np.full(n, self.prompts.shape[1], dtype=np.int64) if self.prompt_lens is None
+                            else np.asarray(self.prompt_lens, dtype=np.int64))
+        self.lengths = np.full(n, T, dtype=np.int64) if self.lengths is None else np.asarray(self.lengths, dtype=np.int64)
+        if self.prompt_lens.shape != (n,) or self.lengths.shape != (n,):
+            raise ValueError(f"prompt_lens and lengths must have shape ({n},)")
+        if np.any(self.prompt_lens < 0) or np.any(self.prompt_lens > self.prompts.shape[1]):
+            raise ValueError(f"prompt_lens must be in [0, {self.prompts.shape[1]}]")
+        if np.any(self.lengths < 0) or np.any(self.lengths > T):
+            raise ValueError(f"lengths must be in [0, {T}]")
+
+    @property
+    def n(self) -> int:
+        """Number of texts."""
+        return self.tokens.shape[0]
+
+    def prompt(self, i: int) -> np.ndarray:
+        """Row ``i``'s prompt without its padding."""
+        return self.prompts[i, self.prompts.shape[1] - self.prompt_lens[i]:]
+
+    def text(self, i: int) -> np.ndarray:
+        """Row ``i``'s generated tokens without padding."""
+        return self.tokens[i, : self.lengths[i]]
+
+    def save(self, path) -> None:
+        """Write a compressed ``.npz`` (no pickles; ``meta`` as JSON)."""
+        np.savez_compressed(
+            path, format=FORMAT, tokens=self.tokens, prompts=self.prompts, prompt_lens=self.prompt_lens, lengths=self.lengths,
+            meta=json.dumps(self.meta), **{k: getattr(self, k) for k in RECORDS},
+        )
+
+    @classmethod
+    def load(cls, path) -> "Generation":
+        """Read a file written by :meth:`save`; a clear ``ValueError`` for anything else."""
+        path = pathlib.Path(path)
+        if not path.is_file():
+            raise ValueError(f"{path}: no such file")
+        try:
+            z = np.load(path, allow_pickle=False)
+        except (ValueError, OSError, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{path} is not a wmstats generation file (.npz written by Generation.save): {exc}") from None
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError(f"{path} is not a wmstats generation file: a single array, not an .npz archive")
+        with z:
+            missing = {"tokens", "prompts", "meta", *RECORDS} - set(z.files)
+            if missing:
+                raise ValueError(f"{path} is not a wmstats generation file: missing arrays {sorted(missing)}")
+            extra = {k: z[k] for k in ("prompt_lens", "lengths") if k in z.files}
+            return cls(z["tokens"], z["prompts"], *(z[k] for k in RECORDS), meta=json.loads(str(z["meta"])), **extra)
