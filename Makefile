@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 OUT     ?= out
 
-.PHONY: demo test test-slow bench proofs figs clean
+.PHONY: demo test test-slow bench proofs figs clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,7 +20,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python -m paper_figs.demo --out $(OUT)/demo
 
-test: $(STAMP)
+# headless Chromium for the browser checks of built pages (Debian's package; the tests skip without it)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium could not be installed: the browser checks will be skipped"
+
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -m "not slow" -n 2 -q
 
 test-slow: $(STAMP)
