@@ -32,21 +32,21 @@ def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
     return np.where(scored, z, np.nan)  # no dedup: scored = inside the text
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from sims.experiments.attacks import attack
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import get_lm
+    from paper_figs._data import generations, get_lm
 
-    n, T = (32, 200) if quick else (200, 400)
-    lm = get_lm("lfqa")
-    wm = generate(lm, "dualga", n=n, T=T, seed=0, key=KEY, Delta=DELTA)
+    n, T = (16, 120) if quick else (200, 400)
+    name, V = (lms or ("lfqa",))[0], 2000 if quick else None
+    lm = get_lm(name, V)
+    wm = generations(name, "dualga", n, T, 0, key=KEY, vocab_size=V, Delta=DELTA)
     gamma = wm.meta["gamma"]
-    null = generate(lm, "none", n=n, T=T, seed=1, key=KEY, gamma=gamma)
+    null = generations(name, "none", n, T, 1, key=KEY, vocab_size=V, gamma=gamma)
     curves = {"unwatermarked": _prefix_z(null, gamma, lm.vocab_size)}
     for r in RATES:
         g = attack(wm, "substitution", r, seed=2) if r > 0 else wm
