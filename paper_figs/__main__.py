@@ -38,6 +38,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m paper_figs", description=__doc__)
     ap.add_argument("--out", type=pathlib.Path, default=None, help="output folder (default out/figs, out/figs-quick with --quick)")
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests and make demo)")
+    ap.add_argument("--full", action="store_true", help="full paper sizes (the default; e.g. tab_performance: 20 configurations x 500 texts x 200 tokens)")
     ap.add_argument("--only", action="append", choices=scripts(), help="run only this script (repeatable)")
     ap.add_argument("--lm", action="append", help="LM of the scripts: a synthetic preset (repeatable; real LMs after the torch merge)")
     ap.add_argument("--report", action="store_true", help="write the reproduction report from the JSON outputs in --out")
