@@ -40,7 +40,8 @@ def srl_population_delta(specs, Delta: float) -> float:
     return brentq(lambda d: float(theory.dg_step(d, G).mean()) - Delta, 0.0, 15.0, xtol=1e-12)
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -49,8 +50,8 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import theory
     from sims.reduced import runner as reduced
 
-    T = 400
-    reps = 64 if quick else 512
+    T = 200 if quick else 400
+    reps = 32 if quick else 512
     d_srl = srl_population_delta(PROMPTS.values(), DELTA)
     lam1 = float(theory.delta_star(DELTA, 0.5))
     runs = {}

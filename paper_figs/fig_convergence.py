@@ -16,7 +16,8 @@ SWINGS = (0.02, 0.05, 0.1, 0.2, 0.3, 0.4)
 PROCESSES = {"i.i.d. Beta(2,2)": "beta:2,2", "regime switching": "regime:0.001,2,5,5,2", "adversarial": "adversarial:0.3,0.7"}
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,8 +26,8 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     from sims.reduced import runner as reduced
     from sims.reduced.runner import slope_ci
 
-    Ts = np.unique(np.logspace(3, 5 if quick else 7, 5 if quick else 9).astype(int))
-    reps = 16 if quick else 64
+    Ts = np.unique(np.logspace(3, 4 if quick else 7, 3 if quick else 9).astype(int))
+    reps = 8 if quick else 64
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     summary = {}
     for label, spec in PROCESSES.items():

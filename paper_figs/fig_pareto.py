@@ -1,10 +1,14 @@
-"""Figure LFQA_Pareto and scatter_4: realised DG vs KL per configuration (population level) and
-per text, SRL grid vs DualGA, with the offline Pareto frontier of the same LM.
+"""Figures LFQA_Pareto and scatter_4 on two LMs side by side: realised DG vs KL per configuration
+(population level) with the offline Pareto frontier of each LM, and per text (2 x 2: two prompt
+sets x two LMs).
 
-The frontier is the hindsight optimum OPT(Delta) (:func:`theory.offline_opt`) of the green
-masses G_t met by the unwatermarked LM with gamma = gamma*(Delta): the least mean KL of any
-per-step boost sequence reaching mean DG = Delta on those steps.  KL and DG are exact
-per-step values recorded by :func:`sims.watermarks.generate.generate`.
+The frontier of an LM is the hindsight optimum OPT(Delta) (:func:`theory.offline_opt`) of the
+green masses G_t met by its unwatermarked texts at gamma = gamma*(Delta): the least mean KL of
+any per-step boost sequence reaching mean DG = Delta on those steps.  A configuration's
+*frontier gap* is its KL over the frontier's KL at its realised DG, relative
+(``kl / OPT(dg) - 1``, frontier interpolated in DG).  The paper's point: a tuned SRL
+configuration near the frontier for one LM falls off it for another, while DualGA stays on it.
+KL and DG are the exact per-step values recorded by :func:`sims.generate`.
 """
 
 from __future__ import annotations
@@ -13,57 +17,76 @@ import pathlib
 
 import numpy as np
 
-from paper_figs import save
+from paper_figs._data import generations, label
+from paper_figs._out import agg, md_table, write
 
-KEY = 15485863
-TITLE = "Realised DG vs KL: DualGA on the Pareto frontier, SRL off it unless tuned"
+TITLE = "Realised DG vs KL on two LMs: DualGA on each LM's Pareto frontier, SRL off it unless tuned for that LM"
+SRL = [dict(gamma=g, delta=d) for g in (0.25, 0.5, 0.7) for d in (1.0, 2.0, 5.0)]
+DUALGA = [dict(Delta=D) for D in (0.1, 0.2, 0.3, 0.4, 0.5)]
+FRONT = np.linspace(0.05, 0.6, 12)
+ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within 5 % of OPT at its DG
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
-    import matplotlib
+def frontier_gap(kl: float, dg: float, front_dg, front_kl) -> float:
+    """Relative KL excess over the frontier at the configuration's realised DG (linear interpolation)."""
+    return float(kl / np.interp(dg, front_dg, front_kl) - 1.0)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import theory
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import get_lm
 
-    def run(algo, **kw):  # population means and per-text means of KL and realised DG
-        g = generate(lm, algo, n=n, T=T, seed=0, key=KEY, **kw)
-        return dict(kl_per_token=float(g.kl.mean()), realized_dg=float(g.dg.mean()), arrays=dict(kl=g.kl.mean(axis=1), dg=g.dg.mean(axis=1)))
-
-    n, T = (24, 150) if quick else (200, 200)
-    lm_name = "lfqa"
-    lm = get_lm(lm_name)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    summary = []
-    for gamma in (0.25, 0.5, 0.7):
-        pts = []
-        for delta in (1.0, 2.0, 5.0):
-            r = run("srl", gamma=gamma, delta=delta)
-            pts.append((r["kl_per_token"], r["realized_dg"]))
-            summary.append(dict(algo="srl", gamma=gamma, delta=delta, kl=r["kl_per_token"], dg=r["realized_dg"]))
-            if delta == 2.0:
-                ax2.scatter(r["arrays"]["kl"], r["arrays"]["dg"], s=6, alpha=0.5, label=f"SRL gamma={gamma}, delta=2")
-        ax.plot(*zip(*pts), "s--", label=f"SRL gamma={gamma}, delta in 1, 2, 5")
-    dpts = []
-    for Delta in (0.1, 0.2, 0.3, 0.4, 0.5):
-        r = run("dualga", Delta=Delta)
-        dpts.append((r["kl_per_token"], r["realized_dg"]))
-        summary.append(dict(algo="dualga", Delta=Delta, kl=r["kl_per_token"], dg=r["realized_dg"]))
-        ax2.scatter(r["arrays"]["kl"], r["arrays"]["dg"], s=6, c="red", alpha=0.5, label="DualGA" if Delta == 0.1 else None)
-    ax.plot(*zip(*dpts), "o-", c="red", lw=2, label="DualGA, Delta in 0.1..0.5")
-    # offline frontier: hindsight OPT(Delta) of the unwatermarked LM's green masses at gamma*(Delta)
-    front = []
-    for Delta in np.linspace(0.05, 0.55, 11):
-        g = theory.gamma_star(Delta)
-        G = generate(lm, "none", n=n, T=T, seed=7, key=KEY, gamma=g).G.ravel()
-        front.append((theory.offline_opt(G, Delta).value, Delta))
-    ax.plot(*zip(*front), "k:", label="hindsight OPT(Delta) at gamma*(Delta)")
-    ax.set(xlabel="KL per token (nats)", ylabel="realised DG", title=f"{lm_name}: population level ({n} texts x {T})")
-    ax.legend(fontsize=7)
-    ax2.set(xlabel="KL per token of a text", ylabel="realised DG of a text", title="per text: DualGA concentrates, SRL spreads")
-    ax2.legend(fontsize=7, markerscale=3)
+    plt = agg()
+    lms = tuple(lms or ("news", "lfqa"))[:2]
+    n, T, V = (12, 100, 2000) if quick else (200, 200, None)
+    fig, axes = plt.subplots(1, len(lms), figsize=(6 * len(lms), 4.4), squeeze=False)
+    fig4, ax4 = plt.subplots(2, len(lms), figsize=(6 * len(lms), 7.5), squeeze=False)
+    summary = dict(n=n, T=T, vocab_size=V, lms=list(lms), on_frontier_tolerance=ON_FRONTIER, per_lm={})
+    rows = []
+    for j, lm in enumerate(lms):
+        front_kl = []
+        for D in FRONT:
+            G = generations(lm, "none", n, T, 7, vocab_size=V, gamma=float(theory.gamma_star(D))).G.ravel()
+            front_kl.append(theory.offline_opt(G, float(D)).value)
+        ax = axes[0, j]
+        ax.plot(front_kl, FRONT, "k:", label="hindsight OPT(Delta) at gamma*(Delta)")
+        confs = []
+        for algo, grid in (("srl", SRL), ("dualga", DUALGA)):
+            pts = []
+            for params in grid:
+                g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
+                kl, dg = float(g.kl.mean()), float(g.dg.mean())
+                gap = frontier_gap(kl, dg, FRONT, front_kl)
+                confs.append(dict(algo=algo, params=params, kl=kl, dg=dg, frontier_gap=gap, on_frontier=gap <= ON_FRONTIER))
+                rows.append([lm, label(algo, params), kl, dg, gap, "yes" if gap <= ON_FRONTIER else "no"])
+                pts.append((kl, dg))
+                show = algo == "dualga" or params == dict(gamma=0.25, delta=2.0)
+                for s, prompt_seed in enumerate((0, 11)):  # scatter_4: two prompt sets
+                    if not show:
+                        continue
+                    gp = g if s == 0 else generations(lm, algo, n, T, prompt_seed, vocab_size=V, **params)
+                    ax4[s, j].scatter(gp.kl.mean(axis=1), gp.dg.mean(axis=1), s=6, alpha=0.5, c="red" if algo == "dualga" else "C0",
+                                      label=("DualGA Delta=0.1..0.5" if params == DUALGA[0] else None) if algo == "dualga" else label(algo, params))
+            if algo == "srl":
+                for k in range(3):
+                    ax.plot(*zip(*pts[3 * k: 3 * k + 3]), "s--", label=f"SRL gamma={SRL[3 * k]['gamma']}, delta 1, 2, 5")
+            else:
+                ax.plot(*zip(*pts), "o-", c="red", lw=2, label="DualGA, Delta 0.1..0.5")
+        ax.set(xlabel="KL per token (nats)", ylabel="realised DG", title=f"{lm}: population level ({n} texts x {T})")
+        ax.legend(fontsize=6)
+        for s in range(2):
+            ax4[s, j].set(xlabel="KL per token of a text", ylabel="realised DG of a text", title=f"{lm}, prompt set {s + 1}")
+            ax4[s, j].legend(fontsize=6, markerscale=3)
+        summary["per_lm"][lm] = dict(frontier=dict(Delta=FRONT, kl=front_kl), configs=confs)
+    # the paper's point, computed: SRL configurations on the frontier of one LM but not the other
+    if len(lms) == 2:
+        a, b = (summary["per_lm"][lm]["configs"] for lm in lms)
+        srl_flip = [label(x["algo"], x["params"]) for x, y in zip(a, b) if x["algo"] == "srl" and x["on_frontier"] != y["on_frontier"]]
+        summary["srl_on_one_frontier_only"] = srl_flip
+    summary["dualga_max_frontier_gap"] = max(c["frontier_gap"] for v in summary["per_lm"].values() for c in v["configs"] if c["algo"] == "dualga")
+    summary["srl_min_frontier_gap"] = min(c["frontier_gap"] for v in summary["per_lm"].values() for c in v["configs"] if c["algo"] == "srl")
     fig.tight_layout()
-    return save(fig, out_dir, "fig_pareto", summary)
+    fig4.tight_layout()
+    fig4.savefig(out_dir / "fig_scatter4.png", dpi=120)
+    plt.close(fig4)
+    table = md_table(["LM", "configuration", "KL/token", "realised DG", "frontier gap", f"on frontier (<= {ON_FRONTIER:.0%})"], rows)
+    return write(out_dir, "fig_pareto", summary, table, TITLE, fig) + [out_dir / "fig_scatter4.png"]

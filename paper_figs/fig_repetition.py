@@ -13,7 +13,8 @@ from paper_figs import save
 TITLE = "Repetition by algorithm, the lambda_t monitor and the lambda cap (looping LM)"
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Write the figure; ``lms`` is ignored (no LM: the looping LM of the appendix)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -23,7 +24,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     from sims.lm.synthetic import loop_lm
     from sims.experiments.repetition import monitor, repeated_ngram_mask, study
 
-    n, T = (32, 300) if quick else (256, 300)
+    n, T = (16, 200) if quick else (256, 300)
     res = study(n=n, T=T)
     lm = loop_lm()
     g = generate(lm, "dualga", n=n, T=T, seed=1, key=res["key"], Delta=res["Delta"])

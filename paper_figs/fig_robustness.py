@@ -1,5 +1,6 @@
 """Figure robustness_6_attacks: median log10 p vs attack rate for six attacks, every
-configuration labelled with its KL; and the realised DG after worst-case attacks beside the
+configuration (SRL, DualGA, EMS, UW, ATW) labelled with its KL, the colour oracle replaced by a
+score oracle that means something for every detector (:mod:`paper_figs._oracle`); and the realised DG after worst-case attacks beside the
 closed-form Delta' of Prop. adv_robust."""
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from paper_figs import save
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 
-CONFIGS = [("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("ems", {}), ("uw-gamma", {})]
+CONFIGS = [("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("ems", {}), ("uw-gamma", {}), ("atw", dict(delta=2.0))]
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -24,29 +25,36 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     import theory
     from sims.detect import scores as detect
     from sims.experiments.attacks import KINDS, attack
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import get_lm
 
-    lm = get_lm("lfqa", vocab_size=4000 if quick else 32000)
-    n, T = (8, 120) if quick else (100, 200)
-    rates = [0.0, 0.2, 0.4, 0.6] if quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    from paper_figs._data import generations, get_lm
+    from paper_figs._oracle import score_oracle
+
+    name = (lms or ("lfqa",))[0]
+    V = 1000 if quick else None
+    lm = get_lm(name, V)
+    n, T = (4, 80) if quick else (100, 200)
+    rates = [0.0, 0.3, 0.6] if quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    kinds = [k if k != "color" else "score_oracle" for k in KINDS]
     fig, axes = plt.subplots(2, 4, figsize=(16, 7))
     axes = axes.ravel()
     summary = {}
     gens = {}
     for algo, params in CONFIGS:
-        gen = generate(lm, algo, n=n, T=T, seed=0, key=15485863, **params)
+        gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
         label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
         gens[label] = gen
-        for j, kind in enumerate(KINDS):
-            lps = [detect.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, lm).log10_p for r in rates]
+        for j, kind in enumerate(kinds):
+            if algo.startswith("uw") and kind in ("deletion", "insertion"):
+                continue  # UW's keyed-order detector scores texts of the generated length only
+            att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
+            lps = [detect.score(att(r) if r > 0 else gen, lm).log10_p for r in rates]
             med = [float(np.median(lp)) for lp in lps]
             tpr = [float(np.mean(lp <= -4.0)) for lp in lps]  # TPR at FPR 1e-4 (exact null)
             summary.setdefault(kind, {})[label] = dict(median_log10_p=med, tpr_at_1e_4=tpr)
             axes[j].plot(rates, med, "o-", ms=3, label=label)
             if kind == "substitution":
                 axes[7].plot(rates, tpr, "o-", ms=3, label=label)
-    for j, kind in enumerate(KINDS):
+    for j, kind in enumerate(kinds):
         axes[j].axhline(-4, c="k", ls="--", lw=1)
         axes[j].axhline(np.log10(0.5), c="r", ls="--", lw=1)
         axes[j].set(title=kind, xlabel="attack rate", ylabel="median log10 p")

@@ -32,21 +32,21 @@ def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
     return np.where(scored, z, np.nan)  # no dedup: scored = inside the text
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     from sims.experiments.attacks import attack
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import get_lm
+    from paper_figs._data import generations, get_lm
 
-    n, T = (32, 200) if quick else (200, 400)
-    lm = get_lm("lfqa")
-    wm = generate(lm, "dualga", n=n, T=T, seed=0, key=KEY, Delta=DELTA)
+    n, T = (16, 120) if quick else (200, 400)
+    name, V = (lms or ("lfqa",))[0], 2000 if quick else None
+    lm = get_lm(name, V)
+    wm = generations(name, "dualga", n, T, 0, key=KEY, vocab_size=V, Delta=DELTA)
     gamma = wm.meta["gamma"]
-    null = generate(lm, "none", n=n, T=T, seed=1, key=KEY, gamma=gamma)
+    null = generations(name, "none", n, T, 1, key=KEY, vocab_size=V, gamma=gamma)
     curves = {"unwatermarked": _prefix_z(null, gamma, lm.vocab_size)}
     for r in RATES:
         g = attack(wm, "substitution", r, seed=2) if r > 0 else wm
@@ -54,7 +54,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     t = np.arange(1, T + 1)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     colours = ["k", "C3", "C1", "C2", "C0"]
-    summary = dict(lm=lm.name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, median_z_at_T={})
+    summary = dict(lm=lm.name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, median_z_at_T={}, median_z_at_50={})
     for (name, z), c in zip(curves.items(), colours):
         ax.plot(t, z[0], c=c, lw=1.2, label=name)
         med = np.nanmedian(z, axis=0)
@@ -62,6 +62,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
         ax2.plot(t, med, c=c, lw=1.5, label=name)
         ax2.fill_between(t, q1, q3, color=c, alpha=0.15, lw=0)
         summary["median_z_at_T"][name] = float(med[-1])
+        summary["median_z_at_50"][name] = float(med[min(49, T - 1)])
     for r, c in zip(RATES, colours[1:]):
         ax2.plot(t, (1 - r) ** 2 * DELTA * np.sqrt(t / (gamma * (1 - gamma))), ls=":", c=c, lw=1)
     for a in (ax, ax2):

@@ -55,13 +55,24 @@ def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int, reh
     proposition's ``-1/T``, one more token turned red, is the worst case and is
     what is returned.)
 
-    ``rehash`` (deletion only) accounts for what the stated :math:`\Delta'_{\mathrm{del}}`
-    omits: with green lists hashed from the previous token, a deletion re-colours the
-    token after it, which can turn red (``proofs_check`` exhibits texts below the stated bound).
-    ``"contiguous"``: one deleted span, one re-coloured successor,
-    :math:`(\Delta - l + l\gamma - 1/T)/(1-l)`; ``"scattered"``: :math:`lT` single deletions,
-    each may re-colour its successor, :math:`(\Delta - 2l + l\gamma)/(1-l)`.
-    ``None``: the proposition as stated.
+    ``rehash`` accounts for what the stated bounds omit or assume: with green lists hashed
+    from the previous token (h = 1), a changed token re-colours the token after it, which can
+    turn red.  ``None``: the proposition as stated.  ``"contiguous"``: one attacked span, one
+    re-coloured successor (the proof's construction):
+    deletion :math:`(\Delta - l + l\gamma - 1/T)/(1-l)` (the statement omits this
+    :math:`-1/T`), insertion and edit as stated.  ``"scattered"``: :math:`lT` attacks at
+    separate places, each may re-colour its successor; these bounds hold for every attack of
+    that size (contiguous or not) and are attained:
+
+    .. math::
+        \Delta'_{\mathrm{del}} = \frac{\Delta - 2l + l\gamma}{1-l},\quad
+        \Delta'_{\mathrm{ins}} = \frac{\Delta - l - l\gamma}{1+l},\quad
+        \Delta'_{\mathrm{edit}} = \Delta - 2l
+
+    (an inserted red token turns its successor red: :math:`lT` greens lost over
+    :math:`(1+l)T` tokens; an edit turns its own token and its successor red).  For
+    :math:`l > 1/T` these are below the stated :math:`\Delta'_{\mathrm{ins}}` and
+    :math:`\Delta'_{\mathrm{edit}}` (``proofs_check.check_adv_robust`` exhibits texts there).
     """
     g = _validate.gamma(gamma)
     l = float(rate)
@@ -72,15 +83,16 @@ def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int, reh
     D = float(Delta)
     if rehash not in (None, "contiguous", "scattered"):
         raise ValueError(f"rehash must be None, 'contiguous' or 'scattered'; got {rehash!r}")
+    # greens the re-coloured successors can cost, as a share of T
+    successors = l if rehash == "scattered" else 1.0 / T
     if kind == "deletion":
         if l >= 1.0:
             raise ValueError("rate must be in [0, 1) for deletion; got 1.0")
-        recoloured = {None: 0.0, "contiguous": 1.0 / T, "scattered": l}[rehash]
-        return (D - l + l * g - recoloured) / (1.0 - l)
+        return (D - l + l * g - (0.0 if rehash is None else successors)) / (1.0 - l)
     if kind == "insertion":
-        return (D - l * g - 1.0 / T) / (1.0 + l)
+        return (D - l * g - successors) / (1.0 + l)
     if kind == "edit":
-        return D - l - 1.0 / T
+        return D - l - successors
     raise ValueError(f"kind must be one of 'deletion', 'insertion', 'edit'; got {kind!r}")
 
 

@@ -43,6 +43,11 @@ def test_robust_delta_formulas():
     assert theory.robust_delta("deletion", D, g, 0.0, T) == D
     assert theory.robust_delta("deletion", D, g, l, T, rehash="contiguous") == pytest.approx((D - l + l * g - 1 / T) / (1 - l))
     assert theory.robust_delta("deletion", D, g, l, T, rehash="scattered") == pytest.approx((D - 2 * l + l * g) / (1 - l))
+    assert theory.robust_delta("insertion", D, g, l, T, rehash="scattered") == pytest.approx((D - l - l * g) / (1 + l))
+    assert theory.robust_delta("edit", D, g, l, T, rehash="scattered") == pytest.approx(D - 2 * l)
+    for kind in ("insertion", "edit"):  # contiguous is the statement; scattered lies below it once l > 1/T
+        assert theory.robust_delta(kind, D, g, l, T, rehash="contiguous") == theory.robust_delta(kind, D, g, l, T)
+        assert theory.robust_delta(kind, D, g, l, T, rehash="scattered") < theory.robust_delta(kind, D, g, l, T)
 
 
 @pytest.mark.parametrize(

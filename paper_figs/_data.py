@@ -1,0 +1,59 @@
+"""Where the figures get their texts: the one function a real LM plugs into.
+
+Every script draws watermarked texts through :func:`generations`; a synthetic preset
+(``sims.LM_PRESETS``) goes to :func:`sims.generate`.  A real LM (``smollm2``, a model
+folder) goes through the batched torch backend once it is merged; until then
+:func:`generations` raises a ValueError naming the LM.  Everything downstream (scores,
+attacks, KL, DG) reads only the :class:`sims.Generation` record.
+"""
+
+from __future__ import annotations
+
+KEY = 15485863  # the package's default key (sims.core.defaults.KEY), shared by every figure
+
+
+def is_synthetic(lm: str) -> bool:
+    """True for a synthetic preset name."""
+    from sims.lm.synthetic import LM_PRESETS
+
+    return lm in LM_PRESETS
+
+
+def get_lm(lm: str, vocab_size: int | None = None):
+    """The synthetic LM object of preset ``lm`` (scores that need next-token probabilities use it)."""
+    from sims.lm.synthetic import LM_PRESETS, get_lm as _get
+
+    if lm not in LM_PRESETS:
+        raise ValueError(f"lm must be a synthetic preset {LM_PRESETS} until the real-LM backend is merged; got {lm!r}")
+    return _get(lm, vocab_size=vocab_size)
+
+
+def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY, vocab_size: int | None = None, **params):
+    """``n`` texts of ``T`` tokens of watermark ``algo`` on LM ``lm``, as a :class:`sims.Generation`.
+
+    Parameters
+    ----------
+    lm : str
+        A synthetic preset (``news``, ``lfqa``, ...).  Real LMs (``smollm2``) plug in here.
+    algo : str
+        One of ``sims.ALGOS``.
+    n, T, seed : int
+        Texts, tokens per text, sampling seed.
+    key : int
+        Watermark key.
+    vocab_size : int, optional
+        Vocabulary of the synthetic preset (smaller is faster; default the preset's).
+    **params
+        The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, M).
+    """
+    from sims.watermarks.generate import generate
+
+    if not is_synthetic(lm):
+        raise ValueError(f"lm={lm!r}: real LMs need the batched torch backend (python -m sims evaluate --lm {lm}); "
+                         "paper_figs runs synthetic presets until it is merged")
+    return generate(get_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
+
+
+def label(algo: str, params: dict) -> str:
+    """``"srl delta=2, gamma=0.25"``: a configuration's name in legends and tables."""
+    return (f"{algo} " + ", ".join(f"{k}={v:g}" for k, v in params.items())).strip()

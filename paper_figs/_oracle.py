@@ -1,0 +1,58 @@
+"""A key-holding attack oracle for every detector: replace the tokens that add most to the score.
+
+The colour oracle (:func:`sims.attack` ``"color"``) turns green tokens red, which means nothing
+for EMS or UW.  This oracle ranks a text's tokens by their contribution to the detector's
+statistic and replaces the top ``rate`` share, left to right, by the LM's most probable token
+that contributes little:
+
+* red-green (SRL, DualGA, ATW): contribution 1{y green}; replacement the most probable red token
+  (the colour oracle).
+* EMS: contribution :math:`-\\ln(1 - r_{t,y})` (eq. ems_zscore's summand, null mean 1);
+  replacement the most probable token with :math:`r_{t,y} < 1/2` (contribution < ln 2).
+* UW / ITS: every watermarked token is a hit, worth :math:`-\\ln \\pi_t` with
+  :math:`\\pi_t = p_t(y_t)` to the Poisson-binomial tail; replacement the most probable other
+  token (for UW-delta never a hit; for UW-gamma a hit only if it lies in the kept half).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+
+def score_oracle(gen, lm, rate: float):
+    """Attack every text of ``gen`` (a :class:`sims.Generation` of ``lm``) at ``rate`` (share of tokens)."""
+    from sims.core import prf
+    from sims.core.record import Generation
+    from sims.detect import scores as detect
+
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
+    algo, key, h = gen.meta["algo"], gen.meta["key"], gen.meta["h"]
+    V = lm.vocab_size
+    if algo == "ems":
+        contrib, _ = detect.token_scores(gen.tokens, gen.prompts, key, stat="ems", h=h, vocab_size=V)
+    elif algo in detect.REDGREEN_ALGOS:
+        contrib, _ = detect.token_scores(gen.tokens, gen.prompts, key, gamma=gen.meta["gamma"], h=h, vocab_size=V)
+    else:
+        step = detect.lm_step_probs(lm, gen)
+        contrib = np.stack([-np.log(step(i)[np.arange(gen.tokens.shape[1]), gen.tokens[i]]) for i in range(len(gen.tokens))])
+    tokens = gen.tokens.copy()
+    n, T = tokens.shape
+    m = int(round(rate * T))
+    for i in range(n):
+        for t in sorted(np.argsort(-contrib[i], kind="stable")[:m]):
+            ctx = np.concatenate([gen.prompts[i], tokens[i, :t]])
+            p = lm.probs(ctx).copy()
+            if algo == "ems":
+                p[prf.uniforms(prf.context_hash(key, ctx[None, -h:], prf.EMS)[0], np.arange(V)) >= 0.5] = -1.0
+            elif algo in detect.REDGREEN_ALGOS:
+                p[prf.green_mask(prf.context_hash(key, ctx[None, -h:])[0], V, gen.meta["gamma"])] = -1.0
+            else:
+                p[tokens[i, t]] = -1.0
+            tokens[i, t] = int(np.argmax(p))
+    nan = np.full(tokens.shape, np.nan)
+    meta = copy.deepcopy(gen.meta)
+    meta.setdefault("attacks", []).append(dict(kind="score_oracle", rate=float(rate), seed=0, n_changed=int(np.sum(tokens != gen.tokens))))
+    return Generation(tokens, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta)

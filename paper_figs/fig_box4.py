@@ -1,0 +1,87 @@
+"""Figure box_4 and the paper's hyperparameter remarks: KL per text of DualGA over
+lambda_1 in {1, 2, 5, 10} x eta in {0.1, 1, 5, 10} at Delta = 0.4, the tuning protocol
+(lambda_1 and eta chosen on a 16-prompt validation set) and the step-size remarks checked.
+
+* Tuning: on 16 validation prompts (seed 1) pick the (lambda_1, eta) of least mean KL among
+  those whose realised DG reaches Delta - 0.02; report it on the test prompts (seed 0).
+* "eta below 0.05 behaves like SRL": for eta in {0.01, 0.02, 0.05} (lambda_1 = delta*(Delta,
+  gamma)), the relative difference of DualGA's mean KL and DG from SRL's with delta =
+  lambda_1 and the same gamma; and the across-text sd of realised DG, DualGA vs SRL.
+* "robust for eta in [0.1, 1]": the max / min of mean KL and the largest |DG - Delta| over
+  eta in {0.1, 0.2, 0.5, 1}.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from paper_figs._data import generations
+from paper_figs._out import agg, md_table, write
+
+TITLE = "DualGA's KL over lambda_1 x eta at Delta = 0.4; tuning on 16 prompts; step-size remarks"
+DELTA = 0.4
+LAM1 = (1.0, 2.0, 5.0, 10.0)
+ETAS = (0.1, 1.0, 5.0, 10.0)
+SMALL_ETAS = (0.01, 0.02, 0.05)
+ROBUST_ETAS = (0.1, 0.2, 0.5, 1.0)
+DG_SLACK = 0.02
+
+
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    import theory
+
+    plt = agg()
+    lm = (lms or ("lfqa",))[0]
+    n, T, V = (8, 100, 2000) if quick else (200, 200, None)
+    gamma = float(theory.gamma_star(DELTA))
+    run = lambda seed, nn, **p: generations(lm, "dualga", nn, T, seed, vocab_size=V, Delta=DELTA, **p)  # noqa: E731
+    grid, rows = [], []
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw=dict(width_ratios=[2, 1]))
+    data, names = [], []
+    for lam1 in LAM1:
+        for eta in ETAS:
+            test, val = run(0, n, lam1=lam1, eta=eta), run(1, 16, lam1=lam1, eta=eta)
+            kl = test.kl.mean(axis=1)
+            c = dict(lam1=lam1, eta=eta, kl_mean=float(kl.mean()), kl_percentiles=np.percentile(kl, (0, 25, 50, 75, 100)),
+                     dg=float(test.dg.mean()), val_kl=float(val.kl.mean()), val_dg=float(val.dg.mean()))
+            grid.append(c)
+            data.append(kl)
+            names.append(f"{lam1:g}/{eta:g}")
+            rows.append([lam1, eta, c["kl_mean"], c["dg"], c["val_kl"], c["val_dg"]])
+    ax.boxplot(data, whis=(0, 100))
+    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, fontsize=7)
+    ax.set(xlabel="lambda_1 / eta", ylabel="KL per token of a text", title=f"{lm}: DualGA Delta={DELTA}, {n} texts x {T}")
+    ok = [c for c in grid if c["val_dg"] >= DELTA - DG_SLACK]
+    best = min(ok or grid, key=lambda c: c["val_kl"])
+    # step-size remarks
+    lam_ce = float(theory.delta_star(DELTA, gamma))
+    srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=gamma, delta=lam_ce)
+    s_kl, s_dg = float(srl.kl.mean()), float(srl.dg.mean())
+    small = []
+    for eta in SMALL_ETAS + ROBUST_ETAS:
+        g = run(0, n, eta=eta)
+        small.append(dict(eta=eta, kl=float(g.kl.mean()), dg=float(g.dg.mean()), dg_sd=float(g.dg.mean(axis=1).std(ddof=1)),
+                          rel_kl_vs_srl=float(g.kl.mean() / s_kl - 1), rel_dg_vs_srl=float(g.dg.mean() / s_dg - 1)))
+    like_srl = [s for s in small if s["eta"] in SMALL_ETAS]
+    robust = [s for s in small if s["eta"] in ROBUST_ETAS]
+    ax2.plot([s["eta"] for s in small], [s["kl"] for s in small], "o-", label="DualGA mean KL")
+    ax2.plot([s["eta"] for s in small], [s["dg_sd"] for s in small], "s-", label="sd of a text's realised DG")
+    ax2.axhline(s_kl, c="C0", ls=":", label=f"SRL delta=lambda_1={lam_ce:.2f}: KL")
+    ax2.axhline(float(srl.dg.mean(axis=1).std(ddof=1)), c="C1", ls=":", label="SRL: sd of DG")
+    ax2.set(xscale="log", xlabel="eta (lambda_1 = delta*(Delta, gamma))", title="step size")
+    ax2.legend(fontsize=6)
+    fig.tight_layout()
+    summary = dict(lm=lm, n=n, T=T, Delta=DELTA, gamma=gamma, grid=grid,
+                   tuning=dict(validation_prompts=16, rule=f"least validation KL with validation DG >= Delta - {DG_SLACK}", chosen=best),
+                   srl_same_lambda=dict(delta=lam_ce, kl=s_kl, dg=s_dg, dg_sd=float(srl.dg.mean(axis=1).std(ddof=1))), eta_sweep=small,
+                   small_eta_max_rel_kl_vs_srl=max(abs(s["rel_kl_vs_srl"]) for s in like_srl),
+                   small_eta_max_rel_dg_vs_srl=max(abs(s["rel_dg_vs_srl"]) for s in like_srl),
+                   robust_eta_kl_ratio=max(s["kl"] for s in robust) / min(s["kl"] for s in robust),
+                   robust_eta_max_dg_gap=max(abs(s["dg"] - DELTA) for s in robust))
+    table = md_table(["lambda_1", "eta", "test KL", "test DG", "validation KL", "validation DG"], rows)
+    table += (f"\n\nTuned on 16 validation prompts: lambda_1 = {best['lam1']:g}, eta = {best['eta']:g}.\n\n"
+              + md_table(["eta", "KL", "DG", "sd of DG", "KL vs SRL", "DG vs SRL"],
+                         [[s["eta"], s["kl"], s["dg"], s["dg_sd"], s["rel_kl_vs_srl"], s["rel_dg_vs_srl"]] for s in small]))
+    return write(out_dir, "fig_box4", summary, table, TITLE, fig)

@@ -1,0 +1,102 @@
+"""Example responses and figure apx_rep_exps as pictures: every token coloured green or red by the
+detector's green list, shaded by its boost (SRL: delta; DualGA: lambda_t), an unwatermarked
+text beside a watermarked one; repetition examples (looping LM) with their lambda_t traces.
+Written as PNG and as one self-contained HTML file.
+
+Synthetic LMs have no words, so tokens print as their ids; a real LM's tokenizer plugs in
+through ``decode`` (identity here).
+"""
+
+from __future__ import annotations
+
+import html
+import pathlib
+
+import numpy as np
+
+from paper_figs._data import KEY, generations
+from paper_figs._out import agg, write
+
+TITLE = "Watermarked text as pictures: green/red tokens shaded by the boost, repetition with lambda_t"
+WIDTH = 20  # tokens per line in the PNG
+
+
+def decode(lm: str, token: int) -> str:
+    """A token's text (synthetic LMs: its id)."""
+    return str(int(token))
+
+
+def _colours(gen, i: int):
+    from sims.detect import scores as detect
+
+    g, _ = detect.token_scores(gen.tokens[i: i + 1], gen.prompts[i: i + 1], gen.meta["key"], gamma=gen.meta["gamma"], h=gen.meta["h"],
+                               vocab_size=gen.meta["vocab_size"])
+    boost = gen.lam[i] if gen.meta["algo"] == "dualga" else np.full(gen.tokens.shape[1], gen.meta.get("delta") or 0.0)
+    return g[0].astype(bool), np.nan_to_num(boost)
+
+
+def _panel(ax, tokens, green, boost, title: str, lm: str, top: float) -> None:
+    ax.set_axis_off()
+    ax.set(xlim=(0, WIDTH), ylim=(-(len(tokens) // WIDTH) - 1, 1), title=title)
+    for t, (y, g, b) in enumerate(zip(tokens, green, boost)):
+        a = 0.25 + 0.75 * min(b / top, 1.0) if top > 0 else 0.5
+        ax.add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
+            (t % WIDTH, -(t // WIDTH)), 0.95, 0.9, color="green" if g else "red", alpha=a, lw=0))
+        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, decode(lm, y), ha="center", va="center", fontsize=5)
+
+
+def _html_text(tokens, green, boost, lm: str, top: float) -> str:
+    spans = []
+    for y, g, b in zip(tokens, green, boost):
+        a = 0.25 + 0.75 * min(b / top, 1.0) if top > 0 else 0.5
+        rgb = "0,150,0" if g else "200,0,0"
+        spans.append(f'<span title="boost {b:.2f}" style="background:rgba({rgb},{a:.2f})">{html.escape(decode(lm, y))}</span>')
+    return " ".join(spans)
+
+
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    from sims.experiments.repetition import repeated_ngram_mask
+    from sims.lm.synthetic import loop_lm
+    from sims.watermarks.generate import generate
+
+    plt = agg()
+    lm = (lms or ("lfqa",))[0]
+    n, T = (4, 80) if quick else (16, 200)
+    V = 2000 if quick else None
+    wm = generations(lm, "dualga", n, T, 0, vocab_size=V, Delta=0.3)
+    srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], delta=2.0)
+    null = generations(lm, "none", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"])
+    loop = generate(loop_lm(), "dualga", n=n * 4, T=T, seed=1, key=KEY, Delta=0.2)
+    rep = repeated_ngram_mask(loop.tokens)
+    r = int(np.argmax(rep.sum(axis=1)))
+    fig, axes = plt.subplots(2, 3, figsize=(18, 3 + 0.45 * (T // WIDTH) * 2))
+    shown = [(null, "unwatermarked"), (srl, "SRL delta=2"), (wm, "DualGA Delta=0.3 (shade: lambda_t)")]
+    top = float(np.nanmax(wm.lam[0])) or 1.0
+    parts, summary = [], dict(lm=lm, T=T, texts={})
+    for ax, (g, name) in zip(axes[0], shown):
+        green, boost = _colours(g, 0)
+        _panel(ax, g.tokens[0], green, boost, f"{name}: {green.mean():.0%} green", lm, top)
+        parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.tokens[0], green, boost, lm, top)}</p>")
+        summary["texts"][name] = dict(tokens=g.tokens[0], green_share=float(green.mean()))
+    green, boost = _colours(loop, r)
+    ltop = float(np.nanmax(loop.lam[r]))
+    _panel(axes[1, 0], loop.tokens[r], green, boost, f"looping LM, DualGA: {rep[r].mean():.0%} in repeated 4-grams", "loopy", ltop)
+    axes[1, 1].set_axis_off()
+    ax = axes[1, 2]
+    ax.fill_between(np.arange(T), 0, ltop, where=rep[r], color="red", alpha=0.2, label="repeated 4-gram")
+    ax.plot(loop.lam[r], lw=1, label="lambda_t")
+    ax.set(xlabel="t", ylabel="lambda_t", title="lambda_t spikes on repetition")
+    ax.legend(fontsize=7)
+    parts.append(f"<h3>looping LM, DualGA (repetition example)</h3><p>{_html_text(loop.tokens[r], green, boost, 'loopy', ltop)}</p>")
+    lam_rep, lam_other = loop.lam[rep], loop.lam[~rep]
+    summary["repetition"] = dict(text=r, share_repeated=float(rep[r].mean()),
+                                 mean_lambda_repeated=float(np.nanmean(lam_rep)) if lam_rep.size else None,
+                                 mean_lambda_other=float(np.nanmean(lam_other)), lam=loop.lam[r])
+    fig.tight_layout()
+    page = out_dir / "fig_examples.html"
+    page.write_text("<!doctype html><meta charset='utf-8'><title>watermark examples</title><body style='font-family:monospace'>"
+                    f"<h2>{html.escape(TITLE)}</h2>" + "\n".join(parts) + "</body>")
+    table = (f"Green share: " + ", ".join(f"{k} {v['green_share']:.2f}" for k, v in summary["texts"].items())
+             + f". Repetition example: mean lambda on repeated tokens {summary['repetition']['mean_lambda_repeated']}, elsewhere "
+             f"{summary['repetition']['mean_lambda_other']:.3f}.")
+    return write(out_dir, "fig_examples", summary, table, TITLE, fig) + [page]
