@@ -35,7 +35,6 @@ from sims.core.progress import progress
 from sims.experiments import sweep_summary
 from sims.experiments.sweep_chunk import run_chunk
 from sims.experiments.sweep_grid import Grid, load_grid
-from sims.lm.synthetic import LM_PRESETS
 
 ALLOWED_FAILURES = 3  # worker deaths a task may cause before it is reported as failed (a task that kills 4 workers is bad)
 CONNECT_TIMEOUT_S = 10
@@ -49,7 +48,8 @@ def tasks(grid: Grid) -> dict[str, dict]:
     for cfg in grid.configs:
         for seed in grid.seeds:
             for k in range(grid.n_chunks):
-                out[f"{cfg.id}-s{seed}-c{k:06d}"] = dict(shared, config=dict(cfg.as_dict(), id=cfg.id), seed=seed, chunk=k)
+                out[f"{cfg.id}-s{seed}-c{k:06d}"] = dict(shared, config=dict(cfg.as_dict(), id=cfg.id), real=cfg.real, seed=seed,
+                                                          chunk=k)
     return out
 
 
@@ -169,7 +169,7 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
                     on_chunk(name, None)
                 bar.update()
     elif todo:
-        real = any(t["config"]["lm"] not in LM_PRESETS for t in todo.values())
+        real = any(t["real"] for t in todo.values())
         client, cluster = _connect(scheduler, workers, real)
         try:
             failed = _run_on(client, todo, out, on_chunk, log)
@@ -203,7 +203,7 @@ def _run_on(client, todo: dict, out: pathlib.Path, on_chunk, log) -> dict[str, s
         log(f"dashboard: {link}")
     names, futures = {}, []
     for name, task in todo.items():
-        res = {"GPU": 1} if task["config"]["lm"] not in LM_PRESETS else None
+        res = {"GPU": 1} if task["real"] else None
         futures.append(client.submit(run_chunk, task, key=f"run_chunk-{name}", pure=False, resources=res))
         names[futures[-1].key] = name
     if sys.stdout.isatty():

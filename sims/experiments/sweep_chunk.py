@@ -22,12 +22,14 @@ from __future__ import annotations
 import numpy as np
 
 from sims.core import rng
+from sims.core.record import Generation
 from sims.detect import scores as detect
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.lm.synthetic import LM_PRESETS, get_lm
 from sims.watermarks.generate import generate
 
+UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
 PARAM_COLUMNS = ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M")
 
@@ -46,6 +48,17 @@ def _generate_real(lm: str, algo: str, *, n: int, T: int, seed: int, key: int, p
     """
     raise RuntimeError(f"lm {lm!r}: real-LM sweeps need the torch extra (pip install 'wmstats[torch]') and the package's "
                        "real-LM generation entry point, which this build lacks")
+
+
+def _uniform_texts(*, n: int, T: int, seed: int, key: int, prompt_len: int, gamma=None, h: int = 1, green_kind: str = "bernoulli") -> Generation:
+    """Texts of i.i.d. uniform tokens over ``UNIFORM_V`` (lm = "uniform", algorithm ``none``): the cheapest null
+    of the red-green detector, drawn by ``numpy.random.default_rng(seed)`` (prompt then text, row by row);
+    KL = 0, G and DG undefined (nan), entropy log V."""
+    toks = np.random.default_rng(seed).integers(0, UNIFORM_V, size=(n, prompt_len + T))
+    g = 0.25 if gamma is None else float(gamma)
+    zero, nan = np.zeros((n, T)), np.full((n, T), np.nan)
+    meta = dict(lm="uniform", vocab_size=UNIFORM_V, algo="none", key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, gamma=g)
+    return Generation(toks[:, prompt_len:], toks[:, :prompt_len], zero, nan, nan.copy(), np.full((n, T), np.log(UNIFORM_V)), nan.copy(), meta)
 
 
 def _per_text(a: np.ndarray) -> np.ndarray:
@@ -82,6 +95,9 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
     if cfg["lm"] in LM_PRESETS:
         lm = get_lm(cfg["lm"])
         gen = generate(lm, algo, seed=s, **kw)
+    elif cfg["lm"] == "uniform":
+        lm = None
+        gen = _uniform_texts(seed=s, **kw)
     else:
         lm = None
         gen = _generate_real(cfg["lm"], algo, seed=s, **kw)
@@ -98,7 +114,12 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         nkw = dict(kw, h=meta["h"], gamma=meta["gamma"], green_kind=meta["green_kind"])
         nkw = {k: v for k, v in nkw.items() if k in ("n", "T", "key", "prompt_len", "h", "gamma", "green_kind")}
         s0 = chunk_seed(task["seed"], task["chunk"], NULL_STREAM)
-        null = generate(lm, "none", seed=s0, **nkw) if lm is not None else _generate_real(cfg["lm"], "none", seed=s0, **nkw)
+        if cfg["lm"] in LM_PRESETS:
+            null = generate(lm, "none", seed=s0, **nkw)
+        elif cfg["lm"] == "uniform":
+            null = _uniform_texts(seed=s0, **nkw)
+        else:
+            null = _generate_real(cfg["lm"], "none", seed=s0, **nkw)
         parts.append((True, "none", _metrics(null, detect.score(null, lm, dedup=task["dedup"], algo=algo), task, algo)))
     cols: dict[str, list] = {}
     for is_null, att_name, rows in parts:

@@ -2,7 +2,7 @@
 
 A grid file (``examples/sweep_quick.toml``)::
 
-    lm = ["news", "lfqa"]        # synthetic presets, "smollm2" or a transformers folder (real LM)
+    lm = ["news", "lfqa"]        # synthetic presets, "uniform" (i.i.d. tokens), "smollm2" or a transformers folder
     n = 500                      # texts per (configuration, seed)
     T = 200                      # tokens per text
     chunk = 50                   # texts per task
@@ -50,6 +50,7 @@ ALGO_PARAMS = {
     "none": (), "srl": ("delta",), "hard": (), "dualga": ("Delta", "eta", "lam1", "M"), "autocov": ("Delta", "eta", "lam1", "M"),
     "ems": ("tau",), "its": (), "uw-delta": (), "uw-gamma": (), "atw": ("delta", "alpha"),
 }
+NULL_LMS = ("uniform",)  # i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
 REAL_LMS = ("smollm2",)  # real LMs by name (sims.torch_backend.model.load); a transformers folder also works
 METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
@@ -71,7 +72,7 @@ class Config:
     @property
     def real(self) -> bool:
         """True for a real LM (runs only on workers with a ``GPU`` resource)."""
-        return self.lm not in LM_PRESETS
+        return self.lm not in LM_PRESETS + NULL_LMS
 
     def as_dict(self) -> dict:
         return dict(lm=self.lm, algo=self.algo, params=dict(self.params))
@@ -157,12 +158,12 @@ def _int(loc: _Locator, raw: dict, key: str, lo: int) -> int:
 def _check_lm(loc: _Locator, name, base: pathlib.Path) -> str:
     if not isinstance(name, str):
         raise loc.error("lm", f"must be a preset name or a folder; got {name!r}")
-    if name in LM_PRESETS or name in REAL_LMS:
+    if name in LM_PRESETS + NULL_LMS + REAL_LMS:
         return name
     folder = (base / name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
     if folder.is_dir():
         return str(folder.resolve())
-    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, a real LM {REAL_LMS} or an existing "
+    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, {NULL_LMS[0]!r} (i.i.d. tokens), a real LM {REAL_LMS} or an existing "
                           "transformers folder")
 
 
@@ -272,7 +273,9 @@ def load_grid(path) -> Grid:
     configs = tuple(Config(lm, a, tuple(p.items())) for lm in lms for a, p in expanded)
     if len({c.id for c in configs}) < len(configs):
         raise GridError(f"{path}: the grid lists a configuration twice")
-    attacks = _attacks(loc, raw.get("attack", []), any(c.real for c in configs))
+    attacks = _attacks(loc, raw.get("attack", []), any(c.lm not in LM_PRESETS for c in configs))
+    if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
+        raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     if any(c.real and c.algo in ("its", "uw-delta", "uw-gamma") for c in configs):
         raise loc.error("name", "its / uw-delta / uw-gamma on a real LM: their detector needs the LM's probabilities at every step")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
