@@ -2,4 +2,5 @@ import sys
 
 from sims.cli.main import main
 
-sys.exit(main())
+if __name__ == "__main__":  # guarded: a sweep's local cluster spawns workers that import __main__
+    sys.exit(main())

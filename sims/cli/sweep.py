@@ -1,0 +1,29 @@
+"""``python -m sims sweep GRID.toml --out DIR [--scheduler ADDRESS] [--workers N] [--force]``: a grid of experiments on Dask."""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+HELP = "run a grid of experiments (TOML) on a local Dask cluster or a running one; Parquet rows + summary"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("grid", type=pathlib.Path, help="grid file (see examples/sweep_quick.toml)")
+    p.add_argument("--out", type=pathlib.Path, required=True, help="results folder (chunks/, summary.parquet, summary.md)")
+    p.add_argument("--scheduler", default=None, help="address of a running scheduler, e.g. tcp://HOST:8786 (default: a local cluster)")
+    p.add_argument("--workers", type=int, default=None, help="processes of the local cluster (default: one per core; 0: run in this process)")
+    p.add_argument("--force", action="store_true", help="replace the results of another grid in --out")
+
+
+def run(args) -> int:
+    from sims.experiments.sweep import run_sweep
+
+    if args.workers is not None and args.workers < 0:
+        raise ValueError(f"--workers must be in [0, inf); got {args.workers}")
+    try:
+        run_sweep(args.grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
+    except RuntimeError as exc:  # failed tasks: the finished chunks are kept
+        print(f"error: {exc}")
+        return 1
+    return 0

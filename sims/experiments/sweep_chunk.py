@@ -1,0 +1,134 @@
+"""One task of a sweep: the rows of one (configuration, seed, chunk of texts), a pure function of them.
+
+Text ``j`` of configuration ``c`` under seed ``s`` lies in chunk ``k = j // chunk``.  The chunk's
+texts are drawn by one call of :func:`sims.watermarks.generate.generate` whose seed is derived
+from (s, k) alone (:func:`chunk_seed`): text ``j`` is text ``i = j - k * chunk`` of that call,
+so it uses the counter stream (chunk_seed(s, k), i) and its prompt is row ``i`` of
+:func:`~sims.watermarks.generate.sample_prompts` under the same seed.  Nothing depends on
+which worker runs the chunk, on what ran before it, or on a retry; every configuration sees
+the same prompts in the same chunk (common random numbers across the grid).  The rows do
+depend on the chunk size, which is part of the grid (and of its hash).
+
+Columns: the configuration (``config`` id, ``lm``, ``algo`` and the resolved parameters),
+``seed``, ``chunk``, ``text`` (j), ``null`` (an unwatermarked control text of the same LM,
+key and detector), ``attack`` ("none" or "kind:rate"), then the grid's metrics per text:
+``kl``, ``dg``, ``entropy`` (means per token of the exact records; an attacked text keeps
+those of its generation), ``z``, ``log10_p``, ``n_scored``, ``score`` (the detector's
+statistic), ``tokens_to_detect`` (red-green and EMS; nan elsewhere or never detected).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sims.core import rng
+from sims.core.record import Generation
+from sims.detect import scores as detect
+from sims.experiments.attacks import attack
+from sims.experiments.evaluate import PREFIX_ALGOS
+from sims.lm.synthetic import LM_PRESETS, get_lm
+from sims.watermarks.generate import generate
+
+UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
+NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
+PARAM_COLUMNS = ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M")
+
+
+def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:
+    """The generator seed of chunk ``chunk`` under grid seed ``seed`` (63 bits of the counter PRF)."""
+    return int(rng.stream_key(int(rng.stream_key(seed, chunk)), stream)) >> 1
+
+
+def _generate_real(lm: str, algo: str, *, n: int, T: int, seed: int, key: int, prompt_len: int, **params):
+    """Watermarked texts of a real LM (``smollm2`` or a transformers folder): the one place a sweep
+    reaches the real-LM generator.
+
+    Returns a :class:`~sims.core.record.Generation` with exact per-token records, as
+    :func:`sims.watermarks.generate.generate` does for the synthetic LMs.
+    """
+    raise RuntimeError(f"lm {lm!r}: real-LM sweeps need the torch extra (pip install 'wmstats[torch]') and the package's "
+                       "real-LM generation entry point, which this build lacks")
+
+
+def _uniform_texts(*, n: int, T: int, seed: int, key: int, prompt_len: int, gamma=None, h: int = 1, green_kind: str = "bernoulli") -> Generation:
+    """Texts of i.i.d. uniform tokens over ``UNIFORM_V`` (lm = "uniform", algorithm ``none``): the cheapest null
+    of the red-green detector, drawn by ``numpy.random.default_rng(seed)`` (prompt then text, row by row);
+    KL = 0, G and DG undefined (nan), entropy log V."""
+    toks = np.random.default_rng(seed).integers(0, UNIFORM_V, size=(n, prompt_len + T))
+    g = 0.25 if gamma is None else float(gamma)
+    zero, nan = np.zeros((n, T)), np.full((n, T), np.nan)
+    meta = dict(lm="uniform", vocab_size=UNIFORM_V, algo="none", key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, gamma=g)
+    return Generation(toks[:, prompt_len:], toks[:, :prompt_len], zero, nan, nan.copy(), np.full((n, T), np.log(UNIFORM_V)), nan.copy(), meta)
+
+
+def _per_text(a: np.ndarray) -> np.ndarray:
+    return a.mean(axis=1) if a.size else np.zeros(a.shape[0])
+
+
+def _metrics(gen, res, task: dict, algo: str) -> dict:
+    """The grid's per-text metrics of scored texts ``gen`` (records) and ``res`` (detection)."""
+    m = len(res.log10_p)
+    out = dict(kl=_per_text(gen.kl), dg=_per_text(gen.dg), entropy=_per_text(gen.entropy), z=res.z, log10_p=res.log10_p,
+               n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
+    if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS:
+        meta = gen.meta
+        pref = detect.prefix_log10p(gen.tokens, gen.prompts, meta["key"], stat="ems" if algo == "ems" else "green", gamma=meta["gamma"],
+                                    h=meta["h"], kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
+        out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
+    return {k: v for k, v in out.items() if k in task["metrics"]}
+
+
+def run_chunk(task: dict) -> dict[str, np.ndarray]:
+    """The rows of one task as columns (numpy arrays of equal length).
+
+    ``task``: ``config`` (:meth:`~sims.experiments.sweep_grid.Config.as_dict` plus ``id``), ``seed``,
+    ``chunk`` and the grid's ``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``,
+    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks``.
+    """
+    cfg = task["config"]
+    size = task["chunk_size"]
+    first = task["chunk"] * size
+    m = min(size, task["n"] - first)
+    s = chunk_seed(task["seed"], task["chunk"])
+    kw = dict(n=m, T=task["T"], key=task["key"], prompt_len=task["prompt_len"], **cfg["params"])
+    algo = cfg["algo"]
+    if cfg["lm"] in LM_PRESETS:
+        lm = get_lm(cfg["lm"])
+        gen = generate(lm, algo, seed=s, **kw)
+    elif cfg["lm"] == "uniform":
+        lm = None
+        gen = _uniform_texts(seed=s, **kw)
+    else:
+        lm = None
+        gen = _generate_real(cfg["lm"], algo, seed=s, **kw)
+    meta = gen.meta
+    parts = [(False, "none", _metrics(gen, detect.score(gen, lm, dedup=task["dedup"]), task, algo))]
+    for a, (kind, rate) in enumerate(task["attacks"]):
+        att = attack(gen, kind, rate, seed=chunk_seed(task["seed"], task["chunk"], 2 + a), lm=lm)
+        rows = _metrics(att, detect.score(att, lm, dedup=task["dedup"]), task, algo)
+        for k in ("kl", "dg", "entropy"):  # distortion is the generation's
+            if k in rows:
+                rows[k] = parts[0][2][k]
+        parts.append((False, f"{kind}:{rate:g}", rows))
+    if task["controls"]:
+        nkw = dict(kw, h=meta["h"], gamma=meta["gamma"], green_kind=meta["green_kind"])
+        nkw = {k: v for k, v in nkw.items() if k in ("n", "T", "key", "prompt_len", "h", "gamma", "green_kind")}
+        s0 = chunk_seed(task["seed"], task["chunk"], NULL_STREAM)
+        if cfg["lm"] in LM_PRESETS:
+            null = generate(lm, "none", seed=s0, **nkw)
+        elif cfg["lm"] == "uniform":
+            null = _uniform_texts(seed=s0, **nkw)
+        else:
+            null = _generate_real(cfg["lm"], "none", seed=s0, **nkw)
+        parts.append((True, "none", _metrics(null, detect.score(null, lm, dedup=task["dedup"], algo=algo), task, algo)))
+    cols: dict[str, list] = {}
+    for is_null, att_name, rows in parts:
+        const = dict(config=cfg["id"], lm=cfg["lm"], algo=algo, **{p: np.nan if meta.get(p) is None else float(meta[p]) for p in PARAM_COLUMNS},
+                     h=int(meta["h"]), green_kind=meta["green_kind"], T=int(task["T"]), seed=int(task["seed"]), chunk=int(task["chunk"]),
+                     null=is_null, attack=att_name)
+        block = {k: np.full(m, v, dtype=object if isinstance(v, str) else None) for k, v in const.items()}
+        block["text"] = np.arange(first, first + m, dtype=np.int64)
+        block.update(rows)
+        for k, v in block.items():
+            cols.setdefault(k, []).append(np.asarray(v))
+    return {k: np.concatenate(v) for k, v in cols.items()}

@@ -1,0 +1,282 @@
+"""The grid file of a sweep (TOML): parsed, validated before anything runs, expanded to configurations.
+
+A grid file (``examples/sweep_quick.toml``)::
+
+    lm = ["news", "lfqa"]        # synthetic presets, "uniform" (i.i.d. tokens), "smollm2" or a transformers folder
+    n = 500                      # texts per (configuration, seed)
+    T = 200                      # tokens per text
+    chunk = 50                   # texts per task
+    seeds = [0]
+    controls = true              # also score n unwatermarked texts per configuration (empirical FPR)
+
+    [[algo]]
+    name = "srl"
+    delta = [1.0, 5.0]           # lists multiply (Cartesian product) ...
+    gamma = [0.1, 0.5]
+
+    [[algo]]
+    name = "dualga"
+    Delta = 0.4
+    zip = { lam1 = [1.0, 10.0], eta = [0.1, 10.0] }   # ... lists under ``zip`` are zipped
+
+    [[attack]]
+    kind = "deletion"
+    rate = [0.1, 0.2]
+
+Every unknown key, algorithm, parameter, LM, attack or metric, and every value the generator
+would refuse, raises :class:`GridError` naming the file, the line and the key (``tomllib``
+keeps no positions, so the line is found by scanning the text for the key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import pathlib
+import re
+import tomllib
+
+from sims.core import defaults
+from sims.experiments.attacks import KINDS as ATTACK_KINDS
+from sims.experiments.evaluate import FPRS, TTD_LEVEL
+from sims.lm.synthetic import LM_PRESETS
+from sims.watermarks.generate import ALGOS, algo_params
+
+# parameters each algorithm reads (gamma, h and green_kind set the green list every record uses)
+COMMON_PARAMS = ("gamma", "h", "green_kind")
+ALGO_PARAMS = {
+    "none": (), "srl": ("delta",), "hard": (), "dualga": ("Delta", "eta", "lam1", "M"), "autocov": ("Delta", "eta", "lam1", "M"),
+    "ems": ("tau",), "its": (), "uw-delta": (), "uw-gamma": (), "atw": ("delta", "alpha"),
+}
+NULL_LMS = ("uniform",)  # i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
+REAL_LMS = ("smollm2",)  # real LMs by name (sims.torch_backend.model.load); a transformers folder also works
+METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
+SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
+                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(METRICS), algo=None, attack=None)
+
+
+class GridError(ValueError):
+    """A grid file that cannot run, with its place: ``FILE:LINE: key 'KEY': what is wrong``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """One configuration: an LM, an algorithm and its parameters as given (defaults filled at run time)."""
+
+    lm: str
+    algo: str
+    params: tuple  # sorted (name, value) pairs
+
+    @property
+    def real(self) -> bool:
+        """True for a real LM (runs only on workers with a ``GPU`` resource)."""
+        return self.lm not in LM_PRESETS + NULL_LMS
+
+    def as_dict(self) -> dict:
+        return dict(lm=self.lm, algo=self.algo, params=dict(self.params))
+
+    @property
+    def id(self) -> str:
+        """12 hex digits of the SHA-256 of the canonical JSON (names the chunk files)."""
+        return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:12]
+
+    def label(self) -> str:
+        return f"{self.lm} {self.algo} " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.params)
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """A validated grid: configurations x seeds x chunks, and the settings every task shares."""
+
+    path: str
+    configs: tuple[Config, ...]
+    n: int
+    T: int
+    chunk: int
+    seeds: tuple[int, ...]
+    key: int
+    dedup: bool
+    controls: bool
+    prompt_len: int
+    fprs: tuple[float, ...]
+    ttd_level: float
+    metrics: tuple[str, ...]
+    attacks: tuple[tuple[str, float], ...]
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n // self.chunk)
+
+    def canonical(self) -> dict:
+        """Everything that determines the rows (not the file's path), JSON-ready."""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
+        d["configs"] = [c.as_dict() for c in self.configs]
+        return json.loads(json.dumps(d))
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.canonical(), sort_keys=True).encode()).hexdigest()
+
+
+class _Locator:
+    """Line numbers of keys in the grid's text (first match at or after a given line)."""
+
+    def __init__(self, path: str, text: str):
+        self.path = path
+        self.lines = [ln.split("#", 1)[0] for ln in text.splitlines()]
+
+    def line(self, key: str, start: int = 0) -> int | None:
+        pat = re.compile(rf'(^|[\s{{,])("?){re.escape(key)}\2\s*=')
+        for i in range(start, len(self.lines)):
+            if pat.search(self.lines[i]):
+                return i + 1
+        return None
+
+    def header(self, table: str, k: int) -> int:
+        """0-based index of the line of the k-th ``[[table]]`` header (0 if none)."""
+        hits = [i for i, ln in enumerate(self.lines) if re.match(rf"\s*\[\[\s*{re.escape(table)}\s*\]\]", ln)]
+        return hits[k] if k < len(hits) else 0
+
+    def error(self, key: str, msg: str, start: int = 0) -> GridError:
+        ln = self.line(key, start)
+        return GridError(f"{self.path}:{ln if ln else '?'}: key {key!r}: {msg}")
+
+
+def _as_list(v) -> list:
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _int(loc: _Locator, raw: dict, key: str, lo: int) -> int:
+    v = raw[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise loc.error(key, f"must be an integer in [{lo}, inf); got {v!r}")
+    return v
+
+
+def _check_lm(loc: _Locator, name, base: pathlib.Path) -> str:
+    if not isinstance(name, str):
+        raise loc.error("lm", f"must be a preset name or a folder; got {name!r}")
+    if name in LM_PRESETS + NULL_LMS + REAL_LMS:
+        return name
+    folder = (base / name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
+    if folder.is_dir():
+        return str(folder.resolve())
+    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, {NULL_LMS[0]!r} (i.i.d. tokens), a real LM {REAL_LMS} or an existing "
+                          "transformers folder")
+
+
+def _check_params(loc: _Locator, algo: str, params: dict, start: int) -> None:
+    """Refuse the parameter values the generator would refuse (its own messages), with the line."""
+    ap = {k: v for k, v in params.items() if k not in ("h", "green_kind")}
+    if "h" in params and (isinstance(params["h"], bool) or not isinstance(params["h"], int) or params["h"] < 1):
+        raise loc.error("h", f"must be an integer in [1, inf); got {params['h']!r}", start)
+    if "green_kind" in params and params["green_kind"] not in ("bernoulli", "partition"):
+        raise loc.error("green_kind", f"must be 'bernoulli' or 'partition'; got {params['green_kind']!r}", start)
+    for k, v in ap.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise loc.error(k, f"must be a number; got {v!r}", start)
+    try:
+        algo_params(algo, **{k: float(v) for k, v in ap.items()})
+    except ValueError as exc:
+        bad = next((k for k in ap if k in str(exc).split(" must")[0]), next(iter(ap), "name"))
+        raise loc.error(bad, str(exc), start) from None
+
+
+def _expand_algo(loc: _Locator, table: dict, k: int) -> list[tuple[str, dict]]:
+    start = loc.header("algo", k)
+    algo = table.get("name")
+    if algo not in ALGOS:
+        raise loc.error("name", f"unknown algorithm {algo!r}: one of {ALGOS}", start)
+    allowed = COMMON_PARAMS + ALGO_PARAMS[algo]
+    zipped = table.get("zip", {})
+    if not isinstance(zipped, dict):
+        raise loc.error("zip", f"must be a table of equal-length lists; got {zipped!r}", start)
+    for key in [k_ for k_ in table if k_ not in ("name", "zip")] + list(zipped):
+        if key not in allowed:
+            raise loc.error(key, f"unknown parameter {key!r} of algorithm {algo!r}: one of {allowed}", start)
+    zl = [_as_list(v) for v in zipped.values()]
+    if zl and len({len(v) for v in zl}) != 1:
+        raise loc.error(next(iter(zipped)), f"the lists under zip must have equal lengths; got {[len(v) for v in zl]}", start)
+    axes = {key: _as_list(v) for key, v in table.items() if key not in ("name", "zip")}
+    for key, vals in axes.items():
+        if not vals:
+            raise loc.error(key, "is an empty list", start)
+    zip_rows = [dict(zip(zipped, row)) for row in zip(*zl)] if zl else [{}]
+    out = []
+    for combo in itertools.product(*axes.values()):
+        for zr in zip_rows:
+            params = {**dict(zip(axes, combo)), **zr}
+            _check_params(loc, algo, params, start)
+            out.append((algo, {p: (float(v) if p not in ("h", "green_kind") else v) for p, v in sorted(params.items())}))
+    return out
+
+
+def _attacks(loc: _Locator, tables: list, real: bool) -> tuple[tuple[str, float], ...]:
+    out = []
+    for k, t in enumerate(tables):
+        start = loc.header("attack", k)
+        for key in t:
+            if key not in ("kind", "rate"):
+                raise loc.error(key, "unknown attack key: 'kind' or 'rate'", start)
+        kind = t.get("kind")
+        if kind not in ATTACK_KINDS:
+            raise loc.error("kind", f"unknown attack {kind!r}: one of {ATTACK_KINDS}", start)
+        if real and kind in ("entropy", "color", "paraphrase"):
+            raise loc.error("kind", f"attack {kind!r} needs a synthetic LM's exact probabilities", start)
+        for r in _as_list(t.get("rate", 0.1)):
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
+                raise loc.error("rate", f"must be in [0, 1]; got {r!r}", start)
+            out.append((kind, float(r)))
+    return tuple(out)
+
+
+def load_grid(path) -> Grid:
+    """Read, validate and expand a grid file; raise :class:`GridError` (file, line, key) on bad input."""
+    path = pathlib.Path(path)
+    text = path.read_text()
+    loc = _Locator(str(path), text)
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GridError(f"{path}: not valid TOML: {exc}") from None
+    for key in raw:
+        if key not in SWEEP_KEYS:
+            raise loc.error(key, f"unknown key: one of {tuple(SWEEP_KEYS)}")
+    raw = {**{k: v for k, v in SWEEP_KEYS.items() if v is not None}, **raw}
+    lms = [_check_lm(loc, name, path.parent) for name in _as_list(raw["lm"])]
+    n, T, chunk, plen = (_int(loc, raw, k, lo) for k, lo in (("n", 1), ("T", 1), ("chunk", 1), ("prompt_len", 2)))
+    seeds = _as_list(raw["seeds"])
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2**63 for s in seeds) or len(set(seeds)) < len(seeds):
+        raise loc.error("seeds", f"must be distinct integers in [0, 2**63); got {raw['seeds']!r}")
+    key = raw["key"]
+    if isinstance(key, bool) or not isinstance(key, int) or not 0 <= key < 2**63:
+        raise loc.error("key", f"must be an integer in [0, 2**63); got {key!r}")
+    for flag in ("dedup", "controls"):
+        if not isinstance(raw[flag], bool):
+            raise loc.error(flag, f"must be true or false; got {raw[flag]!r}")
+    fprs = _as_list(raw["fprs"])
+    if not fprs or any(isinstance(a, bool) or not isinstance(a, (int, float)) or not 0.0 < a < 1.0 for a in fprs):
+        raise loc.error("fprs", f"must be levels in (0, 1); got {raw['fprs']!r}")
+    ttd = raw["ttd_level"]
+    if isinstance(ttd, bool) or not isinstance(ttd, (int, float)) or not 0.0 < ttd < 1.0:
+        raise loc.error("ttd_level", f"must be in (0, 1); got {ttd!r}")
+    metrics = _as_list(raw["metrics"])
+    for m in metrics:
+        if m not in METRICS:
+            raise loc.error("metrics", f"unknown metric {m!r}: one of {METRICS}")
+    algos = raw.get("algo")
+    if not isinstance(algos, list) or not algos:
+        raise GridError(f"{path}: no [[algo]] table: the grid needs at least one algorithm")
+    expanded = [c for k, t in enumerate(algos) for c in _expand_algo(loc, t, k)]
+    configs = tuple(Config(lm, a, tuple(p.items())) for lm in lms for a, p in expanded)
+    if len({c.id for c in configs}) < len(configs):
+        raise GridError(f"{path}: the grid lists a configuration twice")
+    attacks = _attacks(loc, raw.get("attack", []), any(c.lm not in LM_PRESETS for c in configs))
+    if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
+        raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
+    if any(c.real and c.algo in ("its", "uw-delta", "uw-gamma") for c in configs):
+        raise loc.error("name", "its / uw-delta / uw-gamma on a real LM: their detector needs the LM's probabilities at every step")
+    return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
+                float(ttd), tuple(metrics), attacks)
