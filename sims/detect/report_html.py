@@ -36,7 +36,6 @@ section.text{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1.2
 .tok.dup{background:none;text-decoration:line-through;text-decoration-thickness:2px}
 .tok.dup.g{text-decoration-color:#2e9e48}
 .tok.dup.r{text-decoration-color:#d23c3c}
-.ids .tok{margin-right:.35em}
 svg.spark{display:block;width:100%;height:70px;background:#fafafa;border:1px solid #eee}
 svg.spark polyline{fill:none;stroke:#1f5fbf;stroke-width:1.5;vector-effect:non-scaling-stroke}
 svg.spark line{stroke:#c00;stroke-dasharray:4 3;stroke-width:1;vector-effect:non-scaling-stroke}
@@ -81,7 +80,7 @@ def _fmt(x, digits=2) -> str:
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
 
 
-def _token_spans(m: MarkedText) -> str:
+def _token_spans(m: MarkedText, sep: str) -> str:
     out = [f'<span class="tok ctx" title="context: not scored">{html.escape(s)}</span>' for s in m.context]
     for t, s in enumerate(m.tokens):
         colour = "green" if m.green[t] else "red"
@@ -92,7 +91,7 @@ def _token_spans(m: MarkedText) -> str:
         else:
             tip, cls = f"token {t + 1}: {colour}, repeat of an earlier (context, token) pair: not scored; running log10 p {lp}", f"tok dup {c}"
         out.append(f'<span class="{cls}" title="{html.escape(tip)}">{html.escape(s)}</span>')
-    return "".join(out)
+    return sep.join(out)
 
 
 def _sparkline(running: np.ndarray, level: float) -> str:
@@ -122,7 +121,7 @@ def _section(m: MarkedText, level: float, ids: bool) -> str:
     return (f'<section class="text" id="text-{r["index"]}" data-decision="{html.escape(d)}">'
             f'<h2 class="decision {VERDICT_CLASS[d]}">Text {r["index"]}: {html.escape(d)}</h2>'
             f'<p class="stats">{stats}</p>'
-            f'<div class="tokens{" ids" if ids else ""}">{_token_spans(m)}</div>'
+            f'<div class="tokens">{_token_spans(m, " " if ids else "")}</div>'
             f'{_sparkline(m.running, level)}</section>')
 
 
