@@ -81,11 +81,13 @@ def test_short_texts_say_so_in_words(capsys, tmp_path):
 
 
 def test_decide_at_the_boundary():
-    """p exactly at the level is a detection (p <= fpr); one ulp above is not."""
+    """p exactly at the level is a detection (p <= fpr); one ulp above is not.  At gamma = 0.25
+    and fpr 1e-4, 7 scored tokens can reach the level (0.25**7 = 6.1e-5), 6 cannot (2.4e-4)."""
     lvl = math.log10(1e-4)
-    res = scores.DetectResult(np.array([50, 50, 1, 3]), np.zeros(4), np.zeros(4), np.array([lvl, np.nextafter(lvl, 0), 0.0, -1.0]),
-                              np.array([False, False, True, False]))
-    assert report.decide(res, 1e-4, gamma=0.25) == ["watermarked", "not watermarked", "too short to score", "too short for this fpr"]
+    res = scores.DetectResult(np.array([50, 50, 1, 3, 6, 7]), np.zeros(6), np.zeros(6), np.array([lvl, np.nextafter(lvl, 0), 0.0, -1.0, -1.0, -1.0]),
+                              np.array([False, False, True, False, False, False]))
+    assert report.decide(res, 1e-4, gamma=0.25) == ["watermarked", "not watermarked", "too short to score", "too short for this fpr",
+                                                    "too short for this fpr", "not watermarked"]
     assert report.decide(res, 1e-4)[3] == "not watermarked"  # no gamma (e.g. EMS): no attainable-p verdict
 
 
