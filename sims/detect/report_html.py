@@ -4,7 +4,8 @@ Per text: the decision at the top, then the text with every token coloured (gree
 context tokens that are not scored and deduplicated repeats are marked apart), each token's
 tooltip giving its colour and the running log10 p after it, and a sparkline of that running
 log10 p against the decision level.  Works for any red-green detection: real-LM texts (token
-strings from the tokenizer) and synthetic-LM texts (token ids, or any ``decode``).
+strings from the tokenizer) and synthetic-LM texts (token ids via :func:`id_pieces`, or the
+strings of any decode function).
 
 Element contract (checked by the tests in headless Chromium): ``<section class="text"
 data-decision=...>`` per text, ``<span class="tok g|r|ctx|dup ...">`` per token and
@@ -29,7 +30,7 @@ section.text{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1.2
 .decision.no{background:#eee;color:#333}
 .decision.short{background:#fff2cc;color:#6b4e00}
 .tokens{white-space:pre-wrap;word-break:break-word;margin:.6em 0;font-family:ui-monospace,monospace;font-size:.95em}
-.tok{border-radius:2px}
+.tok{border-radius:2px;box-shadow:inset -1px 0 0 rgba(0,0,0,.18)}
 .tok.g{background:#b9ebc1}
 .tok.r{background:#f8c4c4}
 .tok.ctx{background:#e4e4e4;color:#777}
