@@ -15,7 +15,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     "reduced": ("sims.cli.reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
     "generate": ("sims.cli.generate", "watermarked text from a synthetic LM, saved as .npz"),
-    "detect": ("sims.cli.detect", "score saved texts: z, exact log10 p, green counts"),
+    "detect": ("sims.cli.detect", "was this text watermarked? a decision per text (.npz or raw text), JSON, HTML"),
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
     "sweep": ("sims.cli.sweep", "a grid of experiments on Dask (local or a cluster): Parquet rows, TPR / KL / DG summary"),

@@ -65,12 +65,6 @@ class DetectResult:
         """The green count of a red-green score (same array as ``score``)."""
         return self.score
 
-    def as_rows(self) -> list[dict]:
-        return [
-            dict(n_scored=int(n), green=float(s), z=None if not np.isfinite(z) else float(z), log10_p=float(p), flagged=bool(f))
-            for n, s, z, p, f in zip(self.n_scored, self.score, self.z, self.log10_p, self.flagged)
-        ]
-
 
 def _check_inputs(tokens, prompts, vocab_size, h, lengths):
     """Validate the token layout; return contiguous int64 arrays and the per-text lengths."""

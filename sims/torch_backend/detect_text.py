@@ -27,3 +27,77 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     if algo == "ems":
         return detect.score_ems(tokens, prompts, key, vocab_size=V, h=h, dedup=dedup)
     return detect.score_redgreen(tokens, prompts, key, gamma, vocab_size=V, h=h, dedup=dedup)
+
+
+def tokenize(texts: list[str], tokenizer) -> tuple[list[np.ndarray], list[list[str]]]:
+    """Token ids of each text (no special tokens added) and the piece of text each token covers.
+
+    With a fast tokenizer the pieces are cut from the text by the offset mapping (each piece
+    runs from the previous token's end to this token's end, so the pieces join back to the
+    text exactly); otherwise each token is decoded alone.
+    """
+    ids, pieces = [], []
+    for text in texts:
+        enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=bool(getattr(tokenizer, "is_fast", False)))
+        row = np.asarray(enc["input_ids"], dtype=np.int64)
+        if "offset_mapping" in enc:
+            ends = [0] + [e for _, e in enc["offset_mapping"]]
+            ends[-1] = len(text)
+            cut = [text[a:b] for a, b in zip(ends[:-1], ends[1:])]
+        else:
+            cut = [tokenizer.decode([int(t)]) for t in row]
+        ids.append(row)
+        pieces.append(cut)
+    return ids, pieces
+
+
+def lefthash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashing_key: int, context_width: int = 1,
+                   dedup: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Colours of transformers' ``WatermarkLogitsProcessor`` (``seeding_scheme="lefthash"``).
+
+    As its ``WatermarkDetector``: the first ``context_width`` tokens of a text are context;
+    token t is green iff it is among the first ``int(gamma V)`` entries of ``torch.randperm(V)``
+    seeded with ``hashing_key * y_{t-1} mod (2**64 - 1)``
+    (:meth:`sims.torch_backend.processors.TransformersSRLProcessor.green_for`); with ``dedup``
+    (its ``ignore_repeated_ngrams``) a token counts only at the first occurrence of its
+    (context_width + 1)-gram.
+
+    Returns
+    -------
+    green, scored : (n, T) bool, T = longest text minus context_width; padding is unscored.
+    """
+    from sims.torch_backend.processors import TransformersSRLProcessor
+
+    proc = TransformersSRLProcessor(vocab_size, gamma=gamma, hashing_key=hashing_key)
+    c = int(context_width)
+    T = max([0, *(len(r) - c for r in rows)])
+    green = np.zeros((len(rows), T), dtype=bool)
+    scored = np.zeros((len(rows), T), dtype=bool)
+    masks: dict[int, np.ndarray] = {}
+    for i, r in enumerate(rows):
+        seen = set()
+        for t in range(c, len(r)):
+            prev = int(r[t - 1])
+            if prev not in masks:
+                masks[prev] = proc.green_for(prev).numpy()
+            green[i, t - c] = masks[prev][r[t]]
+            gram = tuple(r[t - c : t + 1].tolist())
+            scored[i, t - c] = not (dedup and gram in seen)
+            seen.add(gram)
+    return green, scored
+
+
+def lm_vocab_size(name: str, tokenizer) -> int:
+    """The model's vocabulary size (its config's ``vocab_size``, which transformers' watermark
+    permutes), read without loading weights; ``len(tokenizer)`` when there is no config."""
+    import json
+    import pathlib
+
+    from sims.torch_backend.model import SMOLLM2_SHAPE
+
+    if name == "smollm2":
+        return SMOLLM2_SHAPE["vocab_size"]
+    cfg = pathlib.Path(name) / "config.json"
+    if cfg.is_file():
+        return int(json.loads(cfg.read_text()).get("vocab_size", len(tokenizer)))
+    return len(tokenizer)

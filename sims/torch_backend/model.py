@@ -70,3 +70,20 @@ def load(name: str = "smollm2", dtype=None):
             raise ValueError(f"model must be 'smollm2', 'tiny' or a local transformers folder; got {name!r}")
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
     return model, AutoTokenizer.from_pretrained(path)
+
+
+def load_tokenizer(name: str = "smollm2"):
+    """The tokenizer of :func:`load`'s model ``name`` without its weights ('tiny' has none)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoTokenizer
+
+    if name == "smollm2":
+        target = cache_dir() / "smollm2-135m-instruct"
+        if (target / "tokenizer.json").exists():
+            return AutoTokenizer.from_pretrained(target)
+        gguf = smollm2_gguf()
+        return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    path = pathlib.Path(name)
+    if name == "tiny" or not path.is_dir():
+        raise ValueError(f"lm must be 'smollm2' or a local transformers folder with a tokenizer; got {name!r}")
+    return AutoTokenizer.from_pretrained(path)
