@@ -51,7 +51,7 @@ def _parse(page):
 def book(tmp_path_factory):
     given = os.environ.get("WMSTATS_BOOK_HTML")
     if given:
-        return pathlib.Path(given)
+        return pathlib.Path(given).resolve()
     pytest.importorskip("myst_nb")
     pytest.importorskip("sphinx")
     out = tmp_path_factory.mktemp("book")

@@ -12,7 +12,6 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("PYTHONPATH", str(ROOT))  # the notebook kernels import this checkout
 
 project = "wmstats: a course on the statistics of LLM watermarking"
