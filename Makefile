@@ -38,7 +38,7 @@ bench: $(STAMP)
 # the teaching book: executes every chapter (set WMSTATS_BOOK_MODEL=smollm2 for chapter 8 on SmolLM2)
 docs: $(STAMP)
 	$(BIN)/python -m pip install -q -e '.[docs]'
-	$(BIN)/python -m sphinx -b html -q docs/book $(OUT)/book
+	$(BIN)/python -m sphinx -E -b html -q docs/book $(OUT)/book
 	@echo "open $(OUT)/book/index.html"
 
 clean:

@@ -55,7 +55,7 @@ def book(tmp_path_factory):
     pytest.importorskip("myst_nb")
     pytest.importorskip("sphinx")
     out = tmp_path_factory.mktemp("book")
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(ROOT / "docs" / "book"), str(out)],
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-b", "html", "-q", str(ROOT / "docs" / "book"), str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
