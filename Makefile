@@ -5,7 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 OUT     ?= out
 
-.PHONY: demo test test-slow bench proofs figs clean browser
+.PHONY: demo test test-slow bench proofs figs docs clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,5 +40,10 @@ figs: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# the teaching book: executes every chapter (set WMSTATS_BOOK_MODEL=smollm2 for chapter 8 on SmolLM2)
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -E -b html -q docs/book $(OUT)/book
+	@echo "open $(OUT)/book/index.html"
+
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis docs/book/generated docs/book/jupyter_execute

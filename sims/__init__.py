@@ -20,9 +20,10 @@ import theory._numba_cache  # noqa: F401  (first: Numba's cache keyed by the pac
 from sims.core import defaults
 from sims.core.keys import keyed_order
 from sims.core.record import Generation
-from sims.detect.scores import DetectResult, score, tokens_to_detect
+from sims.detect.scores import DetectResult, green_indicators, prefix_log10p, score, score_redgreen, tokens_to_detect
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson, evaluate, null_fpr
+from sims.experiments.repetition import monitor as lambda_monitor
 from sims.experiments.repetition import repeated_ngram_mask, repetition_rate
 from sims.lm.synthetic import LM_PRESETS, SyntheticLM, get_lm, lm_from_meta, loop_lm
 from sims.reduced.gprocess import parse_spec as g_process
@@ -43,14 +44,18 @@ __all__ = [
     "g_process",
     "generate",
     "get_lm",
+    "green_indicators",
     "keyed_order",
+    "lambda_monitor",
     "lm_from_meta",
     "loop_lm",
     "null_fpr",
+    "prefix_log10p",
     "repeated_ngram_mask",
     "repetition_rate",
     "sample_prompts",
     "score",
+    "score_redgreen",
     "simulate",
     "tokens_to_detect",
     "traces",

@@ -1,4 +1,4 @@
-"""Optional torch backend: the package's watermarks as transformers ``LogitsProcessor``s on a
+"""Optional torch backend: the package's watermarks as transformers ``LogitsProcessor`` objects on a
 real language model, with the same keyed PRF as :mod:`sims.core.prf` (bit-identical green lists),
 state and per-token records kept on the device, and detection through :mod:`sims.detect.scores`.
 

@@ -58,7 +58,7 @@ def evaluate(model_name: str, algo: str, *, n: int, T: int, seed: int = 0, key: 
     """Generate with ``algo`` on a real LM and detect with the matching detector (ITS / UW use the
     model's teacher-forced probabilities, as UW's detector requires).
 
-    ``engine``: "loop" (transformers-style loop with the ``LogitsProcessor``s, every algorithm) or
+    ``engine``: "loop" (transformers-style loop with the ``LogitsProcessor`` objects, every algorithm) or
     "static" (:func:`.static_decode.generate_static`: static KV cache, fused kernels and CUDA
     graphs on a GPU; none, srl and dualga).
     """
