@@ -87,7 +87,7 @@ def boost_partials(x_ptr, x_stride, out_ptr, out_stride, win_ptr, win_stride, la
     tl.store(base, m)
     tl.store(base + 1, tl.sum(e, 0))  # NaN if any logit is NaN: the epilogue's NaN flag
     tl.store(base + 2, tl.sum(tl.where(green, e, 0.0), 0))
-    tl.store(base + 3, tl.sum(tl.where(e > 0.0, e * (x - ref), 0.0), 0))  # for the entropy of p_t
+    tl.store(base + 3, tl.sum(e * (tl.where(x == neg_inf, ref, x) - ref), 0))  # for the entropy of p_t (masked: e = 0)
 
 
 @triton.jit
@@ -136,7 +136,8 @@ def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_
     SG = tl.sum(w * sgc, 1)
     ac = tl.load(base + 3, mask=tile, other=0.0)
     shift = tl.where(mc == neg_inf, 0.0, mc - top[:, None])  # chunk reference relative to the row's top
-    ent = tl.log(S) - tl.sum(w * (ac + shift * sc), 1) / S
+    S1 = tl.where(S > 0.0, S, 1.0)  # rows past B, or all logits masked: entropy nan
+    ent = tl.where(S > 0.0, tl.log(S1) - tl.sum(w * (ac + shift * sc), 1) / S1, float("nan"))
     G = tl.minimum(tl.maximum(SG / tl.where(S > 0.0, S, 1.0), 0.0), 1.0)
     lam = tl.load(lam_ptr + rows, mask=ok, other=0.0).to(tl.float64)
     t = tl.load(t_ptr)
