@@ -119,9 +119,14 @@ def load(name: str = "smollm2", dtype=None):
         path.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(path)
         tok.save_pretrained(path)
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig
+
     try:
+        cfg = AutoConfig.from_pretrained(path)
+        if type(cfg) not in MODEL_FOR_CAUSAL_LM_MAPPING:
+            raise ValueError(f"model_type {cfg.model_type!r} has no causal-LM head")
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, OSError) as exc:
         raise ValueError(f"{str(path)!r} does not hold a causal LM that transformers can load "
                          f"(AutoModelForCausalLM refused it: {str(exc).splitlines()[0]})") from None
     return model, load_tokenizer(name)

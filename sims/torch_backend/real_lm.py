@@ -138,7 +138,6 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     return out
 
 
-@torch.no_grad()
 def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, chunk: int | None = None):
     """``step_probs(i)``: the model's (T, V) next-token distributions along text i (float64),
     computed for ``chunk`` rows per forward pass (left-padded, masked) and kept one chunk at a time
@@ -149,6 +148,7 @@ def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, 
     device = next(model.parameters()).device
     cache: dict = {}
 
+    @torch.no_grad()
     def step_probs(i):
         start = (i // chunk) * chunk
         if cache.get("start") != start:
