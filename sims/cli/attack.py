@@ -1,4 +1,8 @@
-"""``python -m sims attack FILE.npz --kind KIND --rate R --seed S --out FILE2.npz``."""
+"""``python -m sims attack FILE.npz --kind KIND --rate R --seed S --out FILE2.npz``.
+
+Synthetic texts: every kind of :mod:`sims.experiments.attacks`.  A real LM's texts: token
+deletion / insertion / substitution on its token ids, and ``paraphrase`` by the LM itself
+(:func:`sims.torch_backend.paraphrase.paraphrase_generation`: decoded, rewritten, re-tokenised)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import pathlib
 from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
+REAL_KINDS = ("deletion", "insertion", "substitution")  # on a real LM's token ids; paraphrase by the LM itself
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,14 +25,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from sims.experiments.attacks import attack
+    from sims.cli.lms import is_synthetic
     from sims.core.record import Generation
+    from sims.experiments.attacks import attack
     from sims.lm.synthetic import lm_from_meta
 
     gen = Generation.load(args.file)
     m = gen.meta
-    lm = lm_from_meta(m)
-    out = attack(gen, args.kind, args.rate, args.seed, lm=lm)
+    if is_synthetic(m["lm"]):
+        out = attack(gen, args.kind, args.rate, args.seed, lm=lm_from_meta(m))
+    elif args.kind == "paraphrase":  # a real LM's texts: the LM itself rewrites the decoded text
+        from sims.torch_backend.model import load
+        from sims.torch_backend.paraphrase import paraphrase_generation
+
+        model, tok = load(m["lm"])
+        if tok is None:
+            raise ValueError(f"--kind paraphrase needs a tokenizer; the random test model {m['lm']!r} has none")
+        out = paraphrase_generation(gen, args.rate, args.seed, model, tok)
+    elif args.kind in REAL_KINDS:
+        out = attack(gen, args.kind, args.rate, args.seed)  # token edits need no LM
+    else:
+        raise ValueError(f"--kind must be one of {REAL_KINDS + ('paraphrase',)} for a real LM's texts; got {args.kind!r}")
     out.save(args.out)
     print(json.dumps(dict(out=str(args.out), attacks=out.meta["attacks"])))
     return 0

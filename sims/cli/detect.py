@@ -124,6 +124,8 @@ def _score_text(args, key: int, fpr: float):
         raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
     texts = read_texts(args.text)
     tok = load_tokenizer(args.lm)
+    if tok is None:
+        raise ValueError(f"lm {args.lm!r} has no tokenizer (a random test model): --text needs 'smollm2' or a model folder with one")
     rows, pieces = tokenize(texts, tok)
     lefthash = args.scheme == "transformers-lefthash"
     V = lm_vocab_size(args.lm, tok) if lefthash else len(tok)
@@ -153,6 +155,7 @@ def _score_text(args, key: int, fpr: float):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
+    from sims.cli.lms import is_synthetic
     from sims.core.record import Generation
     from sims.detect import report, scores
     from sims.detect.report_html import MarkedText, id_pieces
@@ -170,8 +173,13 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     if args.vocab_size is not None and args.vocab_size != m["vocab_size"]:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
     algo = args.algo or m["algo"]
-    lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
-    res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+    if is_synthetic(m["lm"]):
+        lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
+        res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+    else:  # a real LM's texts: ITS / UW read its teacher-forced probabilities
+        from sims.torch_backend.real_lm import score as score_real
+
+        res = score_real(gen, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     gamma = m["gamma"] if args.gamma is None else args.gamma
     kind = m.get("green_kind", defaults.GREEN_KIND)
     kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)

@@ -1,11 +1,14 @@
-"""``python -m sims evaluate --lm PRESET --algo ALGO [params] --n N --T T --seed S --json``: generate + detect."""
+"""``python -m sims evaluate --lm NAME --algo ALGO [params] --n N --T T --seed S --json``: generate + detect,
+on a synthetic LM or a real one (the same keys either way)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 
 from sims.cli.main import emit
-from sims.cli.generate import add_algo_arguments, algo_kwargs
+from sims.cli.generate import add_algo_arguments, algo_kwargs, real_lm_kwargs
+from sims.cli.lms import check_lm
 
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
 
@@ -18,8 +21,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from sims.experiments.evaluate import evaluate
+    if check_lm(args.lm) == "synthetic":
+        from sims.experiments.evaluate import evaluate
+    else:
+        from sims.torch_backend.real_lm import evaluate
 
+        evaluate = functools.partial(evaluate, **real_lm_kwargs(args))
     out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, n_null=args.n_null, h=args.h,
                    **algo_kwargs(args))
     emit(out, args.json)

@@ -1,4 +1,6 @@
-"""``python -m sims generate``: watermarked texts from a synthetic LM, saved as .npz."""
+"""``python -m sims generate --lm NAME --algo ALGO [params] --n N --T T --out F.npz``: watermarked
+texts of a synthetic LM or a real one (``--batch``, ``--prompts``, ``--engine``), saved as one
+:class:`~sims.core.record.Generation` .npz that ``sims detect`` and ``sims attack`` read."""
 
 from __future__ import annotations
 
@@ -6,14 +8,16 @@ import argparse
 import json
 import pathlib
 
+from sims.cli.lms import LM_HELP, check_lm
+from sims.core import defaults
 from sims.watermarks.generate import ALGOS
-from sims.lm.synthetic import LM_PRESETS
 
-HELP = "watermarked text from a synthetic LM, saved as .npz"
+HELP = "watermarked text from a synthetic or real LM, saved as .npz"
+DTYPES = ("float32", "bfloat16", "float16")
 
 
 def add_algo_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lm", choices=LM_PRESETS, default="news", help="synthetic LM preset")
+    p.add_argument("--lm", default="news", help=LM_HELP)
     p.add_argument("--algo", choices=ALGOS, default="dualga")
     p.add_argument("--gamma", type=float, default=None, help="green-list ratio (default 0.25; DualGA: gamma*(Delta))")
     p.add_argument("--delta", type=float, default=None, help="SRL / ATW boost")
@@ -26,11 +30,26 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=100, help="number of texts")
     p.add_argument("--T", type=int, default=200, help="tokens per text")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--key", type=int, default=15485863, help="watermark key in [0, 2**64)")
+    p.add_argument("--key", type=int, default=defaults.KEY, help="watermark key in [0, 2**64)")
+    g = p.add_argument_group("real LMs (torch backend)")
+    g.add_argument("--batch", type=int, default=None,
+                   help="rows per forward pass (default: what the machine holds: 16 on a CPU; on a GPU the rows whose KV cache "
+                        "fits in half the free memory, at most 256)")
+    g.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field (random ids for random-* models)")
+    g.add_argument("--engine", choices=("loop", "static"), default="loop",
+                   help="loop: any causal LM, transformers forward; static: Llama family, static KV cache, fused kernels (CUDA graphs on a GPU)")
+    g.add_argument("--dtype", choices=DTYPES, default="float32", help="weights' dtype (records stay float64)")
 
 
 def algo_kwargs(args) -> dict:
     return dict(gamma=args.gamma, delta=args.delta, Delta=args.Delta, eta=args.eta, lam1=args.lam1, tau=args.tau, alpha=args.alpha)
+
+
+def real_lm_kwargs(args) -> dict:
+    """The torch backend's options (batch, prompts, engine, dtype) from the parsed arguments."""
+    import torch
+
+    return dict(batch=args.batch, prompts=args.prompts, engine=args.engine, dtype=getattr(torch, args.dtype))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -39,10 +58,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import get_lm
+    if check_lm(args.lm) == "synthetic":
+        from sims.lm.synthetic import get_lm
+        from sims.watermarks.generate import generate
 
-    gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **algo_kwargs(args))
+        gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **algo_kwargs(args))
+    else:
+        from sims.torch_backend.real_lm import generate_on
+
+        gen = generate_on(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **real_lm_kwargs(args),
+                          **algo_kwargs(args))
     gen.save(args.out)
     print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(gen.kl.mean()), realized_dg=float(gen.dg.mean()), meta=gen.meta)))
     return 0

@@ -14,7 +14,7 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "reduced": ("sims.cli.reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
-    "generate": ("sims.cli.generate", "watermarked text from a synthetic LM, saved as .npz"),
+    "generate": ("sims.cli.generate", "watermarked text from a synthetic or real LM, saved as .npz"),
     "detect": ("sims.cli.detect", "was this text watermarked? a decision per text (.npz or raw text), JSON, HTML"),
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m sims", description="Watermarking simulators on synthetic LMs.")
+    parser = argparse.ArgumentParser(prog="python -m sims", description="Watermarking simulators on synthetic and real LMs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (modname, summary) in COMMANDS.items():
         if name != selected:

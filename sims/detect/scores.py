@@ -300,7 +300,7 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
 
     ``step_probs(i)`` returns the (T, V) next-token distributions of text i (the model access
     UW's detector requires): :func:`lm_step_probs` for the synthetic LMs, teacher-forced logits
-    for a real LM (:mod:`sims.torch_backend.evaluate_torch`).
+    for a real LM (:func:`sims.torch_backend.real_lm.teacher_forced_probs`).
 
     With the model's probabilities (as UW's detector requires), step t's keyed uniform
     u_t and the keyed vocabulary order give an interval :math:`I_t(y)` of cumulative
@@ -486,12 +486,13 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
         raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
     kw = dict(vocab_size=m["vocab_size"], h=m["h"])
     kind = m.get("green_kind", "bernoulli")
+    prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
     if algo in REDGREEN_ALGOS:
-        return score_redgreen(gen.tokens, gen.prompts, key, gamma, dedup=dedup, kind=kind, **kw)
+        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, kind=kind, **kw)
     if algo == "autocov":
-        return score_autocov(gen.tokens, gen.prompts, key, gamma, kind=kind, **kw)
+        return score_autocov(gen.tokens, prompts, key, gamma, kind=kind, **kw)
     if algo == "ems":
-        return score_ems(gen.tokens, gen.prompts, key, dedup=dedup, **kw)
+        return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
     return score_keyed_order(gen, lm_step_probs(lm, gen), key=key, algo=algo)

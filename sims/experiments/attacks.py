@@ -59,7 +59,8 @@ def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
     nan = np.full(tok.shape, np.nan)
     meta = copy.deepcopy(gen.meta)
     meta.setdefault("attacks", []).append(record)
-    return Generation(tok, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta)
+    return Generation(tok, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta,
+                      prompt_lens=gen.prompt_lens.copy(), lengths=np.array([len(r) for r in rows]))
 
 
 def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:

@@ -111,16 +111,34 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         bar.update()
         res0 = detect.score(null, model, dedup=dedup, algo=algo)
         bar.update()
-        ttd = None
-        if algo in PREFIX_ALGOS:
-            stat = "ems" if algo == "ems" else "green"
-            pref = detect.prefix_log10p(gen.tokens, gen.prompts, key, stat=stat, gamma=gen.meta["gamma"], h=gen.meta["h"],
-                                        kind=gen.meta["green_kind"], dedup=dedup, vocab_size=model.vocab_size)
-            ttd = detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
+        ttd = redgreen_ttd(gen, dedup)
         bar.update()
+    return summarize(gen, res, res0, ttd, lm=model.name, n_null=n_null, seed=seed, key=key, dedup=dedup, gen_seconds=gen_s,
+                     det_seconds=det_s, return_arrays=return_arrays)
+
+
+def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
+    """Tokens to detect (prefix p <= TTD_LEVEL from then on) of each text; None for detectors
+    without exact prefix p-values."""
+    algo, m = gen.meta["algo"], gen.meta
+    if algo not in PREFIX_ALGOS:
+        return None
+    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="ems" if algo == "ems" else "green",
+                                gamma=m["gamma"], h=m["h"], kind=m.get("green_kind", "bernoulli"), dedup=dedup,
+                                vocab_size=m["vocab_size"])
+    return detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
+
+
+def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int, dedup: bool, gen_seconds: float,
+              det_seconds: float, return_arrays: bool = False) -> dict:
+    """The result dict of :func:`evaluate` (synthetic or real LM: the same keys) from the
+    watermarked texts ``gen``, their scores ``res``, the null scores ``res0`` and tokens to detect."""
+    algo = gen.meta["algo"]
+    n, T = gen.tokens.shape
+    gen_s, det_s = gen_seconds, det_seconds
     lp = res.log10_p
     out = dict(
-        lm=model.name, algo=algo, n=int(n), n_null=n_null, T=int(T), seed=int(seed), key=int(key), dedup=bool(dedup),
+        lm=lm, algo=algo, n=int(n), n_null=int(n_null), T=int(T), seed=int(seed), key=int(key), dedup=bool(dedup),
         params={k: gen.meta[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M", "h", "green_kind") if k in gen.meta},
         detector=_detector_name(algo),
         kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,

@@ -2,5 +2,6 @@
 real language model, with the same keyed PRF as :mod:`sims.core.prf` (bit-identical green lists),
 state and per-token records kept on the device, and detection through :mod:`sims.detect.scores`.
 
-Needs the ``[torch]`` extra.  ``python -m sims.torch_backend evaluate --model smollm2 ...``.
+Needs the ``[torch]`` extra.  Run it through the one CLI: ``python -m sims evaluate --lm smollm2 ...``
+(``sims.cli.lms`` picks this backend for a real LM name).
 """

@@ -11,6 +11,8 @@ operations and is several times slower on a CPU (``python -m bench --only bench_
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -21,19 +23,24 @@ from sims.core import prf
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})
-def _masses(e, green):
+def _masses(e, green, x, mx):
+    """(sum e, green sum e, sum e (x - mx)) over the vocabulary; masked ids (e = 0) add nothing."""
     s = 0.0
     g = 0.0
+    a = 0.0
     for k in range(e.shape[0]):
         s += e[k]
         g += e[k] * green[k]
-    return s, g
+        a += e[k] * (x[k] - mx) if e[k] > 0.0 else 0.0
+    return s, g, a
 
 
 @njit(cache=True, parallel=True)
 def boost_step(logits, out, window, V, key, threshold, tokmix, lam, Delta, eta, M, records, t, watermark):
     """Boost ``logits[:, :V]`` into ``out[:, :V]``; record step ``t`` (slot min(t, T - 1)) and
-    update ``lam`` when ``eta != 0``.  Returns the number of NaN logits seen."""
+    update ``lam`` when ``eta != 0``.  Records: KL, G, DG, lambda, and the entropy of p_t,
+    :math:`H = \\log s - \\sum_k e_k (x_k - m) / s` with :math:`e_k = e^{x_k - m}`, :math:`s = \\sum_k e_k`.
+    Returns the number of NaN logits of each row."""
     B = logits.shape[0]
     slot = min(t, records.shape[2] - 1)
     nan = np.zeros(B, dtype=np.int64)
@@ -54,13 +61,16 @@ def boost_step(logits, out, window, V, key, threshold, tokmix, lam, Delta, eta, 
         green = np.empty(V)
         kern.green_into(prf.context_hash_nb(key, window[b], prf.GREEN), tokmix, threshold, green)
         G = 0.0
+        ent = np.nan
         if mx > -np.inf:
             e = np.empty(V)
             kern.exp_shifted_into(x, mx, e)
             for k in range(V):
                 e[k] = 0.0 if x[k] == -np.inf else e[k]
-            s, gs = _masses(e, green)
+            s, gs, a = _masses(e, green, x, mx)
             G = min(max(gs / s, 0.0), 1.0)
+            ent = math.log(s) - a / s
+        records[4, b, slot] = ent
         d = lam[b]
         dg = _scalar.dg(d, G)
         records[0, b, slot] = _scalar.kl_given_dg(d, G, dg)
@@ -71,4 +81,4 @@ def boost_step(logits, out, window, V, key, threshold, tokmix, lam, Delta, eta, 
             lam[b] = min(max(d + eta * (Delta - dg), 0.0), M)
         for k in range(V):
             out[b, k] = x[k] + d * green[k]
-    return nan.sum()
+    return nan

@@ -3,7 +3,7 @@
 Kernel 1 (:func:`boost_partials`), grid (B, n_chunks): each program hashes its row's
 context window with the PRF of :mod:`sims.core.prf` (int64 arithmetic, bit for bit), walks one
 chunk of the vocabulary, writes ``logits + lambda * green`` (unless sampling) and reduces the
-*unboosted* logits in float64 to (max m, sum e^{x-m}, green sum e^{x-m}).
+*unboosted* logits in float64 to (max m, sum e^{x-m}, green sum e^{x-m}, sum e^{x-m}(x-m)).
 
 Kernel 2 (:func:`boost_epilogue`), one program for the whole batch: merges the chunks into
 :math:`G_t = \\sum_{k\\in\\text{green}} p_{t,k}`, evaluates the closed forms
@@ -65,7 +65,7 @@ def _green(ctx, table_ptr, offs, inside, threshold):
 def boost_partials(x_ptr, x_stride, out_ptr, out_stride, win_ptr, win_stride, lam_ptr, part_ptr, table_ptr,
                    seed_mixed, threshold, V, H: tl.constexpr, BLOCK: tl.constexpr, N_CHUNKS: tl.constexpr,
                    HASH: tl.constexpr, WRITE: tl.constexpr):
-    """Program (row, chunk): BLOCK logits -> (max m, sum e^{x-m}, green sum of e^{x-m})."""
+    """Program (row, chunk): BLOCK logits -> (max m, sum e^{x-m}, green sum of e^{x-m}, sum e^{x-m} (x-m))."""
     row = tl.program_id(0)
     chunk = tl.program_id(1)
     neg_inf = float("-inf")
@@ -83,10 +83,11 @@ def boost_partials(x_ptr, x_stride, out_ptr, out_stride, win_ptr, win_stride, la
     m = tl.max(x, 0)
     ref = tl.where(m == neg_inf, 0.0, m)  # finite, so no inf - inf below
     e = tl.where(x == neg_inf, 0.0, tl.exp(tl.where(x == neg_inf, ref, x) - ref))
-    base = part_ptr + (row * N_CHUNKS + chunk) * 3
+    base = part_ptr + (row * N_CHUNKS + chunk) * 4
     tl.store(base, m)
     tl.store(base + 1, tl.sum(e, 0))  # NaN if any logit is NaN: the epilogue's NaN flag
     tl.store(base + 2, tl.sum(tl.where(green, e, 0.0), 0))
+    tl.store(base + 3, tl.sum(e * (tl.where(x == neg_inf, ref, x) - ref), 0))  # for the entropy of p_t (masked: e = 0)
 
 
 @triton.jit
@@ -110,10 +111,12 @@ def _one_minus_exp_neg(lam):
 
 @triton.jit
 def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_row_stride, t_ptr, T_cap, nan_ptr,
-                   pick_ptr, sample_key, B, N_CHUNKS: tl.constexpr, NC_P2: tl.constexpr, BLOCK_B: tl.constexpr,
+                   pick_ptr, key_ptr, B, N_CHUNKS: tl.constexpr, NC_P2: tl.constexpr, BLOCK_B: tl.constexpr,
                    UPDATE: tl.constexpr, RECORD: tl.constexpr, SAMPLE: tl.constexpr, ADVANCE_T: tl.constexpr):
-    """One program: merge chunks into G_t, records at step t, DualGA update; with SAMPLE, choose
-    for each row the chunk holding its inverse-CDF uniform (for :func:`pick`).
+    """One program: merge chunks into G_t and the entropy of p_t, records at step t, DualGA
+    update, the first NaN step of each row in ``nan_ptr``; with SAMPLE, choose for each row the
+    chunk holding its inverse-CDF uniform (number t of the row's stream ``key_ptr[row]``, as
+    :func:`sims.core.rng.uniform_nb`) for :func:`pick`.
 
     ``param_ptr`` holds (Delta, eta, M) in float64 (scalar kernel arguments would be float32).
     """
@@ -121,7 +124,7 @@ def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_
     ok = rows < B
     cols = tl.arange(0, NC_P2)
     tile = ok[:, None] & (cols[None, :] < N_CHUNKS)
-    base = part_ptr + (rows[:, None] * N_CHUNKS + cols[None, :]) * 3
+    base = part_ptr + (rows[:, None] * N_CHUNKS + cols[None, :]) * 4
     neg_inf = float("-inf")
     mc = tl.load(base, mask=tile, other=neg_inf)
     top = tl.max(mc, 1)
@@ -131,10 +134,15 @@ def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_
     sgc = tl.load(base + 2, mask=tile, other=0.0)
     S = tl.sum(w * sc, 1)
     SG = tl.sum(w * sgc, 1)
-    nan = tl.sum((S != S).to(tl.float64), 0)
+    ac = tl.load(base + 3, mask=tile, other=0.0)
+    shift = tl.where(mc == neg_inf, 0.0, mc - top[:, None])  # chunk reference relative to the row's top
+    S1 = tl.where(S > 0.0, S, 1.0)  # rows past B, or all logits masked: entropy nan
+    ent = tl.where(S > 0.0, tl.log(S1) - tl.sum(w * (ac + shift * sc), 1) / S1, float("nan"))
     G = tl.minimum(tl.maximum(SG / tl.where(S > 0.0, S, 1.0), 0.0), 1.0)
     lam = tl.load(lam_ptr + rows, mask=ok, other=0.0).to(tl.float64)
     t = tl.load(t_ptr)
+    first_nan = tl.load(nan_ptr + rows, mask=ok, other=0)
+    tl.store(nan_ptr + rows, tl.where((S != S) & (first_nan < 0), rows * 0 + t, first_nan), mask=ok)
     if RECORD:
         edge = (G <= 0.0) | (G >= 1.0)
         dg = G * (1.0 - G) * _one_minus_exp_neg(lam) / (G + (1.0 - G) * tl.exp(-lam))
@@ -149,17 +157,17 @@ def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_
         tl.store(rec + rec_field_stride, G, mask=ok_t)
         tl.store(rec + 2 * rec_field_stride, dg, mask=ok_t)
         tl.store(rec + 3 * rec_field_stride, lam, mask=ok_t)
+        tl.store(rec + 4 * rec_field_stride, ent, mask=ok_t)
         if UPDATE:
             Delta = tl.load(param_ptr)
             eta = tl.load(param_ptr + 1)
             M = tl.load(param_ptr + 2)
             tl.store(lam_ptr + rows, tl.minimum(tl.maximum(lam + eta * (Delta - dg), 0.0), M), mask=ok)
-    tl.store(nan_ptr, tl.load(nan_ptr) + nan)
     if SAMPLE:
         # boosted mass of each chunk relative to the row's top: red part + e^lam * green part
         mass = w * (sc - sgc + tl.exp(lam)[:, None] * sgc)
         cum = tl.cumsum(mass, 1)
-        z = _mix64((t * B + rows).to(tl.int64) * _GOLDEN + sample_key.to(tl.int64))
+        z = _mix64((rows * 0 + t).to(tl.int64) * _GOLDEN + tl.load(key_ptr + rows, mask=ok, other=0))
         u = (_srl(z, 11).to(tl.float64) + 0.5) / 9007199254740992.0
         target = u * tl.sum(mass, 1)
         last = tl.max(tl.where(mass > 0.0, cols[None, :], 0), 1)
@@ -184,7 +192,7 @@ def pick(x_ptr, x_stride, win_ptr, win_stride, part_ptr, pick_ptr, table_ptr, to
     c = tl.load(pick_ptr + row * 4).to(tl.int32)
     r = tl.load(pick_ptr + row * 4 + 1)
     lam = tl.load(pick_ptr + row * 4 + 2)
-    m = tl.load(part_ptr + (row * N_CHUNKS + c) * 3)
+    m = tl.load(part_ptr + (row * N_CHUNKS + c) * 4)
     neg_inf = float("-inf")
     idx = tl.arange(0, BLOCK)
     offs = c * BLOCK + idx

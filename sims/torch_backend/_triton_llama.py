@@ -4,8 +4,8 @@ Each replaces a chain of small PyTorch kernels (the step is launch-bound at batc
 rounds where transformers' Llama rounds, so the outputs equal the eager PyTorch step:
 
 * :func:`add_rmsnorm`: residual add ``x += y`` and ``h = w * rmsnorm(x)`` (float32 statistics);
-* :func:`rope_cache`: rotary embedding of q and k at position ``pos``, k and v written into the
-  static cache;
+* :func:`rope_cache`: rotary embedding of q and k at each row's own position (left padding
+  shifts it), k and v written into the static cache at the shared slot ``pos``;
 * :func:`silu_mul`: ``silu(gate) * up`` of the fused gate/up projection.
 
 Run on CUDA, or on the CPU under ``TRITON_INTERPRET=1`` (how the tests check them).
@@ -48,14 +48,16 @@ def _rotate(x_ptr, heads, cos, sin, D: tl.constexpr, HEADS: tl.constexpr):
 
 
 @triton.jit
-def rope_cache(qkv_ptr, cos_ptr, sin_ptr, pos_ptr, q_ptr, k_ptr, v_ptr, kv_row_stride, kv_head_stride,
+def rope_cache(qkv_ptr, cos_ptr, sin_ptr, pos_ptr, rot_ptr, q_ptr, k_ptr, v_ptr, kv_row_stride, kv_head_stride,
                NH: tl.constexpr, NKV: tl.constexpr, NH_P2: tl.constexpr, NKV_P2: tl.constexpr, D: tl.constexpr):
-    """Program per row: q (NH, D) rotated into q_ptr; k rotated and v copied into the caches at ``pos``."""
+    """Program per row: q (NH, D) rotated at the row's position ``rot[row]`` into q_ptr; k rotated
+    and v copied into the caches at slot ``pos``."""
     row = tl.program_id(0)
     pos = tl.load(pos_ptr)
+    rot = tl.load(rot_ptr + row)
     j = tl.arange(0, D)
-    cos = tl.load(cos_ptr + pos * D + j).to(tl.float32)
-    sin = tl.load(sin_ptr + pos * D + j).to(tl.float32)
+    cos = tl.load(cos_ptr + rot * D + j).to(tl.float32)
+    sin = tl.load(sin_ptr + rot * D + j).to(tl.float32)
     base = qkv_ptr + row * (NH + 2 * NKV) * D
     hq = tl.arange(0, NH_P2)
     q, okq = _rotate(base, hq, cos, sin, D, NH)

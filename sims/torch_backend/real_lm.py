@@ -1,0 +1,218 @@
+"""Experiments on a real LM: batched generation over a prompt set, detection, evaluate.
+
+:func:`generate_texts` buckets prompts of similar lengths (:func:`.batch.buckets`), runs each
+bucket through an engine (``"loop"``: :func:`.generate_torch.generate`, any causal LM;
+``"static"``: :func:`.static_decode.generate_static`, Llama family) and concatenates the
+buckets back in prompt order into one :class:`~sims.core.record.Generation`; row i always
+draws from the stream ``(seed, i)``, so the texts do not depend on the batch size.  A progress
+bar counts tokens (tokens/s shown).  A batch that does not fit in memory is halved until one
+does (said on stderr, the size used kept in ``meta["batch"]``); nothing already generated is lost.
+
+:func:`score` is :func:`sims.detect.scores.score` with the model's teacher-forced
+probabilities for ITS / UW (batched, one chunk of rows in memory at a time), and
+:func:`evaluate` returns the keys of :func:`sims.experiments.evaluate.evaluate`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import torch
+
+from sims.core import defaults
+from sims.core.progress import progress
+from sims.core.record import RECORDS, Generation
+from sims.detect import scores as detect
+from sims.experiments.evaluate import NULL_SEED_OFFSET, redgreen_ttd, summarize
+from sims.torch_backend import batch as batching
+from sims.torch_backend.generate_torch import generate
+from sims.torch_backend.model import load
+from sims.torch_backend.processors import ALGOS, make_processor
+from sims.torch_backend.prompts import prompt_ids
+from sims.torch_backend.static_decode import generate_static
+from sims.watermarks.generate import algo_params
+
+ENGINES = ("loop", "static")
+CPU_BATCH = 16  # on a CPU, throughput stops growing around here (2-16 cores)
+MAX_BATCH = 256
+PROBS_BYTES = 1 << 28  # teacher-forced probabilities held at once (bytes)
+
+
+def default_batch(model, max_len: int) -> int:
+    """The batch the machine holds: on a CPU ``CPU_BATCH``; on a GPU the rows whose KV cache
+    (2 x layers x kv_heads x head_dim x ``max_len`` x dtype bytes) plus two float32 logit rows
+    fit in half the free memory, capped at ``MAX_BATCH``."""
+    p = next(model.parameters())
+    if p.device.type != "cuda":
+        return CPU_BATCH
+    cfg = model.config
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer")
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head")
+    kv = getattr(cfg, "num_key_value_heads", None) or heads
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd")
+    hd = getattr(cfg, "head_dim", None) or hidden // heads
+    row = 2 * layers * kv * hd * max_len * p.element_size() + 2 * 4 * cfg.vocab_size
+    free, _ = torch.cuda.mem_get_info(p.device)
+    return int(max(1, min(MAX_BATCH, free // 2 // row)))
+
+
+def _concat(parts: list[tuple[np.ndarray, Generation]], n: int) -> Generation:
+    """One Generation of ``n`` rows from per-bucket ones (row indices, generation)."""
+    P = max(g.prompts.shape[1] for _, g in parts)
+    T = parts[0][1].tokens.shape[1]
+    tokens = np.empty((n, T), dtype=np.int64)
+    prompts = np.full((n, P), Generation.PAD, dtype=np.int64)
+    lens = np.empty(n, dtype=np.int64)
+    rec = {k: np.empty((n, T)) for k in RECORDS}
+    for idx, g in parts:
+        tokens[idx] = g.tokens
+        prompts[idx, P - g.prompts.shape[1]:] = g.prompts
+        lens[idx] = g.prompt_lens
+        for k in RECORDS:
+            rec[k][idx] = getattr(g, k)
+    meta = dict(parts[0][1].meta)
+    meta["seconds"] = sum(g.meta["seconds"] for _, g in parts)
+    return Generation(tokens, prompts, **rec, meta=meta, prompt_lens=lens)
+
+
+def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, key: int = defaults.KEY, batch: int | None = None,
+                   engine: str = "loop", vocab_size: int | None = None, lm: str = "", h: int = defaults.H,
+                   show: bool | None = None, **params) -> Generation:
+    """``T`` tokens after each of ``prompts`` (id sequences of any lengths) with ``algo``.
+
+    Parameters
+    ----------
+    model : transformers causal LM
+    prompts : list of 1-d id sequences (row i of the result is prompt i)
+    T, algo, seed, key, h, **params :
+        As :func:`sims.watermarks.generate.generate` (``params``: gamma, delta, Delta, eta,
+        lam1, M, tau, alpha, green_kind).
+    batch : int, optional
+        Rows per forward pass (default :func:`default_batch`).
+    engine : {"loop", "static"}
+    vocab_size : int, optional
+        Ids sampled (the tokenizer's length; default the model's).
+    lm : str
+        Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reload the model).
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
+    if algo not in ALGOS:
+        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
+    ids, lens = batching.pad_left(prompts)
+    n = len(lens)
+    batching.check_prompts(lens, T, h=h, window=batching.context_window(model.config))
+    make_processor(algo, vocab_size=vocab_size or model.config.vocab_size, key=key, h=h, **params)  # bad parameters fail here
+    B = default_batch(model, ids.shape[1] + T) if batch is None else int(batch)
+    if B < 1:
+        raise ValueError(f"batch must be in [1, inf); got {batch!r}")
+    parts, todo = [], list(batching.buckets(lens, B))
+    with progress(n * T, f"{lm or 'lm'}/{algo}: {n} prompts", unit="tok", force=show) as bar:
+        while todo:
+            idx = todo.pop(0)
+            rows = [prompts[i] for i in idx]
+            try:
+                if engine == "loop":
+                    proc = make_processor(algo, vocab_size=vocab_size or model.config.vocab_size, key=key, h=h, max_steps=T, **params)
+                    g = generate(model, rows, T, proc, seed=seed, rows=idx, vocab_size=vocab_size)
+                else:
+                    g = generate_static(model, rows, T, algo=algo, key=key, seed=seed, rows=idx, vocab_size=vocab_size, h=h, **params)
+            except torch.OutOfMemoryError:
+                if len(idx) == 1:
+                    raise ValueError(f"even batch 1 does not fit in memory (prompt of row {int(idx[0])}, T={T}); "
+                                     "lower T or use a smaller model / dtype") from None
+                half = (len(idx) + 1) // 2
+                B = min(B, half)
+                sys.stderr.write(f"batch {len(idx)} does not fit in memory; continuing with batch {half} (pass --batch {half})\n")
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+                todo[:0] = [idx[:half], idx[half:]]
+                continue
+            parts.append((idx, g))
+            bar.update(len(idx) * T)
+    out = _concat(parts, n)
+    _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "green_kind"})
+    out.meta.update(info, lm=lm, batch=B, engine=engine if engine == "loop" else out.meta["engine"])
+    return out
+
+
+def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, chunk: int | None = None):
+    """``step_probs(i)``: the model's (T, V) next-token distributions along text i (float64),
+    computed for ``chunk`` rows per forward pass (left-padded, masked) and kept one chunk at a time
+    (default: as many rows as ``PROBS_BYTES`` of float32 probabilities allow)."""
+    V = int(vocab_size or gen.meta["vocab_size"])
+    n, T = gen.tokens.shape
+    chunk = chunk or max(1, PROBS_BYTES // (4 * T * V))
+    device = next(model.parameters()).device
+    cache: dict = {}
+
+    @torch.no_grad()
+    def step_probs(i):
+        start = (i // chunk) * chunk
+        if cache.get("start") != start:
+            rows = range(start, min(n, start + chunk))
+            seqs = [np.concatenate([gen.prompt(r), gen.tokens[r]]) for r in rows]
+            ids, lens = batching.pad_left(seqs)
+            x, mask, pos = batching.model_inputs(ids, device)
+            logits = model(input_ids=x, attention_mask=mask, position_ids=pos).logits[:, -T - 1 : -1, :V]
+            cache.update(start=start, probs=torch.softmax(logits.float(), -1).cpu())
+        return cache["probs"][i - start].double().numpy()
+
+    return step_probs
+
+
+def score(gen: Generation, model=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None,
+          algo: str | None = None) -> detect.DetectResult:
+    """:func:`sims.detect.scores.score` for texts of a real LM; ITS / UW read the model's
+    teacher-forced probabilities (``model`` default: ``load(gen.meta["lm"])``)."""
+    algo = gen.meta["algo"] if algo is None else algo
+    if algo not in detect.KEYED_ORDER_ALGOS:
+        return detect.score(gen, None, dedup=dedup, key=key, gamma=gamma, algo=algo)
+    if model is None:
+        model, _ = load(gen.meta["lm"])
+    return detect.score_keyed_order(gen, teacher_forced_probs(model, gen), key=key, algo=algo)
+
+
+def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = defaults.KEY, prompts: str = "lfqa",
+             batch: int | None = None, engine: str = "loop", dedup: bool = False, n_null: int | None = None, h: int = defaults.H,
+             dtype=None, return_arrays: bool = False, **params) -> dict:
+    """Watermarked and unwatermarked texts of a real LM, scored with the key: the keys of
+    :func:`sims.experiments.evaluate.evaluate` (KL, realised DG, entropy, TPR at 1e-4 / 1e-6
+    with Clopper-Pearson intervals, empirical FPR on the controls, tokens to detect, speeds).
+
+    ``lm``: ``smollm2``, a random test model or a local folder (:func:`.model.load`);
+    ``prompts``: lfqa, news or a JSONL file (random ids of mixed lengths for the random
+    models).  The ``n_null`` (default ``n``) controls are unwatermarked texts after the same
+    prompts (cycled), seed ``seed + NULL_SEED_OFFSET``, scored with the watermark's detector.
+    """
+    if algo not in ALGOS or algo == "none":
+        raise ValueError(f"algo must be one of {tuple(a for a in ALGOS if a != 'none')}; got {algo!r}")
+    n_null = int(n) if n_null is None else int(n_null)
+    if n_null < 1:
+        raise ValueError(f"n_null must be in [1, inf); got {n_null}")
+    model, tok = load(lm, dtype=dtype)
+    V = len(tok) if tok is not None else model.config.vocab_size
+    ids = prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed)
+    kw = dict(key=key, batch=batch, engine=engine, vocab_size=V, lm=lm, h=h)
+    t0 = time.perf_counter()
+    gen = generate_texts(model, ids, T, algo, seed=seed, **kw, **params)
+    gen_s = time.perf_counter() - t0
+    null = generate_texts(model, [ids[i % n] for i in range(n_null)], T, "none", seed=seed + NULL_SEED_OFFSET, **kw,
+                          gamma=gen.meta["gamma"])
+    t0 = time.perf_counter()
+    res = score(gen, model, dedup=dedup)
+    det_s = time.perf_counter() - t0
+    null.meta["key"] = gen.meta["key"]
+    res0 = score(null, model, dedup=dedup, algo=algo)
+    return summarize(gen, res, res0, redgreen_ttd(gen, dedup), lm=lm, n_null=n_null, seed=seed, key=key, dedup=dedup,
+                     gen_seconds=gen_s, det_seconds=det_s, return_arrays=return_arrays)
+
+
+def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, **kw) -> Generation:
+    """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``."""
+    model, tok = load(lm, dtype=dtype)
+    V = len(tok) if tok is not None else model.config.vocab_size
+    return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
+                          lm=lm, **kw)
