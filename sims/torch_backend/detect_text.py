@@ -68,7 +68,7 @@ def lefthash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashin
     """
     from sims.torch_backend.processors import TransformersSRLProcessor
 
-    proc = TransformersSRLProcessor(vocab_size, gamma=gamma, hashing_key=hashing_key)
+    proc = TransformersSRLProcessor(vocab_size=vocab_size, gamma=gamma, hashing_key=hashing_key)
     c = int(context_width)
     T = max([0, *(len(r) - c for r in rows)])
     green = np.zeros((len(rows), T), dtype=bool)
