@@ -54,14 +54,13 @@ def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, para
             d = 0.0
         q = _tilt(p, green, d)
         if algo == "dualga":
-            lam = min(max(lam + params["eta"] * (params["Delta"] - (q[green].sum() - G)), 0.0), params["M"])
+            lam = theory.dualga_update(lam, q[green].sum() - G, params["Delta"], params["eta"], params["M"])
             same = [(lam, False)] * V
         return q, same
     if algo == "autocov":
         # after a green token boost the red list, after a red one the green list
         q = _tilt(p, ~green if prev_green else green, lam)
-        da = (1 - params["gamma"]) * (q[~green].sum() - (1 - G)) if prev_green else params["gamma"] * (q[green].sum() - G)
-        lam = min(max(lam + params["eta"] * (params["Delta"] - da), 0.0), params["M"])
+        lam = theory.autocov_update(lam, q[green].sum() - G, prev_green, params["gamma"], params["Delta"], params["eta"], params["M"])
         return q, [(lam, bool(green[k])) for k in range(V)]
     if algo == "hard":
         q = np.where(green, p, 0.0)

@@ -18,6 +18,8 @@ is an unbiased estimate of the sequence KL.
 import numpy as np
 from scipy.stats import norm
 
+import theory
+
 from sims.core import prf
 from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
@@ -54,7 +56,7 @@ def _replay(lm, gen, algo: str, prm: dict) -> tuple[np.ndarray, np.ndarray, floa
             A[i] += kl
             B[i] += np.log(q[y]) - np.log(p[y])
             if algo == "dualga":
-                lam = min(max(lam + prm["eta"] * (prm["Delta"] - (q[green].sum() - p[green].sum())), 0.0), prm["M"])
+                lam = theory.dualga_update(lam, q[green].sum() - p[green].sum(), prm["Delta"], prm["eta"], prm["M"])
     return A, B, worst
 
 

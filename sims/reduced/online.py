@@ -100,8 +100,7 @@ def _step(algo, ap, G, state, t):
         dg = _scalar.dg(lam, G)
         kl = _scalar.kl_given_dg(lam, G, dg)
         eta = ap[1] if ap[2] == 0.0 else ap[1] / math.sqrt(t + 1.0)
-        lam = lam + eta * (Delta - dg)
-        state[S_LAM] = min(max(lam, 0.0), M)
+        state[S_LAM] = _scalar.dualga_update(lam, dg, Delta, eta, M)
         return kl, dg
     # backpressure (Neely & Yu): x chosen before G_t is seen, first-order update after
     x = state[S_LAM]
@@ -274,7 +273,7 @@ def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
         kl, dg = theory.kl_step(boost, G), theory.dg_step(boost, G)
         if algo == 0:
             e = eta if eta_mode == 0.0 else eta / math.sqrt(t + 1.0)
-            lam = min(max(lam + e * (Delta - dg), 0.0), M)
+            lam = theory.dualga_update(lam, dg, Delta, e, M)
         elif algo == 2:
             slope = theory.dg_slope_step(lam, G)
             x_new = min(max(lam - (V * (lam * slope) + Q * (-slope)) / (2.0 * alpha), 0.0), M)
