@@ -14,8 +14,9 @@ import pathlib
 import numpy as np
 
 from paper_figs import save
+from sims.core import defaults
 
-KEY = 15485863
+KEY = defaults.KEY
 TITLE = "Realised DG vs KL: DualGA on the Pareto frontier, SRL off it unless tuned"
 
 

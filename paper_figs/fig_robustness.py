@@ -9,6 +9,7 @@ import pathlib
 import numpy as np
 
 from paper_figs import save
+from sims.core import defaults
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 
@@ -35,7 +36,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     summary = {}
     gens = {}
     for algo, params in CONFIGS:
-        gen = generate(lm, algo, n=n, T=T, seed=0, key=15485863, **params)
+        gen = generate(lm, algo, n=n, T=T, seed=0, key=defaults.KEY, **params)
         label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
         gens[label] = gen
         for j, kind in enumerate(KINDS):

@@ -86,9 +86,7 @@ def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, para
 
 def default_params(algo: str) -> dict:
     """The generator's documented defaults (DualGA/AutoCov: Delta = 0.3; SRL/ATW: delta = 2, alpha = 1)."""
-    _, info = algo_params(
-        algo, Delta=0.3 if algo in ("dualga", "autocov") else None, delta=2.0 if algo in ("srl", "atw") else None, alpha=1.0
-    )
+    _, info = algo_params(algo, alpha=1.0)  # Delta, delta: sims.core.defaults; alpha = 1 so that ATW's threshold bites
     return info
 
 

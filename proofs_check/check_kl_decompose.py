@@ -20,7 +20,7 @@ from scipy.stats import norm
 
 import theory
 
-from sims.core import prf
+from sims.core import defaults, prf
 from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
 
@@ -75,7 +75,7 @@ def run(quick: bool, rng) -> list[Check]:
     for algo in ("srl", "dualga", "autocov"):
         p, q, _ = sequence_laws(algo, lm, key, prompt, T)
         exact = kl_vec(q, p)
-        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=2.0, Delta=0.3)
+        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=defaults.DELTA, Delta=defaults.TARGET_DG)
         s = gen.kl.sum(axis=1)
         z = float((s.mean() - exact) / (s.std(ddof=1) / np.sqrt(n)))
         out.append(Check(RESULT, f"tiny LM, {algo}: z of mean realised sum of KL_t vs enumerated KL", z, "0 (unbiased)", f"|z| < {Z_CRIT:.2f}",

@@ -6,6 +6,7 @@ import argparse
 import json
 import pathlib
 
+from sims.core import defaults
 from sims.watermarks.generate import ALGOS
 from sims.lm.synthetic import LM_PRESETS
 
@@ -26,7 +27,7 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n", type=int, default=100, help="number of texts")
     p.add_argument("--T", type=int, default=200, help="tokens per text")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--key", type=int, default=15485863, help="watermark key in [0, 2**64)")
+    p.add_argument("--key", type=int, default=defaults.KEY, help="watermark key in [0, 2**64)")
 
 
 def algo_kwargs(args) -> dict:

@@ -18,6 +18,7 @@ import numpy as np
 from sims.detect import scores as detect
 from sims.watermarks.generate import ALGOS, generate
 from sims.lm.synthetic import SyntheticLM, get_lm
+from sims.core import defaults
 from sims.core.progress import progress
 
 FPRS = (1e-4, 1e-6)
@@ -61,7 +62,7 @@ def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
     return out
 
 
-def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = 15485863, dedup: bool = False,
+def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
              n_null: int | None = None, return_arrays: bool = False, **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
 
@@ -103,7 +104,7 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         gen_s = time.perf_counter() - t0
         bar.update()
         null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"],
-                        gamma=gen.meta["gamma"], green_kind=gen.meta["green_kind"])
+                        gamma=gen.meta["gamma"], green_green_kind=gen.meta["green_kind"])
         bar.update()
         t0 = time.perf_counter()
         res = detect.score(gen, model, dedup=dedup)
@@ -115,7 +116,7 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         if algo in PREFIX_ALGOS:
             stat = "ems" if algo == "ems" else "green"
             pref = detect.prefix_log10p(gen.tokens, gen.prompts, key, stat=stat, gamma=gen.meta["gamma"], h=gen.meta["h"],
-                                        kind=gen.meta["green_kind"], dedup=dedup, vocab_size=model.vocab_size)
+                                        green_kind=gen.meta["green_kind"], dedup=dedup, vocab_size=model.vocab_size)
             ttd = detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
         bar.update()
     lp = res.log10_p
@@ -158,8 +159,8 @@ def _detector_name(algo: str) -> str:
     return "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities"
 
 
-def null_fpr(*, n: int, T: int, seed: int, key: int = 15485863, gamma: float = 0.25, lm: str | SyntheticLM | None = None,
-             dedup: bool = True, h: int = 1, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
+def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, lm: str | SyntheticLM | None = None,
+             dedup: bool = True, h: int = defaults.H, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
     """Empirical false-positive rate of the exact red-green test on ``n`` key-independent texts.
 
     ``lm=None``: texts of i.i.d. uniform tokens over V = 32000 (the fast path, drawn with
