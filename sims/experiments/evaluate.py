@@ -104,7 +104,7 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         gen_s = time.perf_counter() - t0
         bar.update()
         null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"],
-                        gamma=gen.meta["gamma"], green_green_kind=gen.meta["green_kind"])
+                        gamma=gen.meta["gamma"], green_kind=gen.meta["green_kind"])
         bar.update()
         t0 = time.perf_counter()
         res = detect.score(gen, model, dedup=dedup)

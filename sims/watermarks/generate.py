@@ -35,6 +35,13 @@ The others (and ``green_kind="partition"``) build :math:`p_t` and the green list
 whole vocabulary (:mod:`sims.watermarks._kernels`).  Both are tested against the NumPy reference
 and against each other.
 
+The kernel :func:`_generate` computes p_t's masses once per step and hands them to one step
+function per algorithm family (:func:`_boost_step` for SRL, DualGA, AutoCov and ATW,
+:func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
+the named codes ``NONE`` ... ``ATW``; parameters travel as the named records :class:`AlgoParams`,
+:class:`LMTables` and :class:`Keying`.  The dual updates are :func:`theory.dualga_update` and
+:func:`theory.autocov_update`, inlined from :mod:`theory._scalar`.
+
 Sampling randomness is a counter stream (:mod:`sims.core.rng`) of (seed, text index), so a
 text does not depend on how many texts run beside it.  Choices the paper's code leaves
 implicit: lambda_1 defaults to the certainty-equivalent delta*(Delta, gamma), eta to 0.5
