@@ -30,7 +30,7 @@ def _floor(R, T, seed, Delta, eta):
             e = math.exp(-lam)
             dg = G * (1.0 - G) * (1.0 - e) / (G + (1.0 - G) * e)
             acc += dg
-            lam = min(max(lam + eta * (Delta - dg), 0.0), 15.0)
+            lam = _scalar.dualga_update(lam, dg, Delta, eta, 15.0)
         out[r] = acc
     return out
 
@@ -48,7 +48,7 @@ def _floor_same_math(R, T, seed, Delta, eta):
             dg = _scalar.dg(lam, G)
             kl = _scalar.kl_given_dg(lam, G, dg)
             acc += kl + (rng.uniform_nb(key, 4 * t + 2) < G + dg)
-            lam = min(max(lam + eta * (Delta - dg), 0.0), 15.0)
+            lam = _scalar.dualga_update(lam, dg, Delta, eta, 15.0)
         out[r] = acc
     return out
 

@@ -10,6 +10,7 @@ import pathlib
 import numpy as np
 
 from paper_figs import save
+from sims.core import defaults
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 

@@ -14,11 +14,12 @@ import pathlib
 import numpy as np
 
 from paper_figs import save
+from sims.core import defaults
 
 TITLE = "z-score vs text length: unwatermarked stays in [-1.96, 1.96], watermarked grows like sqrt(t)"
 RATES = (0.0, 0.1, 0.3, 0.5)
 DELTA = 0.3
-KEY = 15485863
+KEY = defaults.KEY
 
 
 def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:

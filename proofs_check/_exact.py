@@ -54,14 +54,13 @@ def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, para
             d = 0.0
         q = _tilt(p, green, d)
         if algo == "dualga":
-            lam = min(max(lam + params["eta"] * (params["Delta"] - (q[green].sum() - G)), 0.0), params["M"])
+            lam = theory.dualga_update(lam, q[green].sum() - G, params["Delta"], params["eta"], params["M"])
             same = [(lam, False)] * V
         return q, same
     if algo == "autocov":
         # after a green token boost the red list, after a red one the green list
         q = _tilt(p, ~green if prev_green else green, lam)
-        da = (1 - params["gamma"]) * (q[~green].sum() - (1 - G)) if prev_green else params["gamma"] * (q[green].sum() - G)
-        lam = min(max(lam + params["eta"] * (params["Delta"] - da), 0.0), params["M"])
+        lam = theory.autocov_update(lam, q[green].sum() - G, prev_green, params["gamma"], params["Delta"], params["eta"], params["M"])
         return q, [(lam, bool(green[k])) for k in range(V)]
     if algo == "hard":
         q = np.where(green, p, 0.0)
@@ -87,9 +86,7 @@ def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, para
 
 def default_params(algo: str) -> dict:
     """The generator's documented defaults (DualGA/AutoCov: Delta = 0.3; SRL/ATW: delta = 2, alpha = 1)."""
-    _, info = algo_params(
-        algo, Delta=0.3 if algo in ("dualga", "autocov") else None, delta=2.0 if algo in ("srl", "atw") else None, alpha=1.0
-    )
+    _, info = algo_params(algo, alpha=1.0)  # Delta, delta: sims.core.defaults; alpha = 1 so that ATW's threshold bites
     return info
 
 

@@ -18,7 +18,9 @@ is an unbiased estimate of the sequence KL.
 import numpy as np
 from scipy.stats import norm
 
-from sims.core import prf
+import theory
+
+from sims.core import defaults, prf
 from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
 
@@ -54,7 +56,7 @@ def _replay(lm, gen, algo: str, prm: dict) -> tuple[np.ndarray, np.ndarray, floa
             A[i] += kl
             B[i] += np.log(q[y]) - np.log(p[y])
             if algo == "dualga":
-                lam = min(max(lam + prm["eta"] * (prm["Delta"] - (q[green].sum() - p[green].sum())), 0.0), prm["M"])
+                lam = theory.dualga_update(lam, q[green].sum() - p[green].sum(), prm["Delta"], prm["eta"], prm["M"])
     return A, B, worst
 
 
@@ -73,7 +75,7 @@ def run(quick: bool, rng) -> list[Check]:
     for algo in ("srl", "dualga", "autocov"):
         p, q, _ = sequence_laws(algo, lm, key, prompt, T)
         exact = kl_vec(q, p)
-        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=2.0, Delta=0.3)
+        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=defaults.DELTA, Delta=defaults.TARGET_DG)
         s = gen.kl.sum(axis=1)
         z = float((s.mean() - exact) / (s.std(ddof=1) / np.sqrt(n)))
         out.append(Check(RESULT, f"tiny LM, {algo}: z of mean realised sum of KL_t vs enumerated KL", z, "0 (unbiased)", f"|z| < {Z_CRIT:.2f}",

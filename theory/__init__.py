@@ -16,16 +16,20 @@ from theory.bounds import (
     type1_bound,
     type2_bound,
 )
+from theory.dual_ascent import LAMBDA_MAX, autocov_update, dualga_update
 from theory.certainty import delta_star, gamma_star, kl_certainty_equivalent
 from theory.offline import OfflineResult, offline_opt
 from theory.soft import dg_slope_step, dg_step, dual_step, dual_step_grad, green_mass_step, kl_step, lagrangian_step
 
 __all__ = [
+    "LAMBDA_MAX",
     "OfflineResult",
+    "autocov_update",
     "bretagnolle_huber",
     "delta_star",
     "dg_slope_step",
     "dg_step",
+    "dualga_update",
     "dual_step",
     "dual_step_grad",
     "ems_expected_kl",

@@ -114,3 +114,36 @@ def dg_slope(delta: float, G: float) -> float:
     e = math.exp(-delta)
     den = G + (1.0 - G) * e
     return G * (1.0 - G) * e / (den * den)
+
+
+@njit(cache=True, inline="always")
+def dualga_update(lam: float, dg: float, Delta: float, eta: float, M: float) -> float:
+    r"""One dual step of Algorithm DualGA (alg:DualGA, steps 7-8) with the projection on [0, M].
+
+    .. math:: \lambda_{t+1} = \Pi_{[0,M]}\bigl(\lambda_t + \eta\,(\Delta - \mathrm{DG}_t(\delta_t))\bigr)
+
+    The one scalar every Numba kernel inlines; :func:`theory.dualga_update` vectorises it.
+    """
+    return min(max(lam + eta * (Delta - dg), 0.0), M)
+
+
+@njit(cache=True, inline="always")
+def autocov_decrease(dg: float, prev_green: bool, gamma: float) -> float:
+    r""":math:`-\mathrm{DA}_t \ge 0`, the decrease of the lag-one autocovariance (appendix, Possibility for
+    Other Variants): :math:`\gamma\,\mathrm{DG}_t` after a red token (green list boosted),
+    :math:`(1-\gamma)(-\mathrm{DG}_t)` after a green one (red list boosted, so DG_t <= 0)."""
+    if prev_green:
+        return (1.0 - gamma) * (-dg)
+    return gamma * dg
+
+
+@njit(cache=True, inline="always")
+def autocov_update(lam: float, dg: float, prev_green: bool, gamma: float, Delta: float, eta: float, M: float) -> float:
+    r"""One dual step of Algorithm DualGA_autocov (alg:DualGA_autocov, steps 12-13) with the projection.
+
+    .. math:: \lambda_{t+1} = \Pi_{[0,M]}\bigl(\lambda_t + \eta\,(\Delta + \mathrm{DA}_t(\delta_t))\bigr)
+
+    ``dg`` is the signed :math:`\mathrm{DG}_t = q_{G,t} - G_t` of the boost used and
+    ``prev_green`` the colour of :math:`y_{t-1}` (:func:`autocov_decrease`).
+    """
+    return dualga_update(lam, autocov_decrease(dg, prev_green, gamma), Delta, eta, M)

@@ -188,7 +188,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     prefix, g_eff = None, None
     if redgreen or algo == "ems":
         stat = "green" if redgreen else "ems"
-        prefix = scores.prefix_log10p(gen.tokens, gen.prompts, key, stat=stat, gamma=gamma if redgreen else None, kind=kind, dedup=args.dedup, **kw)
+        prefix = scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=stat, gamma=gamma if redgreen else None, green_kind=kind, dedup=args.dedup, **kw)
     pad = gen.tokens < 0
     n_tokens = np.where(pad.any(axis=1), pad.argmax(axis=1), gen.tokens.shape[1])
     if gen.lengths is not None:
@@ -202,8 +202,8 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
         return doc, None
     if not redgreen:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    green = scores.token_scores(gen.tokens, gen.prompts, key, gamma=gamma, kind=kind, **kw)[0] > 0.5
-    scored = scores.token_scores(gen.tokens, gen.prompts, key, gamma=gamma, kind=kind, dedup=args.dedup, **kw)[1]
+    green = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5
+    scored = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, dedup=args.dedup, **kw)[1]
     marked = []
     for i, r in enumerate(text_rows):
         L = r["n_tokens"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sims.detect import _kernels as K
-from sims.core import prf, rng
+from sims.core import defaults, prf, rng
 from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 
 REDGREEN_ALGOS = ("none", "srl", "hard", "dualga", "atw")
@@ -102,7 +102,7 @@ def _check_inputs(tokens, prompts, vocab_size, h, lengths):
     return tokens, prompts, np.ascontiguousarray(lengths, dtype=np.int64)
 
 
-def _stat_code(stat: str, gamma, kind: str, vocab_size):
+def _stat_code(stat: str, gamma, green_kind: str, vocab_size):
     """Kernel code, integer threshold, effective gamma and token table of a statistic."""
     empty = np.zeros(0, dtype=np.uint64)
     if stat == "ems":
@@ -110,22 +110,22 @@ def _stat_code(stat: str, gamma, kind: str, vocab_size):
     if stat != "green":
         raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
     thr = prf.green_threshold(float(gamma))  # validates gamma
-    if kind == "bernoulli":
+    if green_kind == "bernoulli":
         return K.GREEN_BERNOULLI, prf.GREEN, thr, thr / float(prf.TOP53), empty
-    if kind != "partition":
-        raise ValueError(f"kind must be one of {GREEN_KINDS}; got {kind!r}")
+    if green_kind != "partition":
+        raise ValueError(f"green_kind must be one of {GREEN_KINDS}; got {green_kind!r}")
     if vocab_size is None:
-        raise ValueError("vocab_size must be given for kind='partition' (the green list is the floor(gamma V) smallest words)")
+        raise ValueError("vocab_size must be given for green_kind='partition' (the green list is the floor(gamma V) smallest words)")
     n_green = max(1, int(np.floor(gamma * vocab_size)))
     tokmix = prf.token_mix(vocab_size)
     return K.GREEN_PARTITION, prf.GREEN, n_green, n_green / vocab_size, tokmix
 
 
-def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1, kind: str = "bernoulli",
+def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  dedup: bool = False, vocab_size: int | None = None, lengths=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-token statistic and scored mask (Numba kernel; :func:`token_scores_reference` is the NumPy twin).
 
-    ``stat="green"``: :math:`1\{y_t \in G(\mathrm{ctx}_t)\}` (green list of ``kind``, ratio
+    ``stat="green"``: :math:`1\{y_t \in G(\mathrm{ctx}_t)\}` (green list of ``green_kind``, ratio
     ``gamma``); ``stat="ems"``: :math:`-\ln(1 - r_{t,y_t})` (paper eq. ems_zscore's summand).
 
     Returns
@@ -135,7 +135,7 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
         occurrences of their (context window, token) pair.
     """
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
-    code, stream, thr, _, tokmix = _stat_code(stat, gamma, kind, vocab_size)
+    code, stream, thr, _, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
     values = np.empty(tokens.shape, dtype=np.float64)
     scored = np.empty(tokens.shape, dtype=np.bool_)
     _check_key(key)
@@ -143,11 +143,11 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     return values, scored
 
 
-def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1,
-                           kind: str = "bernoulli", dedup: bool = False, vocab_size: int | None = None, lengths=None):
+def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H,
+                           green_kind: str = defaults.GREEN_KIND, dedup: bool = False, vocab_size: int | None = None, lengths=None):
     """Pure-NumPy twin of :func:`token_scores` (dedup on the pair of actual token ids)."""
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
-    _stat_code(stat, gamma, kind, vocab_size)  # validation
+    _stat_code(stat, gamma, green_kind, vocab_size)  # validation
     _check_key(key)
     n, T = tokens.shape
     seq = np.concatenate([prompts, np.where(tokens < 0, 0, tokens)], axis=1)
@@ -158,7 +158,7 @@ def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", ga
         values = -np.log1p(-prf.uniforms(ctx, seq[:, P:]))
     else:
         ctx = prf.context_hash(key, windows, prf.GREEN)
-        if kind == "bernoulli":
+        if green_kind == "bernoulli":
             values = prf.is_green(ctx, seq[:, P:], gamma).astype(np.float64)
         else:
             values = np.zeros((n, T))
@@ -176,10 +176,10 @@ def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", ga
     return np.where(scored, values, 0.0), scored
 
 
-def green_indicators(tokens, prompts, key: int, gamma: float, h: int = 1, kind: str = "bernoulli", *,
+def green_indicators(tokens, prompts, key: int, gamma: float, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND, *,
                      vocab_size: int | None = None, dedup: bool = False, lengths=None) -> np.ndarray:
     """(n, T) bool: the token is scored and in its context's green list (see :func:`token_scores`)."""
-    values, _ = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, kind=kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    values, _ = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
     return values > 0.5
 
 
@@ -188,9 +188,9 @@ def _check_key(key) -> None:
         raise ValueError(f"key must be in [0, 2**64); got {key!r}")
 
 
-def _sums(tokens, prompts, key, stat, gamma, h, kind, dedup, vocab_size, lengths):
+def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths):
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
-    code, stream, thr, g_eff, tokmix = _stat_code(stat, gamma, kind, vocab_size)
+    code, stream, thr, g_eff, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
     _check_key(key)
     scan = K.scan_sums if tokens.size >= PARALLEL_MIN_TOKENS else K.scan_sums_serial
     s, n = scan(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix)
@@ -206,8 +206,8 @@ def _redgreen_result(counts, n, gamma) -> DetectResult:
     return DetectResult(n, counts, z, np.where(flagged, 0.0, logp), flagged)
 
 
-def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False,
-                   kind: str = "bernoulli", lengths=None) -> DetectResult:
+def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False,
+                   green_kind: str = defaults.GREEN_KIND, lengths=None) -> DetectResult:
     r"""Red-green detection: green count, z-score (eq. z_score) and exact binomial log10 p.
 
     .. math:: z = \frac{|y|_G - \gamma n}{\sqrt{n\gamma(1-\gamma)}},\qquad
@@ -215,7 +215,7 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
 
     (paper eq. three_brick_p with :math:`\ge`, the valid p-value; :math:`n` = scored tokens).
     ``gamma`` is the Bernoulli rate rounded down to a multiple of 2**-53 (:mod:`sims.core.prf`);
-    for ``kind="partition"`` it is floor(gamma V) / V, the exact probability that one pair is
+    for ``green_kind="partition"`` it is floor(gamma V) / V, the exact probability that one pair is
     green; colours of distinct contexts are independent, but distinct tokens sharing a context
     are drawn without replacement (negatively correlated), so there the binomial null is an
     approximation (typically conservative), not exact.
@@ -226,16 +226,16 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
     key : int in [0, 2**64)
     gamma : float in (0, 1)
     vocab_size : int, optional
-        Token ids must be below it (checked); required for ``kind="partition"``.
+        Token ids must be below it (checked); required for ``green_kind="partition"``.
     dedup : bool
         Score each (context window, token) pair once.
-    kind : {"bernoulli", "partition"}
+    green_kind : {"bernoulli", "partition"}
     """
-    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, kind, dedup, vocab_size, lengths)
+    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths)
     return _redgreen_result(counts, n, g_eff)
 
 
-def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False, lengths=None) -> DetectResult:
+def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False, lengths=None) -> DetectResult:
     r"""EMS detection: :math:`S = \sum_t -\ln(1 - r_{t,y_t})` with the exact Gamma tail.
 
     .. math:: z = \frac{S - n}{\sqrt n}\ \text{(eq. ems\_zscore)},\qquad p = P(\Gamma(n, 1) \ge S)\ \text{(eq. ems\_pval)}
@@ -250,7 +250,7 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
     return DetectResult(n, s, z, np.where(flagged, 0.0, gamma_logsf(s, n) / LN10), flagged)
 
 
-def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, kind: str = "bernoulli",
+def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                   lengths=None) -> DetectResult:
     r"""AutoCov statistic (appendix "Possibility for Other Variants") with its exact null.
 
@@ -264,9 +264,9 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
     flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
-    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, kind=kind, vocab_size=vocab_size, lengths=lengths)
+    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths)
     T = scored.sum(axis=1)
-    g_eff = _stat_code("green", gamma, kind, vocab_size)[3]
+    g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
     flagged = T < 2
     A = np.sum(g[:, :-1] * g[:, 1:], axis=1).astype(np.int64)
     K = g.sum(axis=1).astype(np.int64)
@@ -402,7 +402,7 @@ def tokens_to_detect(log10_p_prefix, threshold: float = -4.0) -> np.ndarray:
     return first
 
 
-def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = 1, kind: str = "bernoulli",
+def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                   dedup: bool = False, vocab_size: int | None = None, lengths=None) -> np.ndarray:
     """log10 p of every prefix of every text (the detection curve; input of :func:`tokens_to_detect`).
 
@@ -410,11 +410,11 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
     ``"ems"``) of text i's first t+1 tokens; 0 while at most one token is scored, nan past
     the text's end.
     """
-    values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, kind=kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
     s = np.cumsum(values, axis=1)
     n = np.cumsum(scored, axis=1)
     if stat == "green":
-        g_eff = _stat_code("green", gamma, kind, vocab_size)[3]
+        g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
         lp = binom_logsf(np.rint(s).astype(np.int64), n, g_eff) / LN10
     else:
         lp = gamma_logsf(s, n) / LN10
@@ -423,12 +423,12 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
     return np.where(np.arange(values.shape[1])[None, :] < L[:, None], lp, np.nan)
 
 
-def redgreen_prefix_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = 1, dedup: bool = False) -> np.ndarray:
+def redgreen_prefix_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False) -> np.ndarray:
     """:func:`prefix_log10p` of the red-green statistic."""
     return prefix_log10p(tokens, prompts, key, stat="green", gamma=gamma, h=h, dedup=dedup, vocab_size=vocab_size)
 
 
-def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50, vocab_size: int | None = None, h: int = 1,
+def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50, vocab_size: int | None = None, h: int = defaults.H,
                     dedup: bool = False, bonferroni: bool = True, lengths=None) -> np.ndarray:
     r"""Windowed detection: the smallest exact binomial log10 p over all windows of ``window``
     consecutive tokens, per text (a text shorter than the window is one window).
@@ -485,12 +485,12 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     if lm is not None and lm.vocab_size != m["vocab_size"]:
         raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
     kw = dict(vocab_size=m["vocab_size"], h=m["h"])
-    kind = m.get("green_kind", "bernoulli")
+    green_kind = m.get("green_kind", "bernoulli")
     prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
     if algo in REDGREEN_ALGOS:
-        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, kind=kind, **kw)
+        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, **kw)
     if algo == "autocov":
-        return score_autocov(gen.tokens, prompts, key, gamma, kind=kind, **kw)
+        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, **kw)
     if algo == "ems":
         return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:

@@ -18,6 +18,7 @@ import numpy as np
 from sims.detect import scores as detect
 from sims.watermarks.generate import ALGOS, generate
 from sims.lm.synthetic import SyntheticLM, get_lm
+from sims.core import defaults
 from sims.core.progress import progress
 
 FPRS = (1e-4, 1e-6)
@@ -61,7 +62,7 @@ def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
     return out
 
 
-def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = 15485863, dedup: bool = False,
+def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
              n_null: int | None = None, return_arrays: bool = False, **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
 
@@ -124,7 +125,7 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
     if algo not in PREFIX_ALGOS:
         return None
     pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="ems" if algo == "ems" else "green",
-                                gamma=m["gamma"], h=m["h"], kind=m.get("green_kind", "bernoulli"), dedup=dedup,
+                                gamma=m["gamma"], h=m["h"], green_kind=m.get("green_kind", "bernoulli"), dedup=dedup,
                                 vocab_size=m["vocab_size"])
     return detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
 
@@ -176,8 +177,8 @@ def _detector_name(algo: str) -> str:
     return "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities"
 
 
-def null_fpr(*, n: int, T: int, seed: int, key: int = 15485863, gamma: float = 0.25, lm: str | SyntheticLM | None = None,
-             dedup: bool = True, h: int = 1, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
+def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, lm: str | SyntheticLM | None = None,
+             dedup: bool = True, h: int = defaults.H, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
     """Empirical false-positive rate of the exact red-green test on ``n`` key-independent texts.
 
     ``lm=None``: texts of i.i.d. uniform tokens over V = 32000 (the fast path, drawn with

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sims.core import defaults
+
 KINDS = {"iid": 0, "markov": 1, "blocks": 2, "drift": 3, "adversarial": 4}
 SPEC_HELP = (
     "uniform | beta:a,b | mixture:w:a:b,w:a:b,... | file:PATH.npy | regime:p,a1,b1,a2,b2 | "
@@ -187,7 +189,7 @@ def law_functions(proc: GProcess, grid: np.ndarray) -> tuple[np.ndarray, np.ndar
     return kl, dg
 
 
-def nonstationarity(proc: GProcess, law_counts: np.ndarray, M: float = 15.0) -> tuple[float, float]:
+def nonstationarity(proc: GProcess, law_counts: np.ndarray, M: float = defaults.M) -> tuple[float, float]:
     r"""W_{T,1}, W_{T,2} (paper, after Theorem dualGA_performance_iid).
 
     .. math:: W_{T,1} = \sum_t \| \bar D_{kl,t} - \bar D_{kl} \|_\infty,\quad

@@ -23,6 +23,7 @@ Algorithm DualGA); DualGA and backpressure differ only in their update rule.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
@@ -32,10 +33,14 @@ from theory.offline import rtsafe_step
 
 from sims.core import rng
 
-ALGOS = {"dualga": 0, "srl": 1, "backpressure": 2}
+DUALGA, SRL, BACKPRESSURE = 0, 1, 2
+ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
 LANES = 4  # counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
-# controller parameter vector: [Delta, eta, eta_mode (0 const, 1 c/sqrt t), lam1, M, delta, V, alpha]
-N_PARAMS = 8
+
+ControllerParams = namedtuple("ControllerParams", "Delta eta eta_mode lam1 M delta V alpha")
+ControllerParams.__doc__ = """A controller's parameters as the kernels read them (floats): DG target ``Delta``,
+step size ``eta`` with ``eta_mode`` 0 (constant) or 1 (eta / sqrt t), first boost ``lam1``,
+projection bound ``M``, SRL's ``delta``, backpressure's ``V`` and ``alpha``."""
 # per-replication state vector: [lam_or_x, Q, regime, sum_kl, sum_dg, n_green]
 S_LAM, S_Q, S_REG, S_KL, S_DG, S_GREEN = 0, 1, 2, 3, 4, 5
 N_STATE = 6
@@ -87,27 +92,27 @@ def _regime_step(kind, gparams, key, t, regime, n_laws):
 
 
 @njit(cache=True, inline="always")
-def _step(algo, ap, G, state, t):
-    """One controller step: returns (kl, dg) of the boost used; updates state in place."""
-    Delta = ap[0]
-    M = ap[4]
-    if algo == 1:
-        d = ap[5]
+def _step(algo, prm, G, state, t):
+    """One controller step (``prm`` a :class:`ControllerParams`): returns (kl, dg) of the boost used;
+    updates state in place."""
+    Delta = prm.Delta
+    M = prm.M
+    if algo == SRL:
+        d = prm.delta
         dg = _scalar.dg(d, G)
         return _scalar.kl_given_dg(d, G, dg), dg
-    if algo == 0:
+    if algo == DUALGA:
         lam = state[S_LAM]
         dg = _scalar.dg(lam, G)
         kl = _scalar.kl_given_dg(lam, G, dg)
-        eta = ap[1] if ap[2] == 0.0 else ap[1] / math.sqrt(t + 1.0)
-        lam = lam + eta * (Delta - dg)
-        state[S_LAM] = min(max(lam, 0.0), M)
+        eta = prm.eta if prm.eta_mode == 0.0 else prm.eta / math.sqrt(t + 1.0)
+        state[S_LAM] = _scalar.dualga_update(lam, dg, Delta, eta, M)
         return kl, dg
     # backpressure (Neely & Yu): x chosen before G_t is seen, first-order update after
     x = state[S_LAM]
     Q = state[S_Q]
-    V = ap[6]
-    alpha = ap[7]
+    V = prm.V
+    alpha = prm.alpha
     dg = _scalar.dg(x, G)
     kl = _scalar.kl_given_dg(x, G, dg)
     slope = _scalar.dg_slope(x, G)
@@ -120,7 +125,7 @@ def _step(algo, ap, G, state, t):
 
 
 @njit(cache=True, parallel=True)
-def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_counts):
+def run_chunk(algo, prm, kind, tables, step, gparams, seed, t0, t1, state, law_counts):
     """Advance every replication (rows of ``state``) from step t0 to t1 in parallel.
 
     ``law_counts[r, l]`` accumulates the steps replication r spent under law l.
@@ -141,7 +146,7 @@ def run_chunk(algo, ap, kind, tables, step, gparams, seed, t0, t1, state, law_co
             law = _law(kind, gparams, t, regime, n_laws)
             counts[law] += 1
             G = _draw(tables[law], step, rng.uniform_nb(key, LANES * t))
-            kl, dg = _step(algo, ap, G, s, t)
+            kl, dg = _step(algo, prm, G, s, t)
             kl_sum += kl
             dg_sum += dg
             if rng.uniform_nb(key, LANES * t + 2) < G + dg:
@@ -225,20 +230,20 @@ def hindsight_opt(kind, tables, step, gparams, seed, r, T, Delta, tol):
 
 
 @njit(cache=True)
-def trace(algo, ap, kind, tables, step, gparams, seed, r, T, every):
+def trace(algo, prm, kind, tables, step, gparams, seed, r, T, every):
     """Per-step lambda_t (boost used), G_t, DG_t, KL_t of replication r, every ``every`` steps."""
     key = rng.stream_key_nb(seed, r)
     n_laws = tables.shape[0]
     n = (T + every - 1) // every
     out = np.empty((4, n))
     s = np.zeros(N_STATE)
-    s[S_LAM] = ap[3]
+    s[S_LAM] = prm.lam1
     regime = 0
     for t in range(T):
         regime = _regime_step(kind, gparams, key, t, regime, n_laws)
         G = _draw(tables[_law(kind, gparams, t, regime, n_laws)], step, rng.uniform_nb(key, LANES * t))
-        boost = s[S_LAM] if algo != 1 else ap[5]
-        kl, dg = _step(algo, ap, G, s, t)
+        boost = s[S_LAM] if algo != SRL else prm.delta
+        kl, dg = _step(algo, prm, G, s, t)
         if t % every == 0:
             j = t // every
             out[0, j] = boost
@@ -248,7 +253,7 @@ def trace(algo, ap, kind, tables, step, gparams, seed, r, T, every):
     return out
 
 
-def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
+def run_reference(algo: int, prm: ControllerParams, proc, seed: int, r: int, T: int) -> np.ndarray:
     """Pure-NumPy/Python reference of one replication: returns [lam, Q, regime, sum_kl, sum_dg, n_green].
 
     Uses the NumPy counter stream (:func:`sims.core.rng.uniforms`) and theory's public
@@ -258,8 +263,7 @@ def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
 
     from sims.reduced.gprocess import draw_from_table
 
-    ap = np.asarray(ap, dtype=np.float64)
-    Delta, eta, eta_mode, lam1, M, delta, V, alpha = ap
+    Delta, eta, eta_mode, lam1, M, delta, V, alpha = prm
     key = rng.stream_key(seed, r)
     u = rng.uniforms(key, np.arange(LANES * T)).reshape(T, LANES)
     lam, Q, regime = lam1, 0.0, 0
@@ -270,12 +274,12 @@ def run_reference(algo: int, ap, proc, seed: int, r: int, T: int) -> np.ndarray:
             regime = min(int((u[t, 1] / p) * n_laws), n_laws - 1)
         law = _law(proc.kind_code, proc.params, t, regime, n_laws)
         G = draw_from_table(proc.tables[law], proc.step, u[t, 0])
-        boost = delta if algo == 1 else lam
+        boost = delta if algo == SRL else lam
         kl, dg = theory.kl_step(boost, G), theory.dg_step(boost, G)
-        if algo == 0:
+        if algo == DUALGA:
             e = eta if eta_mode == 0.0 else eta / math.sqrt(t + 1.0)
-            lam = min(max(lam + e * (Delta - dg), 0.0), M)
-        elif algo == 2:
+            lam = theory.dualga_update(lam, dg, Delta, e, M)
+        elif algo == BACKPRESSURE:
             slope = theory.dg_slope_step(lam, G)
             x_new = min(max(lam - (V * (lam * slope) + Q * (-slope)) / (2.0 * alpha), 0.0), M)
             Q = max(Q + (Delta - dg) - slope * (x_new - lam), 0.0)

@@ -18,6 +18,7 @@ import theory
 
 from sims.reduced import online
 from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
+from sims.core import defaults
 from sims.core.progress import progress
 
 CHUNK_STEPS = 2**22  # steps per replication between progress updates
@@ -61,8 +62,9 @@ class ReducedResult:
 def controller_params(
     algo: str, proc: GProcess, T: int, *, Delta: float, gamma: float | None, eta: float | None,
     eta_mode: str, lam1: float | None, delta: float | None, M: float,
-) -> tuple[np.ndarray, dict]:
-    """Validate and pack the controller's parameters (see :mod:`sims.reduced.online`)."""
+) -> tuple[online.ControllerParams, dict]:
+    """Validate the controller's parameters: the kernels' :class:`~sims.reduced.online.ControllerParams`
+    and the same values as a dict."""
     if algo not in online.ALGOS:
         raise ValueError(f"algo must be one of {sorted(online.ALGOS)}; got {algo!r}")
     if not (M > 0.0 and math.isfinite(M)):
@@ -87,7 +89,8 @@ def controller_params(
         theory._validate.boost("delta", delta)
     d = 0.0 if delta is None else float(delta)
     # backpressure starts its boost x_1 at lam1 too, so the two adaptive controllers compare fairly
-    ap = np.array([Delta, eta, 0.0 if eta_mode == "const" else 1.0, lam1, M, d, math.sqrt(T), float(T)])
+    ap = online.ControllerParams(float(Delta), float(eta), 0.0 if eta_mode == "const" else 1.0, float(lam1), float(M), float(d),
+                                 math.sqrt(T), float(T))
     info = dict(eta=eta, eta_mode=eta_mode, lam1=lam1, M=M, delta=delta, gamma=gam)
     return ap, info
 
@@ -107,7 +110,7 @@ def _opt_per_rep(kind, tables, step, gparams, seed, R, T, Delta):
 def simulate(
     algo: str = "dualga", G: str | GProcess = "beta:2,2", *, T: int, reps: int = 8, seed: int = 0,
     Delta: float = 0.2, gamma: float | None = None, eta: float | None = None, eta_mode: str = "const",
-    lam1: float | None = None, delta: float | None = None, M: float = 15.0, with_opt: bool = True,
+    lam1: float | None = None, delta: float | None = None, M: float = defaults.M, with_opt: bool = True,
 ) -> ReducedResult:
     """Run ``reps`` replications of ``T`` steps of an online controller on a G_t process.
 
@@ -144,7 +147,7 @@ def simulate(
     proc = (parse_spec(G) if isinstance(G, str) else G).with_switch_time(T)
     ap, info = controller_params(algo, proc, T, Delta=Delta, gamma=gamma, eta=eta, eta_mode=eta_mode, lam1=lam1, delta=delta, M=M)
     state = np.zeros((reps, online.N_STATE))
-    state[:, online.S_LAM] = ap[3]
+    state[:, online.S_LAM] = ap.lam1
     law_counts = np.zeros((reps, len(proc.tables)), dtype=np.int64)
     t0 = time.perf_counter()
     chunk = T if T * reps <= PROGRESS_ABOVE else CHUNK_STEPS
@@ -184,7 +187,7 @@ def traces(algo: str = "dualga", G: str = "beta:2,2", *, T: int, rep: int = 0, s
     proc = parse_spec(G).with_switch_time(T)
     ap, _ = controller_params(
         algo, proc, T, Delta=kw.get("Delta", 0.2), gamma=kw.get("gamma"), eta=kw.get("eta"),
-        eta_mode=kw.get("eta_mode", "const"), lam1=kw.get("lam1"), delta=kw.get("delta"), M=kw.get("M", 15.0),
+        eta_mode=kw.get("eta_mode", "const"), lam1=kw.get("lam1"), delta=kw.get("delta"), M=kw.get("M", defaults.M),
     )
     out = online.trace(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, rep, T, every)
     t = np.arange(0, T, every)

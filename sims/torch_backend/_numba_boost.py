@@ -3,7 +3,7 @@
 For each row (in parallel): the green list of :mod:`sims.core.prf` (one branch-free PRF round per
 token id), :math:`G = \\sum_k p_k 1\\{k\\ \\mathrm{green}\\}` in float64 from a vectorised 1-ulp
 exp (:mod:`sims.watermarks._kernels`; masked ``-inf`` logits weigh exactly 0), the closed-form KL
-and DG of :mod:`theory._scalar`, the record of step t, the DualGA update of lambda, and the
+and DG of :mod:`theory._scalar`, the record of step t, the DualGA update of lambda (:func:`theory.dualga_update`), and the
 boosted logits ``x + lambda * green`` written in the output's dtype -- the same numbers as the
 tensor reference (``backend="torch"``), which hashes the vocabulary in int64 tensor
 operations and is several times slower on a CPU (``python -m bench --only bench_torch``).
@@ -78,7 +78,7 @@ def boost_step(logits, out, window, V, key, threshold, tokmix, lam, Delta, eta, 
         records[2, b, slot] = dg
         records[3, b, slot] = d
         if eta != 0.0:
-            lam[b] = min(max(d + eta * (Delta - dg), 0.0), M)
+            lam[b] = _scalar.dualga_update(d, dg, Delta, eta, M)
         for k in range(V):
             out[b, k] = x[k] + d * green[k]
     return nan

@@ -162,6 +162,7 @@ def boost_epilogue(part_ptr, lam_ptr, param_ptr, rec_ptr, rec_field_stride, rec_
             Delta = tl.load(param_ptr)
             eta = tl.load(param_ptr + 1)
             M = tl.load(param_ptr + 2)
+            # theory.dualga_update (alg:DualGA): Pi_[0,M](lam + eta (Delta - dg)), the same float64 operations
             tl.store(lam_ptr + rows, tl.minimum(tl.maximum(lam + eta * (Delta - dg), 0.0), M), mask=ok)
     if SAMPLE:
         # boosted mass of each chunk relative to the row's top: red part + e^lam * green part

@@ -240,7 +240,7 @@ class FusedBoost:
         kl, dg = soft_records(lam, G)
         slot = self.t.clamp(max=self.T - 1).reshape(1)  # past capacity: overwritten, and stacked() raises
         self.records.index_copy_(2, slot, torch.stack([kl, G, dg, lam, -torch.xlogy(p, p).sum(-1)])[:, :, None])
-        if self.eta != 0.0:
+        if self.eta != 0.0:  # theory.dualga_update (alg:DualGA), the same float64 operations
             self.lam.copy_((lam + self.eta * (self.Delta - dg)).clamp(0.0, self.M))
         return x + lam[:, None] * green
 

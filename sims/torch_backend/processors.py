@@ -194,6 +194,7 @@ class DualGAProcessor(_KeyedProcessor):
             self.lam = torch.full_like(G, self.lam1)
         lam = self.lam
         out = self._emit(scores, logits, green, lam, G)
+        # theory.dualga_update (alg:DualGA), the same float64 operations
         self.lam = (lam + self.eta * (self.Delta - self.records["dg"][-1])).clamp(0.0, self.M)
         return out
 
@@ -328,6 +329,7 @@ class AutoCovProcessor(DualGAProcessor):
         Gb = torch.where(prev_green, 1 - G, G)
         kl, dgb = soft_records(lam, Gb)
         dg = torch.where(prev_green, -dgb, dgb)
+        # theory.autocov_update (alg:DualGA_autocov): -DA_t, then the DualGA projection, the same float64 operations
         da = torch.where(prev_green, (1 - self.gamma) * (-dg), self.gamma * dg)
         self.records["entropy"].append(self._ent)
         self.records["kl"].append(kl)

@@ -35,6 +35,13 @@ The others (and ``green_kind="partition"``) build :math:`p_t` and the green list
 whole vocabulary (:mod:`sims.watermarks._kernels`).  Both are tested against the NumPy reference
 and against each other.
 
+The kernel :func:`_generate` computes p_t's masses once per step and hands them to one step
+function per algorithm family (:func:`_boost_step` for SRL, DualGA, AutoCov and ATW,
+:func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
+the named codes ``NONE`` ... ``ATW``; parameters travel as the named records :class:`AlgoParams`,
+:class:`LMTables` and :class:`Keying`.  The dual updates are :func:`theory.dualga_update` and
+:func:`theory.autocov_update`, inlined from :mod:`theory._scalar`.
+
 Sampling randomness is a counter stream (:mod:`sims.core.rng`) of (seed, text index), so a
 text does not depend on how many texts run beside it.  Choices the paper's code leaves
 implicit: lambda_1 defaults to the certainty-equivalent delta*(Delta, gamma), eta to 0.5
@@ -46,6 +53,7 @@ every hash (a different key gives independent green lists).
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit, prange
@@ -54,16 +62,37 @@ import theory
 from theory import _scalar
 
 from sims.watermarks import _kernels as kern
-from sims.core import prf, rng
+from sims.core import defaults, prf, rng
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 
 ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
+# the kernel's algorithm codes: the index in ALGOS
+NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = range(len(ALGOS))
 _CODE = {a: i for i, a in enumerate(ALGOS)}
-# algorithm parameter vector: [delta, Delta, eta, lam1, M, tau, alpha, gamma]
-N_AP = 8
+
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
+AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them (floats; 0.0 where unused):
+``delta`` SRL/ATW boost, ``Delta`` DualGA/AutoCov target, ``eta`` step size, ``lam1`` first lambda,
+``M`` projection bound, ``tau`` EMS temperature, ``alpha`` ATW entropy threshold, ``gamma`` green ratio."""
+
+LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
+LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
+
+Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm")
+Keying.__doc__ = """The watermark's keyed objects: ``key`` (uint64), context width ``h``, the green
+threshold of :func:`sims.core.prf.green_threshold`, ``partition`` (exactly ``n_green`` green ids
+instead of Bernoulli lists), the PRF's per-token mix ``tokmix`` and the keyed order ``perm``."""
+
+
+@njit(cache=True, inline="always")
+def _tabulated(algo, partition):
+    """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
+    with Bernoulli green lists."""
+    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW
+    return boosting and not partition
 
 
 @njit(cache=True, inline="always")
@@ -132,9 +161,12 @@ def _colour(want_green, green_mass, red_mass):
 
 
 @njit(cache=True)
-def _draw(want, blk_mass, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit):
-    """Inverse-CDF draw of a token of colour ``want`` (see :func:`sims.watermarks._kernels.sample_colour`);
-    on the tabulated path only the chosen block of ``e`` and the green list is built, in ``e``, ``green``."""
+def _draw(want, blk_mass, u, dist):
+    """Inverse-CDF draw of a token of colour ``want`` (1.0 green, 0.0 red, -1.0 any; see
+    :func:`sims.watermarks._kernels.sample_colour`).  ``dist`` is the step's
+    ``(tabulated, e, green, wctx, threshold, tokmix, row, lm_state, mod_tok, mod_logit)``; on the
+    tabulated path only the chosen block of ``e`` and the green list is built, in ``e``, ``green``."""
+    tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit = dist
     if not tabulated:
         return kern.sample_colour(e, green, want, blk_mass, u)
     b, rest = kern.pick_block(blk_mass, u)
@@ -142,15 +174,104 @@ def _draw(want, blk_mass, u, tabulated, e, green, wctx, thr, tokmix, row, lm_sta
     return b * kern.BLOCK + kern.scan_block(e[:m], green[:m], want, rest)
 
 
+@njit(cache=True, inline="always")
+def _boost_step(d, boost_red, G, masses, u, u2, dist):
+    """A soft boost ``d`` of the green list (Algorithm kirchen with delta_t = d), or of the red list
+    when ``boost_red`` (Algorithm DualGA_autocov after a green token): the exact
+    :math:`D_{kl}(q_t\\|p_t)` and signed :math:`\\mathrm{DG}_t = q_{G,t} - G_t` from
+    :mod:`theory._scalar`, then the colour (green with probability :math:`q_{G,t}`, lane ``u2``)
+    and the token within it (lane ``u``).  ``masses = (Gs, Rs, blk_green, blk_red)``.
+    Returns ``(y, kl, dg)``."""
+    Gs, Rs, blk_green, blk_red = masses
+    if boost_red:  # the same closed forms with G -> 1 - G
+        kl = _scalar.kl(d, 1.0 - G)
+        dg = -_scalar.dg(d, 1.0 - G)
+    else:
+        dg = _scalar.dg(d, G)
+        kl = _scalar.kl_given_dg(d, G, dg)
+    want = _colour(u2 < G + dg, Gs, Rs)
+    y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, dist)
+    return y, kl, dg
+
+
+@njit(cache=True, inline="always")
+def _hard_step(G, blk_green, u, dist):
+    """The hard red list (delta = inf), G > 0: a draw from p restricted to green; KL = -log G,
+    DG = 1 - G.  Returns ``(y, kl, dg)``."""
+    y = _draw(1.0, blk_green, u, dist)
+    return y, -math.log(G), 1.0 - G
+
+
+@njit(cache=True, inline="always")
+def _ems_step(tau, ems_hash, logits, c, e, tokmix, scratch, scratch2):
+    """Exponential minimum sampling: :math:`y = \\arg\\max_k \\log(r_k) / p_{\\tau,k}`, r_k the keyed
+    uniforms of the context (stream EMS).  Returns y."""
+    if tau != 1.0:
+        for k in range(tokmix.shape[0]):
+            scratch[k] = (logits[k] - c) / tau
+        kern.exp_shifted_into(scratch, 0.0, scratch)
+        return kern.ems_draw(ems_hash, tokmix, scratch, scratch2)
+    return kern.ems_draw(ems_hash, tokmix, e, scratch)
+
+
+@njit(cache=True, inline="always")
+def _keyed_order_step(algo, target, reverse, perm, e, inv, green, G):
+    """ITS, UW-delta and UW-gamma: walk the keyed vocabulary order (reversed when ``reverse``) to the
+    token where the cumulative mass passes ``target``.  UW-gamma keeps q = 0 below the midpoint
+    of the keyed CDF and 2 p above it, so only the token straddling it has q / p other than 2
+    (its KL and DG without a log per token).  Returns ``(y, kl, dg)``; kl, dg are 0 except for
+    UW-gamma (the point masses' follow from y)."""
+    V = perm.shape[0]
+    acc = 0.0
+    y = -1
+    above = 0.0
+    above_green = 0.0
+    q_mid = 0.0
+    p_mid = 1.0
+    green_mid = 0.0
+    gamma_reweight = algo == UW_GAMMA
+    for j in range(V):
+        k = perm[V - 1 - j] if reverse else perm[j]
+        pk = e[k] * inv
+        prev = acc
+        acc += pk
+        if gamma_reweight:
+            if prev >= 0.5:
+                above += pk
+                above_green += pk * green[k]
+            elif acc > 0.5:
+                q_mid = 2.0 * (acc - 0.5)
+                p_mid = pk
+                green_mid = green[k]
+        if y < 0 and acc >= target:
+            y = k
+            if not gamma_reweight:
+                break
+    if y < 0:
+        y = perm[0] if reverse else perm[V - 1]
+    if not gamma_reweight:
+        return y, 0.0, 0.0
+    kl = 2.0 * above * math.log(2.0) + (q_mid * math.log(q_mid / p_mid) if q_mid > 0.0 else 0.0)
+    return y, kl, 2.0 * above_green + q_mid * green_mid - G
+
+
 @njit(cache=True, parallel=True)
-def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sums, prompts, T, seed, key, h, thr, partition,
-              n_green, ap, perm, tokmix, tokens, kl_out, G_out, dg_out, ent_out, lam_out):
+def _generate(algo, lm, keying, prm, prompts, T, seed, out):
+    """Every text (row of ``prompts``) in parallel, T steps each, algorithm code ``algo``.
+
+    Per step: p_t's green mass, normaliser and entropy (tabulated or materialised, module
+    docstring), the counter-stream uniforms (lanes 2t, 2t+1 of stream (seed, i)), the
+    algorithm's step function, and the dual update (:mod:`theory._scalar`).  ``lm`` is an
+    :class:`LMTables`, ``keying`` a :class:`Keying`, ``prm`` an :class:`AlgoParams`; ``out`` =
+    (tokens, kl, G, dg, entropy, lam) arrays (n, T), written in place.
+    """
+    V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
+    key, h, thr, partition, n_green, tokmix, perm = keying
+    tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
     n, P = prompts.shape
-    delta, Delta, eta, lam1, M, tau, alpha, gamma = ap[0], ap[1], ap[2], ap[3], ap[4], ap[5], ap[6], ap[7]
     its_key = rng.stream_key_nb(key, ITS_STREAM)
     nb = kern.n_blocks(V)
-    # boosting watermarks with Bernoulli green lists never build p or the green list over V
-    tabulated = not partition and (algo <= 4 or algo == 9)
+    tabulated = _tabulated(algo, partition)
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
@@ -167,7 +288,7 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
         blk_red = np.empty(nb)
         blk_all = np.empty(nb)
         skey = rng.stream_key_nb(seed, i)
-        lam = lam1
+        lam = prm.lam1
         prev_green = False  # Algorithm DualGA_autocov colours y_0 red
         for t in range(T):
             L = P + t
@@ -199,94 +320,40 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
             G = min(Gs * inv, 1.0)
             u = rng.uniform_nb(skey, 2 * t)
             u2 = rng.uniform_nb(skey, 2 * t + 1)
-            y = 0
+            dist = (tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
+            masses = (Gs, Rs, blk_green, blk_red)
             kl = 0.0
             dg = 0.0
             lam_rec = np.nan
-            if algo == 0 or (algo == 2 and G <= 0.0):  # none; hard with an empty green mass
-                y = _draw(-1.0, blk_all, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
-            elif algo == 1 or algo == 3 or algo == 9:  # srl, dualga, atw: boost the green list
-                if algo == 1:
-                    d = delta
-                elif algo == 3:
-                    d = lam
-                    lam_rec = lam
-                else:
-                    d = delta if ent > alpha else 0.0
-                dg = _scalar.dg(d, G)
-                kl = _scalar.kl_given_dg(d, G, dg)
-                want = _colour(u2 < G + dg, Gs, Rs)
-                y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
-                          lm_state, mod_tok, mod_logit)
-                if algo == 3:
-                    lam = min(max(lam + eta * (Delta - dg), 0.0), M)
-            elif algo == 4:  # autocov
+            if algo == NONE or (algo == HARD and G <= 0.0):  # hard with an empty green mass: unwatermarked
+                y = _draw(-1.0, blk_all, u, dist)
+            elif algo == SRL:
+                y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
+            elif algo == ATW:
+                y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
+            elif algo == DUALGA:
                 lam_rec = lam
-                if prev_green:  # boost the red list
-                    kl = _scalar.kl(lam, 1.0 - G)
-                    dg = -_scalar.dg(lam, 1.0 - G)
-                    da = (1.0 - gamma) * (-dg)
-                else:
-                    kl = _scalar.kl(lam, G)
-                    dg = _scalar.dg(lam, G)
-                    da = gamma * dg
-                want = _colour(u2 < G + dg, Gs, Rs)
-                y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, tabulated, e, green, wctx, thr, tokmix, row,
-                          lm_state, mod_tok, mod_logit)
-                lam = min(max(lam + eta * (Delta - da), 0.0), M)
-            elif algo == 2:  # hard, G > 0
-                y = _draw(1.0, blk_green, u, tabulated, e, green, wctx, thr, tokmix, row, lm_state, mod_tok, mod_logit)
-                kl = -math.log(G)
-                dg = 1.0 - G
-            elif algo == 5:  # ems: argmax_k log(r_k) / p_k^(1/tau)
-                if tau != 1.0:
-                    for k in range(V):
-                        scratch[k] = (logits[k] - c) / tau
-                    kern.exp_shifted_into(scratch, 0.0, scratch)
-                    y = kern.ems_draw(prf.context_hash_nb(key, window, prf.EMS), tokmix, scratch, scratch2)
-                else:
-                    y = kern.ems_draw(prf.context_hash_nb(key, window, prf.EMS), tokmix, e, scratch)
-            else:  # its, uw-delta, uw-gamma: walk the keyed vocabulary order
+                y, kl, dg = _boost_step(lam, False, G, masses, u, u2, dist)
+                lam = _scalar.dualga_update(lam, dg, prm.Delta, prm.eta, prm.M)
+            elif algo == AUTOCOV:  # boost the red list after a green token
+                lam_rec = lam
+                y, kl, dg = _boost_step(lam, prev_green, G, masses, u, u2, dist)
+                lam = _scalar.autocov_update(lam, dg, prev_green, prm.gamma, prm.Delta, prm.eta, prm.M)
+            elif algo == HARD:
+                y, kl, dg = _hard_step(G, blk_green, u, dist)
+            elif algo == EMS:
+                y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
+            else:
                 sctx = prf.context_hash_nb(key, window, prf.STEP)
-                if algo == 6:
+                if algo == ITS:
                     target = rng.uniform_nb(its_key, t)
-                elif algo == 7:
+                elif algo == UW_DELTA:
                     target = prf.uniform_nb(sctx, V)
                 else:
                     target = 0.5 * (1.0 + u)
-                reverse = algo == 8 and prf.uniform_nb(sctx, V + 1) < 0.5
-                acc = 0.0
-                y = -1
-                # uw-gamma: q = 0 below the midpoint of the keyed CDF and 2 p above it, so only
-                # the token straddling it has q / p other than 2 (KL, DG without a log per token)
-                above = 0.0
-                above_green = 0.0
-                q_mid = 0.0
-                p_mid = 1.0
-                green_mid = 0.0
-                for j in range(V):
-                    k = perm[V - 1 - j] if reverse else perm[j]
-                    pk = e[k] * inv
-                    prev = acc
-                    acc += pk
-                    if algo == 8:
-                        if prev >= 0.5:
-                            above += pk
-                            above_green += pk * green[k]
-                        elif acc > 0.5:
-                            q_mid = 2.0 * (acc - 0.5)
-                            p_mid = pk
-                            green_mid = green[k]
-                    if y < 0 and acc >= target:
-                        y = k
-                        if algo != 8:
-                            break
-                if y < 0:
-                    y = perm[0] if reverse else perm[V - 1]
-                if algo == 8:
-                    kl = 2.0 * above * math.log(2.0) + (q_mid * math.log(q_mid / p_mid) if q_mid > 0.0 else 0.0)
-                    dg = 2.0 * above_green + q_mid * green_mid - G
-            if algo >= 5 and algo <= 7:
+                reverse = algo == UW_GAMMA and prf.uniform_nb(sctx, V + 1) < 0.5
+                y, kl, dg = _keyed_order_step(algo, target, reverse, perm, e, inv, green, G)
+            if algo == EMS or algo == ITS or algo == UW_DELTA:  # a point mass at y
                 kl = -math.log(e[y] * inv)
                 dg = green[y] - G
             tokens[i, t] = y
@@ -299,22 +366,27 @@ def _generate(algo, V, order, lm_seed, lm_params, levels, base, table, level_sum
             ctx[L] = y
 
 
-def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=1.0, alpha=2.0, M=15.0) -> tuple[np.ndarray, dict]:
-    """Validate and pack an algorithm's parameters, applying the documented defaults."""
+def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=defaults.TAU, alpha=defaults.ALPHA,
+                M=defaults.M) -> tuple[AlgoParams, dict]:
+    """Validate an algorithm's parameters and apply the documented defaults (:mod:`sims.core.defaults`).
+
+    Returns the kernel's :class:`AlgoParams` and the same values as a dict (``None`` where the
+    algorithm has no such parameter) for the record's ``meta``.
+    """
     if algo not in ALGOS:
         raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
     if algo in ("dualga", "autocov"):
-        Delta = 0.3 if Delta is None else float(Delta)
+        Delta = defaults.TARGET_DG if Delta is None else float(Delta)
         if not (0.0 < Delta < 1.0):
             raise ValueError(f"Delta must be in (0, 1); got {Delta!r}")
         gamma = theory.gamma_star(Delta) if gamma is None else gamma
-    gamma = 0.25 if gamma is None else gamma
+    gamma = defaults.GAMMA if gamma is None else gamma
     theory._validate.gamma(gamma)
     if algo in ("srl", "atw"):
-        delta = 2.0 if delta is None else delta
+        delta = defaults.DELTA if delta is None else delta
         if not (0.0 <= float(delta) < math.inf):
             raise ValueError(f"delta must be in [0, inf); got {delta!r}")
-    eta = 0.5 if eta is None else float(eta)
+    eta = defaults.ETA if eta is None else float(eta)
     if not (eta > 0.0 and math.isfinite(eta)):
         raise ValueError(f"eta must be in (0, inf); got {eta!r}")
     if not (tau > 0.0 and math.isfinite(tau)):
@@ -325,14 +397,14 @@ def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1
     if not (0.0 <= lam1 <= M):
         raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
     info = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
-    ap = np.array([0.0 if delta is None else delta, 0.0 if Delta is None else Delta, eta, lam1, M, tau, alpha, gamma], dtype=np.float64)
-    return ap, info
+    prm = AlgoParams(*(float(0.0 if info[f] is None else info[f]) for f in AlgoParams._fields))
+    return prm, info
 
 
 def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
-    eta=None, lam1=None, tau: float = 1.0, alpha: float = 2.0, h: int = 1, green_kind: str = "bernoulli",
-    prompts: np.ndarray | None = None, prompt_len: int = 16, M: float = 15.0,
+    eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, h: int = defaults.H,
+    green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M: float = defaults.M,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -368,7 +440,8 @@ def generate(
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
     if not (M > 0.0 and math.isfinite(M)):
         raise ValueError(f"M must be in (0, inf); got {M!r}")
-    ap, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=None if lam1 is None else min(lam1, M), tau=tau, alpha=alpha, M=M)
+    prm, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=None if lam1 is None else min(lam1, M), tau=tau,
+                            alpha=alpha, M=M)
     V = lm.vocab_size
     if prompts is None:
         prompts = sample_prompts(lm, n, seed, prompt_len)
@@ -378,12 +451,11 @@ def generate(
     if prompts.min() < 0 or prompts.max() >= V:
         raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
     gam = info["gamma"]
-    out = [np.empty((n, T), dtype=np.int64)] + [np.empty((n, T)) for _ in range(5)]
-    _generate(
-        _CODE[algo], V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums, prompts, int(T), int(seed), np.uint64(key), int(h),
-        prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))), ap, keyed_order(key, V),
-        prf.token_mix(V), *out,
-    )
+    tables = LMTables(V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
+    keying = Keying(np.uint64(key), int(h), prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
+                    prf.token_mix(V), keyed_order(key, V))
+    out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
+    _generate(_CODE[algo], tables, keying, prm, prompts, int(T), int(seed), out)
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
 

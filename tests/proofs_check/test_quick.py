@@ -50,3 +50,17 @@ def test_render_escapes_pipes():
 def test_unknown_module_is_rejected():
     with pytest.raises(SystemExit):
         main(["--only", "check_nonexistent"])
+
+
+def test_info_lower_bound_fails_when_theory_disagrees_with_the_direct_sum(monkeypatch):
+    """Every row of check_info_lower_bound passes, and halving the TV term of
+    theory.optimal_test_error fails the row that compares it with the direct sum."""
+    import numpy as np
+
+    import proofs_check.check_info_lower_bound as ilb
+    import theory
+
+    assert all(c.passed for c in ilb.run(True, np.random.default_rng(0)))
+    monkeypatch.setattr(theory, "optimal_test_error", lambda q, p: float(1.0 - 0.25 * np.abs(q - p).sum()))
+    failed = [c.quantity for c in ilb.run(True, np.random.default_rng(0)) if not c.passed]
+    assert failed == [next(q for q in failed if "optimal_test_error" in q)]

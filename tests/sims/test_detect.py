@@ -52,15 +52,15 @@ def test_kernel_equals_numpy_reference(layout, dedup, gamma):
 
 
 def test_partition_green_lists_equal_reference_and_generation():
-    """kind="partition": exactly floor(gamma V) green tokens per context, as prf.green_mask says."""
+    """green_kind="partition": exactly floor(gamma V) green tokens per context, as prf.green_mask says."""
     rng = np.random.default_rng(1)
     toks, prompts = rng.integers(0, 300, size=(4, 30)), rng.integers(0, 300, size=(4, 2))
-    a, _ = detect.token_scores(toks, prompts, 5, gamma=0.3, h=2, kind="partition", vocab_size=300)
-    b, _ = detect.token_scores_reference(toks, prompts, 5, gamma=0.3, h=2, kind="partition", vocab_size=300)
+    a, _ = detect.token_scores(toks, prompts, 5, gamma=0.3, h=2, green_kind="partition", vocab_size=300)
+    b, _ = detect.token_scores_reference(toks, prompts, 5, gamma=0.3, h=2, green_kind="partition", vocab_size=300)
     assert np.array_equal(a, b)
     lm = get_lm("lfqa", vocab_size=400)
     g = generate(lm, "hard", n=3, T=40, seed=0, key=9, gamma=0.3, green_kind="partition")
-    assert detect.green_indicators(g.tokens, g.prompts, 9, 0.3, kind="partition", vocab_size=400).all()
+    assert detect.green_indicators(g.tokens, g.prompts, 9, 0.3, green_kind="partition", vocab_size=400).all()
 
 
 def plant_green(n, T, key, gamma, seed, h=1, frac=1.0):
@@ -209,8 +209,8 @@ def test_bad_input():
         detect.score_redgreen(np.array([[1.5]]), one, 1, 0.25)
     with pytest.raises(ValueError, match="lengths must be in"):
         detect.score_redgreen(one, one, 1, 0.25, lengths=np.array([2]))
-    with pytest.raises(ValueError, match="vocab_size must be given for kind='partition'"):
-        detect.score_redgreen(one, one, 1, 0.25, kind="partition")
+    with pytest.raises(ValueError, match="vocab_size must be given for green_kind='partition'"):
+        detect.score_redgreen(one, one, 1, 0.25, green_kind="partition")
     with pytest.raises(ValueError, match="key must be in"):
         detect.score_redgreen(one, one, -1, 0.25)
     lm = get_lm("lfqa", vocab_size=500)

@@ -21,7 +21,9 @@ def test_evaluate_reports_the_papers_quantities():
     assert out["realized_dg"] == pytest.approx(0.3, abs=DG_TOL)
     assert out["tpr_at_1e-4"] == 1.0 and out["tpr_at_1e-4"] >= out["tpr_at_1e-6"]
     lo, hi = out["empirical_fpr_at_1e-4_ci95"]
-    assert lo <= 1e-4 <= hi  # 24 null texts: the 95% interval must contain the promised level
+    # 24 null texts cannot test a level of 1e-4 (test_null_fpr_within_the_promise does, with 5e4);
+    # here only: the interval brackets the estimate it reports
+    assert lo <= out["empirical_fpr_at_1e-4"] <= hi < 1.0
     a = out["arrays"]
     assert out["median_log10_p"] == pytest.approx(float(np.median(a["log10_p"])))
     assert out["tokens_to_detect_median"] == float(np.median(a["tokens_to_detect"])) and 1 <= out["tokens_to_detect_median"] <= 120

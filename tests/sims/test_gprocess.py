@@ -29,7 +29,7 @@ def _law_counts(spec, T, reps=1, seed=0):
     proc = gprocess.parse_spec(spec).with_switch_time(T)
     state = np.zeros((reps, online.N_STATE))
     counts = np.zeros((reps, len(proc.tables)), dtype=np.int64)
-    ap = np.array([0.1, 0.01, 0.0, 1.0, 15.0, 0.0, 1.0, 1.0])
+    ap = online.ControllerParams(Delta=0.1, eta=0.01, eta_mode=0.0, lam1=1.0, M=15.0, delta=0.0, V=1.0, alpha=1.0)
     online.run_chunk(0, ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, 0, T, state, counts)
     return counts
 

@@ -24,7 +24,7 @@ def _params(algo, spec, T, **kw):
 
 def _run(algo, proc, ap, seed, T, R, cuts=None):
     state = np.zeros((R, online.N_STATE))
-    state[:, online.S_LAM] = ap[3]
+    state[:, online.S_LAM] = ap.lam1
     counts = np.zeros((R, len(proc.tables)), dtype=np.int64)
     cuts = [0, T] if cuts is None else cuts
     for a, b in zip(cuts[:-1], cuts[1:]):

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from sims.watermarks import _kernels as kern
 from sims.core import prf
 from sims.watermarks.generate import _tabulated_block, _tabulated_masses
-from sims.lm.synthetic import N_BUMPS, context_into, get_lm, logits_into
+from sims.lm.synthetic import LM_PRESETS, N_BUMPS, context_into, get_lm, logits_into
 
 MAX_EXP_ULP = 1  # measured over [-708, 0]; the polynomial's truncation error is below 5e-18
 MAX_LOG_ULP = 3  # measured; the worst case is just above 1, where log x is small
@@ -101,7 +101,7 @@ def test_block_sampler_equals_plain_inverse_cdf(eg, want, u):
         assert abs(w[min(y, ref)] - u * w[-1]) <= 1e-12 * w[-1]
 
 
-@pytest.mark.parametrize("name", ["news", "lfqa", "loopy", "tiny"])
+@pytest.mark.parametrize("name", LM_PRESETS)
 def test_tabulated_step_equals_materialised_step(name):
     """Block masses, entropy accumulator and each block's e and green list from the LM's tables
     equal those computed from the full logits, for random contexts."""
