@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "detect": ("sims.cli.detect", "score saved texts: z, exact log10 p, green counts"),
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
+    "steal": ("sims.cli.steal", "steal green lists from N watermarked texts, then spoof and scrub"),
 }
 
 
