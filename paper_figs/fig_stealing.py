@@ -20,7 +20,7 @@ TITLE = "Watermark stealing: spoof and scrub success against the number of stole
 
 SCHEMES = [("srl", dict(gamma=0.25, delta=2.0)), ("srl", dict(gamma=0.25, delta=4.0)), ("srl", dict(gamma=0.5, delta=2.0)),
            ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("hard", dict(gamma=0.25)), ("autocov", dict(Delta=0.3))]
-FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4), spoof_test_n=10000)
+FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4), spoof_test_n=100000)
 QUICK = dict(V=256, T=16, n_eval=50, Ns=(100, 1000), hs=(1, 2), spoof_test_n=1000)
 
 
