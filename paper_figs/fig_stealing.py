@@ -12,6 +12,7 @@ false-positive rate and power.
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 from paper_figs import save
@@ -57,6 +58,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
                 axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
             if algo == "srl" and params["delta"] == 2.0 and params["gamma"] == 0.25:
                 summary["spoof_test"][f"h={h}"] = steal.spoof_test_power(haul, min(cfg["spoof_test_n"], Ns[-1]))
+            (out_dir / "fig_stealing.partial.json").write_text(json.dumps(summary, indent=1))  # long runs: keep what is done
         for c, (k, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
                                      ("acc", "balanced accuracy of the estimate"))):
             axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
@@ -66,6 +68,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
     files = save(fig, out_dir, "fig_stealing", summary)
     md = out_dir / "fig_stealing.md"
     md.write_text(_markdown(summary, np))
+    (out_dir / "fig_stealing.partial.json").unlink()
     return files + [md]
 
 
