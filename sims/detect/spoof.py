@@ -13,7 +13,14 @@ green with a probability that does not depend on how frequent its window is),
 
 .. math:: p = P(X \ge g_f),\qquad X \sim \mathrm{Hypergeom}(n, g, n_f).
 
-Small p means too many greens in frequent windows for a genuine text.  The test's size is
+Small p means too many greens in frequent windows for a genuine text.
+
+With ``pairs=True`` the unit is the (window, token) pair instead of the window: a token is
+"frequent" if its pair occurs at least ``min_count`` times in the reference.  The reference
+should then be unwatermarked text of the owner's model (which the owner can generate at will):
+pair counts in watermarked text would be green-enriched and break exchangeability.  A spoofer
+can only boost pairs it has seen, so its greens sit on common pairs and its uncommon pairs are
+green at rate :math:`\gamma`, while a genuine text's watermark lifts every pair alike.  The test's size is
 exact under exchangeability; on genuine watermarked text the green probability depends on the
 step's entropy, which can correlate with window frequency, so its false-positive rate is
 measured, not assumed (:func:`sims.experiments.steal.spoof_test_power`).  A text with no token
@@ -49,12 +56,17 @@ class WindowCounts:
     names: np.ndarray
     counts: np.ndarray
     median: int
+    pairs: bool = False
 
     @classmethod
-    def from_texts(cls, tokens, prompts, h: int) -> "WindowCounts":
-        names, counts = np.unique(windows.window_names(tokens, prompts, h), return_counts=True)
+    def from_texts(cls, tokens, prompts, h: int, pairs: bool = False) -> "WindowCounts":
+        """Counts of the windows (or, with ``pairs``, of the (window, token) pairs) of the texts."""
+        names = windows.window_names(tokens, prompts, h)
+        if pairs:
+            names = windows.pair_names(names, tokens)
+        names, counts = np.unique(names, return_counts=True)
         med = int(np.median(np.repeat(counts, counts))) if counts.size else 1
-        return cls(int(h), names, counts.astype(np.int64), med)
+        return cls(int(h), names, counts.astype(np.int64), med, bool(pairs))
 
     def count(self, names: np.ndarray) -> np.ndarray:
         """Count of each window name (0 if never seen)."""
@@ -85,7 +97,7 @@ def spoof_test(tokens, prompts, key: int, gamma: float, reference: WindowCounts,
     tokens, prompts, h : token layout of :mod:`sims.detect.scores` (no -1 pads).
     key, gamma, kind, vocab_size : the owner's watermark.
     reference : WindowCounts
-        The owner's window counts, same ``h``.
+        The owner's window (or pair) counts, same ``h``.
     min_count : int, optional
         Frequent iff the window's reference count is at least this (default: ``reference.median``).
     """
@@ -102,7 +114,8 @@ def spoof_test(tokens, prompts, key: int, gamma: float, reference: WindowCounts,
     tokens = np.asarray(tokens, dtype=np.int64)
     if np.any(tokens < 0):
         raise ValueError("tokens must not hold -1 pads (texts of unequal length)")
-    freq = reference.count(windows.window_names(tokens, prompts, h)) >= thr
+    names = windows.window_names(tokens, prompts, h)
+    freq = reference.count(windows.pair_names(names, tokens) if reference.pairs else names) >= thr
     g = green > 0.5
     n_f, n_r = (scored & freq).sum(axis=1), (scored & ~freq).sum(axis=1)
     g_f, g_r = (g & freq).sum(axis=1), (g & ~freq).sum(axis=1)

@@ -471,11 +471,12 @@ def steal_curve(lm: SyntheticLM, algo: str, n_values, *, T: int = 32, n_eval: in
 
 
 def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = None, boost: float = 4.0, seed: int = 0,
-                     level: float = 0.01, min_count: int | None = None) -> dict:
+                     level: float = 0.01, min_count: int | None = None, pairs: bool = False) -> dict:
     """The owner's spoof test (:mod:`sims.detect.spoof`) on genuine vs spoofed texts that the
     watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and
     power, with 95% Clopper-Pearson intervals.  The owner's window counts come from its own
-    ``n_reference`` watermarked texts (default: the haul's, i.e. the same texts the attacker saw)."""
+    ``n_reference`` watermarked texts (default: the haul's, i.e. the same texts the attacker saw);
+    with ``pairs``, its (window, token) pair counts come from its ``n_reference`` unwatermarked texts."""
     from sims.experiments.evaluate import clopper_pearson
 
     m = haul.wm.meta
@@ -483,8 +484,10 @@ def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = Non
     n_eval, T = haul.targets.tokens.shape
     sp = spoof(haul.lm, est, m, n=n_eval, T=T, seed=seed + SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
     nref = haul.wm.n if n_reference is None else int(n_reference)
-    ref = spoof_test.WindowCounts.from_texts(haul.wm.tokens[:nref], haul.wm.prompts[:nref], m["h"])
-    out = dict(algo=m["algo"], h=int(m["h"]), n_stolen=int(n_stolen), n_reference=nref, level=level, min_count=min_count, seed=seed)
+    src = haul.base if pairs else haul.wm
+    ref = spoof_test.WindowCounts.from_texts(src.tokens[:nref], src.prompts[:nref], m["h"], pairs=pairs)
+    out = dict(algo=m["algo"], h=int(m["h"]), n_stolen=int(n_stolen), n_reference=nref, level=level, min_count=ref.median if min_count is None
+               else min_count, pairs=pairs, seed=seed)
     for name, g in (("genuine", haul.targets), ("spoofed", sp)):
         flagged = detect.score(g, haul.lm).log10_p <= math.log10(LEVEL)
         r = spoof_test.spoof_test(g.tokens[flagged], g.prompts[flagged], m["key"], m["gamma"], ref, h=m["h"], min_count=min_count)

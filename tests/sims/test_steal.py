@@ -69,12 +69,14 @@ def test_spoof_test_matches_fisher_exact():
         assert r.log10_p[i] == pytest.approx(np.log10(fisher_exact(table, alternative="greater")[1]), abs=1e-9)
 
 
-def test_spoof_test_size_on_key_independent_text():
+@pytest.mark.parametrize("pairs", [False, True])
+def test_spoof_test_size_on_key_independent_text(pairs):
     """Seed 1, 4000 uniform texts of 64 tokens (colours i.i.d. Bernoulli(gamma)): rejection rate at
     level 0.05 is at most 0.05 + 3 standard errors (the conditional test is exact, conservative)."""
     rng = np.random.default_rng(1)
     toks, prompts = rng.integers(0, V, size=(4000, 64)), rng.integers(0, V, size=(4000, 1))
-    ref = spoof_test.WindowCounts.from_texts(rng.integers(0, V, size=(100, 20)), rng.integers(0, V, size=(100, 1)), 1)
+    ref = spoof_test.WindowCounts.from_texts(rng.integers(0, V, size=(2000, 20)), rng.integers(0, V, size=(2000, 1)), 1, pairs=pairs)
+    assert ref.pairs == pairs and ref.counts.sum() == 40000 and (ref.names.size > V) == pairs
     rate = np.mean(spoof_test.spoof_test(toks, prompts, 11, 0.25, ref).log10_p <= np.log10(0.05))
     assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 4000)
 
