@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
     "sweep": ("sims.cli.sweep", "a grid of experiments on Dask (local or a cluster): Parquet rows, TPR / KL / DG summary"),
+    "steal": ("sims.cli.steal", "steal green lists from N watermarked texts, then spoof and scrub"),
 }
 
 

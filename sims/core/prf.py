@@ -22,6 +22,16 @@ Green lists (``stream = GREEN``) come in two kinds:
   green (the paper's Algorithm kirchen).  The null is the same Bernoulli per
   distinct pair when the key is random, but checking one token costs O(|V|).
 
+What it promises, and what not.  SplitMix64's finaliser is a bijection of 64-bit words
+with full avalanche: outputs are uniform and pairwise decorrelated to the precision any
+simulation here can see (``tests/sims/test_prf.py``), and one (context, token) pair costs
+one mixing round.  It is *not* a cryptographic PRF: the mixer is public and invertible, the
+secret is one 64-bit word, and nothing bounds what an adversary who sees many (context,
+token, colour) triples can learn about other ones -- beyond the statistical stealing of
+:mod:`sims.experiments.steal`, which needs no weakness of the PRF at all.  For deployment,
+:mod:`sims.core.prf_crypto` offers the same green lists keyed by SipHash-2-4 with a 128-bit
+key (same threshold, same null); ``bench/bench_prf.py`` measures its cost.
+
 The NumPy functions here are the reference; :mod:`sims` Numba kernels call the
 scalar ``*_nb`` versions, and the torch backend reimplements the same bit
 operations on int64 tensors -- tests prove all three identical.

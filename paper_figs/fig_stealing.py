@@ -1,0 +1,94 @@
+"""Figure stealing: what it takes to forge each red-green scheme.
+
+A watermark-stealing attacker (:mod:`sims.experiments.steal`, after Jovanovic et al., ICML
+2024) sees N watermarked and N base-LM texts, estimates the green lists by frequency ratios,
+then spoofs (boosts its estimated green lists, owner's detector at p <= 1e-4) and scrubs
+(re-samples the tokens it believes green, edit rate stated).  Rows: context width h = 1, 2, 4;
+columns: spoof success, scrub success, balanced accuracy of the estimated lists against the
+key's true ones, each against N.  A markdown table (``fig_stealing.md``) gives, per scheme and
+h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.detect.spoof`)
+false-positive rate and power.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+from paper_figs import save
+
+TITLE = "Watermark stealing: spoof and scrub success against the number of stolen texts"
+
+SCHEMES = [("srl", dict(gamma=0.25, delta=2.0)), ("srl", dict(gamma=0.25, delta=4.0)), ("srl", dict(gamma=0.5, delta=2.0)),
+           ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("hard", dict(gamma=0.25)), ("autocov", dict(Delta=0.3))]
+FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4), spoof_test_n=100000)
+QUICK = dict(V=256, T=16, n_eval=50, Ns=(100, 1000), hs=(1, 2), spoof_test_n=1000)
+
+
+def _label(algo: str, params: dict) -> str:
+    return f"{algo} " + ",".join(f"{k}={v:g}" for k, v in params.items())
+
+
+def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from sims.experiments import steal
+    from sims.lm.synthetic import get_lm
+
+    cfg = QUICK if quick else FULL
+    schemes = [SCHEMES[0], SCHEMES[4], SCHEMES[5], SCHEMES[6]] if quick else SCHEMES
+    lm = get_lm("news", vocab_size=cfg["V"])
+    Ns = list(cfg["Ns"])
+    summary = dict(lm="news", vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
+                   curves={}, spoof_test={})
+    fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
+    shared = {}
+    for r, h in enumerate(cfg["hs"]):
+        for algo, params in schemes:
+            label = _label(algo, params)
+            haul = steal.make_haul(lm, algo, n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=h, **shared, **params)
+            shared = dict(base=haul.base, held_out=haul.held_out)
+            rows = [steal.attack_point(haul, N) for N in Ns]
+            summary["curves"][f"h={h} {label}"] = rows
+            for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
+                axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
+            if algo == "srl" and params["delta"] == 2.0 and params["gamma"] == 0.25:
+                summary["spoof_test"][f"h={h}"] = steal.spoof_test_power(haul, min(cfg["spoof_test_n"], Ns[-1]))
+            (out_dir / "fig_stealing.partial.json").write_text(json.dumps(summary, indent=1))  # long runs: keep what is done
+        for c, (k, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
+                                     ("acc", "balanced accuracy of the estimate"))):
+            axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
+        axes[r, 0].legend(fontsize=6)
+    fig.suptitle(f"Watermark stealing on news (V = {cfg['V']}), texts of {cfg['T']} tokens, {cfg['n_eval']} spoofs / targets")
+    fig.tight_layout()
+    files = save(fig, out_dir, "fig_stealing", summary)
+    md = out_dir / "fig_stealing.md"
+    md.write_text(_markdown(summary, np))
+    (out_dir / "fig_stealing.partial.json").unlink()
+    return files + [md]
+
+
+def _markdown(summary: dict, np) -> str:
+    lines = [f"# {TITLE}", "",
+             f"news LM, V = {summary['vocab_size']}, texts of {summary['T']} tokens, seed 0; attacker: N watermarked + N base texts, "
+             f"spoof boost {summary['boost']}, scrub budget {summary['budget']} of the tokens; success at p <= 1e-4 "
+             f"over {summary['n_eval']} texts.", "",
+             "| scheme | h | genuine detected | N for spoof >= 1/2 | spoof at max N | scrub at max N (edit rate; blind) | accuracy at max N |",
+             "|---|---|---|---|---|---|---|"]
+    for name, rows in summary["curves"].items():
+        h, label = name.split(" ", 1)
+        hit = next((r["n_stolen"] for r in rows if r["spoof_success"] >= 0.5), None)
+        last = rows[-1]
+        lines.append(f"| {label} | {h[2:]} | {last['detected_before']:.2f} | {hit if hit else '> ' + str(last['n_stolen'])} | {last['spoof_success']:.2f} | "
+                     f"{last['scrub_success']:.2f} ({last['scrub_edit_rate']:.2f}; {last['scrub_blind_success']:.2f}) | "
+                     f"{last['green_estimate_accuracy']:.2f} |")
+    lines += ["", "Spoof test (Fisher, frequent vs rare windows, level 0.01) on texts the detector flags, SRL gamma 0.25 delta 2:", "",
+              "| h | N stolen | owner's reference texts | FPR (95% CI) | power (95% CI) |", "|---|---|---|---|---|"]
+    for h, r in summary["spoof_test"].items():
+        lines.append(f"| {h[2:]} | {r['n_stolen']} | {r['n_reference']} | {r['fpr']:.3f} ({r['fpr_ci95'][0]:.3f}, {r['fpr_ci95'][1]:.3f}) "
+                     f"of {r['genuine_flagged']} | {r['power']:.3f} ({r['power_ci95'][0]:.3f}, {r['power_ci95'][1]:.3f}) of {r['spoofed_flagged']} |")
+    return "\n".join(lines) + "\n"

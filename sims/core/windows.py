@@ -1,0 +1,40 @@
+"""Context windows of texts, as public 64-bit names: what an attacker or an auditor can count.
+
+The context of generated token t is the ``h`` tokens before it, prompt tokens included,
+oldest first (:mod:`sims.core.prf`).  :func:`window_names` names every window with the PRF's
+context hash under the public key ``PUBLIC_KEY`` on stream ``WINDOW_STREAM`` -- a key
+everybody knows, so the names carry no secret: they only let windows be sorted, counted and
+looked up as single integers (two distinct windows share a name with probability 2**-64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sims.core import prf
+
+PUBLIC_KEY = 0
+WINDOW_STREAM = 13  # watermarks use streams 0..2, the synthetic LMs 7, ITS 99
+
+
+def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
+    """(n, T, h) array: the ``h`` tokens before each generated token, oldest first."""
+    tokens = np.asarray(tokens, dtype=np.int64)
+    prompts = np.asarray(prompts, dtype=np.int64)
+    if int(h) != h or h < 1:
+        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if prompts.shape[1] < h:
+        raise ValueError(f"prompts must hold at least h={h} tokens per text; got {prompts.shape[1]}")
+    seq = np.concatenate([prompts[:, prompts.shape[1] - h :], tokens], axis=1)
+    T = tokens.shape[1]
+    return np.stack([seq[:, j : j + T] for j in range(h)], axis=2)
+
+
+def window_names(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
+    """(n, T) uint64: the public name of each generated token's context window."""
+    return prf.context_hash(PUBLIC_KEY, windows(tokens, prompts, h), WINDOW_STREAM)
+
+
+def pair_names(names: np.ndarray, tokens) -> np.ndarray:
+    """Public 64-bit names of (window, token) pairs (broadcast)."""
+    return prf.token_bits(names, tokens)
