@@ -13,7 +13,7 @@ HELP = "watermarked text from a synthetic LM, saved as .npz"
 
 
 def add_algo_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lm", choices=LM_PRESETS, default="news", help="synthetic LM preset")
+    p.add_argument("--lm", default="news", help=f"synthetic LM: a preset ({', '.join(LM_PRESETS)}) or a fitted .npz (python -m sims fit-lm)")
     p.add_argument("--algo", choices=ALGOS, default="dualga")
     p.add_argument("--gamma", type=float, default=None, help="green-list ratio (default 0.25; DualGA: gamma*(Delta))")
     p.add_argument("--delta", type=float, default=None, help="SRL / ATW boost")

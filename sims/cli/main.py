@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "detect": ("sims.cli.detect", "score saved texts: z, exact log10 p, green counts"),
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
+    "fit-lm": ("sims.cli.fit_lm", "fit a synthetic LM to a real LM's next-token statistics (needs torch)"),
 }
 
 
