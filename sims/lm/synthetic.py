@@ -33,9 +33,9 @@ needs a pass over the vocabulary (:func:`context_into`, used by :mod:`sims.water
 
 A fitted LM (:mod:`sims.lm.fitted`, preset ``smollm2-fit`` or any ``.npz`` of
 ``python -m sims fit-lm``) carries ``N_FIT_PARAMS`` parameters and its own 32 levels: its level
-is :math:`\lfloor 32\,\Phi(Z_t) \rfloor` of a latent Gaussian with a per-text part (hashed from
+is :math:`\\lfloor 32\\,\\Phi(Z_t) \\rfloor` of a latent Gaussian with a per-text part (hashed from
 the text's first ``order`` tokens), a moving-average part over positions and the context's own
-part (:func:`latent_uniform`), and its bump logits scale with :math:`\beta_l`.  Its logits then
+part (:func:`latent_uniform`), and its bump logits scale with :math:`\\beta_l`.  Its logits then
 depend on the whole context from the text's start (its first ``order`` tokens and its length),
 still exactly and through the same kernels.
 """

@@ -82,35 +82,34 @@ def test_level_stats_exact():
 
 
 def test_distributions_match_smollm2(lm, reference):
-    """256 synthetic texts x T = 100 (seed 0) against SmolLM2's 32 texts x 100:
+    """128 synthetic texts x T = 100 (seed 0) against SmolLM2's 32 texts x 100:
 
-    * per-text mean entropy: KS distance below 0.255, the two-sample 5 % critical value for
-      (32, 256) samples, and the sd of the text means within 25 %;
+    * per-text mean entropy: KS distance below 0.269, the two-sample 5 % critical value for
+      (32, 128) samples, and the sd of the text means within 25 %;
     * mean per-token entropy within 0.15 nats;
     * entropy autocorrelation at lags 1-10 within 0.1 each (the real ACF's standard error
       from 32 texts is about 0.04);
     * G_t under 4 random keys at gamma 0.25 and 0.5: KS distance below 0.08.
     """
     real, _ = reference
-    d = val.compare_distributions(real, val.token_statistics(lm, 256, real["entropy"].shape[1], seed=0))
+    d = val.compare_distributions(real, val.token_statistics(lm, 128, real["entropy"].shape[1], seed=0))
     r, s = d["real"], d["synthetic"]
-    assert d["ks_text_mean_entropy"] < 0.255
+    assert d["ks_text_mean_entropy"] < 0.269
     assert abs(s["text_mean_entropy_sd"] / r["text_mean_entropy_sd"] - 1) < 0.25
     assert abs(s["mean_entropy"] - r["mean_entropy"]) < 0.15
     assert np.max(np.abs(np.array(s["acf"][:10]) - np.array(r["acf"][:10]))) < 0.1
     assert d["ks_G25"] < 0.08 and d["ks_G50"] < 0.08
 
 
-@pytest.mark.slow
 def test_watermarks_match_smollm2(lm, reference):
-    """SRL and DualGA on 256 synthetic texts x T = 100 (seed 0, key 15485863) against SmolLM2's
+    """SRL and DualGA on 96 synthetic texts x T = 100 (seed 0, key 15485863) against SmolLM2's
     stored runs (16 texts each): realised DG and KL per token within 3 combined standard errors
     plus 15 % of the real value (the model tolerance), TPR at FPR 1e-4 within 3 combined
     standard errors plus 0.1."""
     _, ref = reference
     wm_real = ref["summary"]
     T = ref["T"]
-    wm_fit = val.watermark_summary(lm, wm_real, 256, T, seed=0)
+    wm_fit = val.watermark_summary(lm, wm_real, 96, T, seed=0)
     for name, r in wm_real.items():
         f = wm_fit[name]
         for key, se in (("realized_dg", "dg_se"), ("kl_per_token", "kl_se")):
