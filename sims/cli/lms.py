@@ -9,13 +9,13 @@ import re
 
 from sims.lm.synthetic import LM_PRESETS
 
-LM_HELP = ("LM: a synthetic preset (" + ", ".join(LM_PRESETS) + "), smollm2, a random test model "
+LM_HELP = ("LM: a synthetic preset (" + ", ".join(LM_PRESETS) + ") or fitted .npz (python -m sims fit-lm), smollm2, a random test model "
            "(random-llama, random-qwen2, random-mistral, random-gpt2, random-opt) or a local transformers folder")
 
 
 def is_synthetic(name: str) -> bool:
-    """Whether ``name`` is a synthetic LM (a preset or a loop_lm variant)."""
-    return name in LM_PRESETS or re.fullmatch(r"loopy-V\d+-p.+", str(name)) is not None
+    """Whether ``name`` is a synthetic LM (a preset, a loop_lm variant or a fitted ``.npz``)."""
+    return name in LM_PRESETS or str(name).endswith(".npz") or re.fullmatch(r"loopy-V\d+-p.+", str(name)) is not None
 
 
 def check_lm(name: str) -> str:

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
     "sweep": ("sims.cli.sweep", "a grid of experiments on Dask (local or a cluster): Parquet rows, TPR / KL / DG summary"),
     "steal": ("sims.cli.steal", "steal green lists from N watermarked texts, then spoof and scrub"),
+    "fit-lm": ("sims.cli.fit_lm", "fit a synthetic LM to a real LM's next-token statistics (needs torch)"),
 }
 
 

@@ -30,12 +30,21 @@ Because the temperatures are levels, the unnormalised Zipf weights
 :attr:`SyntheticLM.level_sums`): a step's softmax normaliser and entropy are then
 :math:`O(1)` plus a correction for the at most 8 bumped tokens, and only the green mass
 needs a pass over the vocabulary (:func:`context_into`, used by :mod:`sims.watermarks.generate`).
+
+A fitted LM (:mod:`sims.lm.fitted`, preset ``smollm2-fit`` or any ``.npz`` of
+``python -m sims fit-lm``) carries ``N_FIT_PARAMS`` parameters and its own 32 levels: its level
+is :math:`\\lfloor 32\\,\\Phi(Z_t) \\rfloor` of a latent Gaussian with a per-text part (hashed from
+the text's first ``order`` tokens), a moving-average part over positions and the context's own
+part (:func:`latent_uniform`), and its bump logits scale with :math:`\\beta_l`.  Its logits then
+depend on the whole context from the text's start (its first ``order`` tokens and its length),
+still exactly and through the same kernels.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -51,6 +60,11 @@ N_LEVELS = 32  # inverse temperatures per LM
 # per-preset scalars packed for the kernel:
 # [beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost]
 N_LM_PARAMS = 6
+# a fitted LM (sims.lm.fitted) appends [a, b, w]: the weights of the per-text and the slowly
+# varying parts of the latent temperature Z_t, and the window of the latter
+N_FIT_PARAMS = 9
+TEXT_STREAM = 8  # stream of the per-text hash (the text's first ``order`` tokens)
+MAX_WINDOW = 1024  # largest window w of the slowly varying part
 
 
 @dataclass(frozen=True)
@@ -63,10 +77,18 @@ class SyntheticLM:
     seed: int
     params: np.ndarray
     base: np.ndarray = field(repr=False)
+    level_table: np.ndarray | None = field(default=None, repr=False)  # a fitted LM's levels
+
+    @property
+    def fitted(self) -> bool:
+        """Whether the LM has the latent temperature process of :mod:`sims.lm.fitted`."""
+        return self.params.shape[0] >= N_FIT_PARAMS
 
     @cached_property
     def levels(self) -> np.ndarray:
-        """The ``N_LEVELS`` inverse temperatures :math:`\\beta_l`."""
+        """The ``N_LEVELS`` inverse temperatures :math:`\\beta_l` (a fitted LM's are tabulated)."""
+        if self.level_table is not None:
+            return self.level_table
         b_factual, b_opinion, kappa = self.params[:3]
         return b_opinion + (b_factual - b_opinion) * ((np.arange(N_LEVELS) + 0.5) / N_LEVELS) ** kappa
 
@@ -90,9 +112,12 @@ class SyntheticLM:
         if ctx.size < self.order:
             raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
         h = np.uint64(self.context_hash(ctx))
-        scale, ploop, lboost = self.params[3:]
+        scale, ploop, lboost = self.params[3:6]
         u = prf.uniforms(h, np.arange(N_BUMPS + 3) + self.vocab_size)
-        beta = self.levels[min(int(u[0] * N_LEVELS), N_LEVELS - 1)]
+        x = self._latent_uniform(ctx, float(u[0]), float(u[2])) if self.fitted else u[0]
+        beta = self.levels[min(int(x * N_LEVELS), N_LEVELS - 1)]
+        if self.fitted:
+            scale = scale * beta
         off = int(prf.token_bits(h, np.array([3 * self.vocab_size]))[0] % np.uint64(self.vocab_size))
         out = beta * np.roll(self.base, -off)
         toks = (prf.token_bits(h, np.arange(N_BUMPS) + 2 * self.vocab_size) % np.uint64(self.vocab_size)).astype(np.int64)
@@ -101,6 +126,17 @@ class SyntheticLM:
         if u[1] < ploop:
             out[toks[0]] = lboost
         return out
+
+    def _latent_uniform(self, ctx: np.ndarray, u0: float, u2: float) -> float:
+        """:math:`\\Phi(Z_t)` of a fitted LM (:func:`latent_uniform`, here with Python's ``math``)."""
+        a, b, w = float(self.params[6]), float(self.params[7]), int(self.params[8])
+        ht = prf.context_hash(self.seed, ctx[: self.order], TEXT_STREAM)
+        pos = 2 * (ctx.size - np.arange(w) + MAX_WINDOW)
+        ua = prf.uniforms(ht, np.concatenate([[0, 1], pos, pos + 1])).tolist()
+        z_text = _box_muller(ua[0], ua[1])
+        z_slow = sum(_box_muller(ua[2 + j], ua[2 + w + j]) for j in range(w)) / math.sqrt(w)
+        z = a * z_text + b * z_slow + math.sqrt(max(0.0, 1.0 - a * a - b * b)) * _box_muller(u0, u2)
+        return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
     def probs(self, context) -> np.ndarray:
         lg = self.logits(context)
@@ -121,6 +157,30 @@ def base_index(k, off, V):
     return j - V if j >= V else j
 
 
+@njit(cache=True, inline="always")
+def _box_muller(u1, u2):
+    """A standard normal from two uniforms in (0, 1)."""
+    return math.sqrt(-2.0 * math.log(u1)) * math.cos(2.0 * math.pi * u2)
+
+
+@njit(cache=True)
+def latent_uniform(order, seed, params, context, u0, u2):
+    """:math:`\\Phi(Z_t)` of a fitted LM (:mod:`sims.lm.fitted`): ``u0``, ``u2`` are the context's own
+    uniforms, the per-text and slowly varying parts hash the text's first ``order`` tokens."""
+    a = params[6]
+    b = params[7]
+    w = np.int64(params[8])
+    L = context.shape[0]
+    ht = prf.context_hash_nb(seed, context[:order], TEXT_STREAM)
+    slow = 0.0
+    for j in range(w):
+        k = 2 * (L - j + MAX_WINDOW)
+        slow += _box_muller(prf.uniform_nb(ht, k), prf.uniform_nb(ht, k + 1))
+    z = a * _box_muller(prf.uniform_nb(ht, 0), prf.uniform_nb(ht, 1)) + b * slow / math.sqrt(w)
+    z += math.sqrt(max(0.0, 1.0 - a * a - b * b)) * _box_muller(u0, u2)
+    return 0.5 * math.erfc(-z / math.sqrt(2.0))
+
+
 @njit(cache=True)
 def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_logit):
     """The LM's state after ``context``: which level, rotation and bumped tokens.
@@ -133,8 +193,12 @@ def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_log
     h = prf.context_hash_nb(seed, context[context.shape[0] - order :], LM_STREAM)
     u0 = prf.uniform_nb(h, V)
     u1 = prf.uniform_nb(h, V + 1)
+    fitted = params.shape[0] >= N_FIT_PARAMS
+    if fitted:
+        u0 = latent_uniform(order, seed, params, context, u0, prf.uniform_nb(h, V + 2))
     level = min(np.int64(u0 * N_LEVELS), N_LEVELS - 1)
     beta = levels[level]
+    scale = params[3] * beta if fitted else params[3]
     off = np.int64(prf.token_bits_nb(h, 3 * V) % np.uint64(V))
     top = max(0.0, -beta * math.log(V))
     n = 0
@@ -151,7 +215,7 @@ def context_into(V, order, seed, params, levels, base, context, mod_tok, mod_log
             n += 1
         if j == 0:
             first = m
-        mod_logit[m] = max(mod_logit[m], params[3] * (prf.uniform_nb(h, V + 3 + j) - 0.5))
+        mod_logit[m] = max(mod_logit[m], scale * (prf.uniform_nb(h, V + 3 + j) - 0.5))
     if u1 < params[4]:
         mod_logit[first] = params[5]
     for q in range(n):
@@ -183,21 +247,48 @@ PRESETS = {
     "loopy": (4096, 1, 3.0, 1.1, 1.0, 4.0, 0.15, 10.0),  # short contexts, many near-deterministic successors
     "tiny": (6, 1, 1.0, 0.5, 1.0, 2.0, 0.0, 0.0),  # exact enumeration
 }
-LM_PRESETS = tuple(PRESETS)
+# fitted presets (sims.lm.fitted): name -> file of vocab_size, order, params, levels
+FITTED_PRESETS = {"smollm2-fit": pathlib.Path(__file__).parent / "data" / "smollm2-fit.npz"}
+LM_PRESETS = tuple(PRESETS) + tuple(FITTED_PRESETS)
+
+
+def zipf_base(V: int, seed: int) -> np.ndarray:
+    """:math:`b_k = -\\log(1 + \\mathrm{rank}_k)` over the LM's random ranking (module docstring)."""
+    rank = np.random.default_rng([seed, 12345]).permutation(V)
+    return -np.log1p(rank.astype(np.float64))
+
+
+def load_fitted(path, seed: int = 0, name: str | None = None) -> SyntheticLM:
+    """A fitted LM from the ``.npz`` that :func:`sims.lm.fitted.save_fit` wrote."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ValueError(f"lm must be a preset in {LM_PRESETS} or a fitted .npz file; got {str(path)!r}")
+    with np.load(path) as f:
+        V, order, params, levels = int(f["vocab_size"]), int(f["order"]), f["params"].astype(np.float64), f["levels"].astype(np.float64)
+    if params.shape != (N_FIT_PARAMS,) or levels.shape != (N_LEVELS,):
+        raise ValueError(f"{path}: params must have shape ({N_FIT_PARAMS},) and levels ({N_LEVELS},); got {params.shape}, {levels.shape}")
+    return SyntheticLM(name or str(path), V, order, int(seed), params, zipf_base(V, seed), levels)
 
 
 def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> SyntheticLM:
-    """A preset LM (``news``, ``lfqa``, ``loopy``, ``tiny``), optionally with another vocabulary size."""
-    if name not in PRESETS:
-        raise ValueError(f"lm must be one of {LM_PRESETS}; got {name!r}")
-    V, order, *rest = PRESETS[name]
+    """A preset LM (``news``, ``lfqa``, ``loopy``, ``tiny``, ``smollm2-fit``) or a fitted ``.npz`` file,
+    optionally with another vocabulary size (not for a fitted LM, whose levels are fitted at its own)."""
+    if name in PRESETS:
+        V, order, *rest = PRESETS[name]
+        params = np.array(rest, dtype=np.float64)
+        levels = None
+    elif name in FITTED_PRESETS or str(name).endswith(".npz"):
+        lm = load_fitted(FITTED_PRESETS.get(name, name), seed, name)
+        if vocab_size is not None and int(vocab_size) != lm.vocab_size:
+            raise ValueError(f"vocab_size of fitted LM {name!r} must be its own {lm.vocab_size}; got {vocab_size!r}")
+        return lm
+    else:
+        raise ValueError(f"lm must be one of {LM_PRESETS} or a fitted .npz file; got {name!r}")
     if vocab_size is not None:
         if not (2 <= int(vocab_size) <= 2**17):
             raise ValueError(f"vocab_size must be in [2, 131072]; got {vocab_size!r}")
         V = int(vocab_size)
-    rank = np.random.default_rng([seed, 12345]).permutation(V)
-    base = -np.log1p(rank.astype(np.float64))
-    return SyntheticLM(name, V, order, int(seed), np.array(rest, dtype=np.float64), base)
+    return SyntheticLM(name, V, order, int(seed), params, zipf_base(V, seed), levels)
 
 
 LOOP_P = 0.3  # probability of a near-deterministic context in the looping LM

@@ -102,7 +102,7 @@ def test_same_seed_same_text_and_save_load(tmp_path):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: get_lm("wiki"), "lm must be one of ('news', 'lfqa', 'loopy', 'tiny'); got 'wiki'"),
+        (lambda: get_lm("wiki"), "lm must be one of ('news', 'lfqa', 'loopy', 'tiny', 'smollm2-fit') or a fitted .npz file; got 'wiki'"),
         (lambda: generate(get_lm("tiny"), "kgw", n=1, T=1, seed=0, key=0), "algo must be one of"),
         (lambda: generate(get_lm("tiny"), "srl", n=0, T=1, seed=0, key=0), "n and T must be in [1, inf); got n=0, T=1"),
         (lambda: generate(get_lm("tiny"), "srl", n=1, T=1, seed=0, key=0, gamma=1.2), "gamma must be in (0, 1); got 1.2"),

@@ -1,0 +1,58 @@
+"""``python -m sims fit-lm``: fit a synthetic LM to a real LM's next-token statistics (:mod:`sims.lm.fitted`).
+
+Runs the real LM (``smollm2``, ``tiny`` or a local transformers folder) on ``--n`` prompts of
+``--prompts`` for ``--T`` sampled tokens, records the per-token statistics
+(:mod:`sims.torch_backend.lm_stats`), fits and writes the small ``.npz`` that
+``--lm FILE.npz`` (any subcommand) or :func:`sims.lm.synthetic.get_lm` reads.  With
+``--stats-out`` the recorded statistics are kept too, with ``--reference-out`` the SRL /
+DualGA reference runs on the real LM (``--reference-n`` texts) are written as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--lm", default="smollm2", help="real LM: smollm2, tiny, or a local transformers folder")
+    p.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field")
+    p.add_argument("--n", type=int, default=64, help="prompts (one sampled text each)")
+    p.add_argument("--T", type=int, default=200, help="tokens sampled per prompt")
+    p.add_argument("--order", type=int, default=2, help="context width of the fitted LM")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    p.add_argument("--out", type=pathlib.Path, required=True, help="the fitted LM, .npz")
+    p.add_argument("--stats-out", type=pathlib.Path, default=None, help="also save the recorded statistics (.npz)")
+    p.add_argument("--reference-out", type=pathlib.Path, default=None, help="also run SRL / DualGA on the real LM (JSON)")
+    p.add_argument("--reference-n", type=int, default=16, help="texts per reference configuration")
+
+
+def run(args) -> int:
+    import numpy as np
+    import torch
+
+    from sims.lm import fitted
+    from sims.torch_backend import lm_stats
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    st = lm_stats.record_stats(args.lm, args.prompts, n=args.n, T=args.T, seed=args.seed)
+    meta = st.pop("meta")
+    if args.stats_out is not None:
+        np.savez_compressed(args.stats_out, meta=json.dumps(meta),
+                            **{k: v.astype(np.int32 if k in ("tokens", "prompt_lens") else np.float32) for k, v in st.items()})
+    fit = fitted.fit(dict(entropy=st["entropy"], coll=st["coll"], vocab_size=meta["vocab_size"]), order=args.order, seed=args.seed)
+    fitted.save_fit(args.out, fit)
+    out = dict(out=str(args.out), vocab_size=fit["vocab_size"], bump_scale=fit["bump_scale"], latent_a2_b2_w=fit["latent"],
+               real_mean_entropy=float(st["entropy"].mean()))
+    if args.reference_out is not None:
+        runs = lm_stats.reference_runs(args.lm, args.prompts, n=args.reference_n, T=args.T, seed=args.seed)
+        args.reference_out.write_text(json.dumps(dict(summary=lm_stats.summarise(runs), model=args.lm, prompts=args.prompts,
+                                                      n=args.reference_n, T=args.T, seed=args.seed), indent=1))
+        out["reference_out"] = str(args.reference_out)
+    print(json.dumps(out))
+    return 0
