@@ -9,8 +9,9 @@ import re
 
 from sims.lm.synthetic import LM_PRESETS
 
-LM_HELP = ("LM: a synthetic preset (" + ", ".join(LM_PRESETS) + ") or fitted .npz (python -m sims fit-lm), smollm2, a random test model "
+LM_CHOICES = ("a synthetic preset (" + ", ".join(LM_PRESETS) + ") or fitted .npz (python -m sims fit-lm), smollm2, a random test model "
            "(random-llama, random-qwen2, random-mistral, random-gpt2, random-opt) or a local transformers folder")
+LM_HELP = "LM: " + LM_CHOICES
 
 
 def is_synthetic(name: str) -> bool:
@@ -26,4 +27,4 @@ def check_lm(name: str) -> str:
         return "synthetic"
     if is_real_lm(name):
         return "torch"
-    raise ValueError(f"--lm must be {LM_HELP}; got {name!r}")
+    raise ValueError(f"lm must be {LM_CHOICES}; got {name!r}")

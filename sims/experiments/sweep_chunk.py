@@ -72,8 +72,8 @@ def _metrics(gen, res, task: dict, algo: str) -> dict:
                n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
     if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS:
         meta = gen.meta
-        pref = detect.prefix_log10p(gen.tokens, gen.prompts, meta["key"], stat="ems" if algo == "ems" else "green", gamma=meta["gamma"],
-                                    h=meta["h"], kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
+        pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat="ems" if algo == "ems" else "green", gamma=meta["gamma"],
+                                    h=meta["h"], green_kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
         out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
     return {k: v for k, v in out.items() if k in task["metrics"]}
 

@@ -65,7 +65,7 @@ def test_cli_generate_detect_evaluate(tmp_path):
     assert r.returncode == 0, r.stderr
     r = _cli("detect", str(f), "--key", "15485863", "--dedup", "--json")
     rows = json.loads(r.stdout)["texts"]
-    assert len(rows) == 2 and all(x["log10_p"] < -4 and set(x) >= {"n_scored", "green", "z", "log10_p"} for x in rows)
+    assert len(rows) == 2 and all(x["log10_p"] < -4 and set(x) >= {"n_scored", "score", "z", "log10_p", "watermarked", "decision"} and x["watermarked"] for x in rows)
     r = _cli("detect", str(f), "--key", "1", "--json")
     assert all(x["log10_p"] > -4 for x in json.loads(r.stdout)["texts"])
     for bad, msg in ((["--gamma", "0.5"], "gamma mismatch"), (["--vocab-size", "100"], "vocabulary mismatch")):
@@ -78,13 +78,13 @@ def test_cli_generate_detect_evaluate(tmp_path):
 
 def test_cli_bad_input(tmp_path):
     r = _cli("evaluate", "--lm", "nope", "--algo", "srl", "--json")
-    assert r.returncode == 2 and "invalid choice: 'nope'" in r.stderr
+    assert r.returncode == 2 and "error: lm must be a synthetic preset" in r.stderr and "got 'nope'" in r.stderr
     r = _cli("evaluate", "--lm", "lfqa", "--algo", "nope", "--json")
     assert r.returncode == 2 and "invalid choice: 'nope'" in r.stderr
     r = _cli("evaluate", "--lm", "lfqa", "--algo", "none", "--n", "2", "--T", "5", "--json")
     assert r.returncode == 2 and r.stderr.startswith("error: algo must be one of")
     r = _cli("detect", str(tmp_path / "missing.npz"), "--key", "1")
-    assert r.returncode == 2 and "file must be an existing .npz" in r.stderr
+    assert r.returncode == 2 and "missing.npz: no such file" in r.stderr
 
 
 def test_evaluate_bad_input():

@@ -95,7 +95,7 @@ def _processor(algo):
     V, B = 1500, 2
     ids, logits = _torch_inputs(torch, V, B)
     cls = DualGAProcessor if algo == "dualga" else AutoCovProcessor
-    proc = cls(5, V, DELTA, gamma=0.25, eta=ETA, lam1=LAM1, M=M, fused=False)
+    proc = cls(key=5, vocab_size=V, Delta=DELTA, gamma=0.25, eta=ETA, lam1=LAM1, M=M, fused=False)
     for t in range(T):
         proc(ids[:, : t + 2], logits[t])
     r = {k: v[0].numpy() for k, v in proc.stacked().items()}
