@@ -29,7 +29,7 @@ def _label(algo: str, params: dict) -> str:
     return f"{algo} " + ",".join(f"{k}={v:g}" for k, v in params.items())
 
 
-def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -41,7 +41,7 @@ def main(out_dir: pathlib.Path, quick: bool) -> list[pathlib.Path]:
 
     cfg = QUICK if quick else FULL
     schemes = [SCHEMES[0], SCHEMES[4], SCHEMES[5], SCHEMES[6]] if quick else SCHEMES
-    lm = get_lm("news", vocab_size=cfg["V"])
+    lm = get_lm((lms or ("news",))[0], vocab_size=cfg["V"])  # a synthetic LM: the attacker needs its true green lists
     Ns = list(cfg["Ns"])
     summary = dict(lm="news", vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})

@@ -1,6 +1,6 @@
 """``python -m sims fit-lm``: fit a synthetic LM to a real LM's next-token statistics (:mod:`sims.lm.fitted`).
 
-Runs the real LM (``smollm2``, ``tiny`` or a local transformers folder) on ``--n`` prompts of
+Runs the real LM (``smollm2``, a random test model such as ``random-llama`` or a local transformers folder) on ``--n`` prompts of
 ``--prompts`` for ``--T`` sampled tokens, records the per-token statistics
 (:mod:`sims.torch_backend.lm_stats`), fits and writes the small ``.npz`` that
 ``--lm FILE.npz`` (any subcommand) or :func:`sims.lm.synthetic.get_lm` reads.  With
@@ -18,7 +18,7 @@ HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lm", default="smollm2", help="real LM: smollm2, tiny, or a local transformers folder")
+    p.add_argument("--lm", default="smollm2", help="real LM: smollm2, a random test model (random-llama, ...), or a local transformers folder")
     p.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field")
     p.add_argument("--n", type=int, default=64, help="prompts (one sampled text each)")
     p.add_argument("--T", type=int, default=200, help="tokens sampled per prompt")

@@ -110,7 +110,7 @@ def spoof_test(tokens, prompts, key: int, gamma: float, reference: WindowCounts,
     thr = reference.median if min_count is None else int(min_count)
     if thr < 1:
         raise ValueError(f"min_count must be in [1, inf); got {min_count!r}")
-    green, scored = scores.token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, kind=kind, vocab_size=vocab_size)
+    green, scored = scores.token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=kind, vocab_size=vocab_size)
     tokens = np.asarray(tokens, dtype=np.int64)
     if np.any(tokens < 0):
         raise ValueError("tokens must not hold -1 pads (texts of unequal length)")

@@ -28,7 +28,6 @@ from sims.core.progress import progress
 from sims.detect import scores as detect
 from sims.torch_backend import prf_torch
 from sims.torch_backend import prompts as prompt_sets
-from sims.torch_backend.evaluate_torch import encode
 from sims.torch_backend.generate_torch import generate, make_processor
 from sims.torch_backend.model import load
 
@@ -38,7 +37,7 @@ STATS_KEY0 = 1000  # the random keys of the G_t records are STATS_KEY0, STATS_KE
 def prompt_batches(tok, prompts: str, n: int, max_batch: int = 16, vocab_size: int = 512, seed: int = 0) -> list[torch.LongTensor]:
     """``n`` prompts of set ``prompts`` (``lfqa``, ``news`` or a JSONL file) as batches of equal length.
 
-    A tokenizer-less model (``tiny``) gets random 8-token prompts.
+    A tokenizer-less model (``random-llama``, ...) gets random 8-token prompts.
     """
     if int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
@@ -53,7 +52,7 @@ def prompt_batches(tok, prompts: str, n: int, max_batch: int = 16, vocab_size: i
         texts, chat = prompt_sets.load_jsonl(prompts), True
     buckets: dict[int, list[torch.Tensor]] = {}
     for t in texts:
-        ids = encode(tok, t, chat)[0]
+        ids = torch.as_tensor(prompt_sets.encode(tok, t, chat))
         buckets.setdefault(ids.shape[0], []).append(ids)
     if sum(len(b) for b in buckets.values()) < n:
         raise ValueError(f"n must be at most the {len(texts)} prompts of set {prompts!r}; got {n}")
@@ -111,8 +110,8 @@ def record_stats(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int =
     for b, ids in enumerate(progress(prompt_batches(tok, prompts, n, max_batch, V, seed), desc=f"{model_name} stats")):
         rec = StatsRecorder(V, n_keys)
         g = generate(model, ids, int(T), rec, seed=seed + b, vocab_size=V)
-        for k, v in g.records.items():
-            parts.setdefault(k, []).append(v)
+        for k, v in rec.stacked().items():
+            parts.setdefault(k, []).append(v.cpu().numpy())
         parts.setdefault("tokens", []).append(g.tokens)
         parts.setdefault("prompt_lens", []).append(np.full(ids.shape[0], ids.shape[1]))
     out = {k: np.concatenate(v) for k, v in parts.items()}
@@ -143,11 +142,11 @@ def reference_runs(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int
     for algo, params in progress(configs, desc=f"{model_name} watermarks"):
         kl, dg, lp = [], [], []
         for b, ids in enumerate(batches):
-            proc = make_processor(algo, V, key, **params)
+            proc = make_processor(algo, vocab_size=V, key=key, **params)
             g = generate(model, ids, int(T), proc, seed=seed + b, vocab_size=V)
-            kl.append(g.records["kl"].mean(axis=1))
-            dg.append(g.records["dg"].mean(axis=1))
-            lp.append(detect.score_redgreen(g.tokens, g.prompts, key, g.meta["gamma"], vocab_size=V).log10_p)
+            kl.append(g.kl.mean(axis=1))
+            dg.append(g.dg.mean(axis=1))
+            lp.append(detect.score_redgreen(g.tokens, g.prompts[:, -g.meta["h"]:], key, g.meta["gamma"], vocab_size=V).log10_p)
         out[config_name(algo, params)] = dict(algo=algo, params=params, kl=np.concatenate(kl), dg=np.concatenate(dg), log10_p=np.concatenate(lp))
     return out
 

@@ -1,4 +1,4 @@
-"""``python -m sims fit-lm`` end to end on the random ``tiny`` Llama (V = 512), and the
+"""``python -m sims fit-lm`` end to end on the random ``random-llama`` (V = 512), and the
 recorder's statistics against a direct computation from the model's distribution."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sims.torch_backend import lm_stats  # noqa: E402
 @pytest.mark.slow
 def test_fit_lm_cli_tiny(tmp_path, capsys):
     out, st = tmp_path / "tiny-fit.npz", tmp_path / "stats.npz"
-    assert main(["fit-lm", "--lm", "tiny", "--n", "4", "--T", "24", "--out", str(out), "--stats-out", str(st)]) == 0
+    assert main(["fit-lm", "--lm", "random-llama", "--n", "4", "--T", "24", "--out", str(out), "--stats-out", str(st)]) == 0
     res = json.loads(capsys.readouterr().out)
     lm = get_lm(str(out))
     assert lm.fitted and lm.vocab_size == 512 == res["vocab_size"]
