@@ -40,7 +40,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests and make demo)")
     ap.add_argument("--full", action="store_true", help="full paper sizes (the default; e.g. tab_performance: 20 configurations x 500 texts x 200 tokens)")
     ap.add_argument("--only", action="append", choices=scripts(), help="run only this script (repeatable)")
-    ap.add_argument("--lm", action="append", help="LM of the scripts: a synthetic preset (repeatable; real LMs after the torch merge)")
+    ap.add_argument("--lm", action="append", help="LM of the scripts: a synthetic preset or a real LM (smollm2, a folder); repeatable")
     ap.add_argument("--report", action="store_true", help="write the reproduction report from the JSON outputs in --out")
     ap.add_argument("--report-path", type=pathlib.Path, default=pathlib.Path("docs/reproduction.md"))
     args = ap.parse_args(argv)

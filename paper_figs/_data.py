@@ -1,15 +1,16 @@
 """Where the figures get their texts: the one function a real LM plugs into.
 
 Every script draws watermarked texts through :func:`generations`; a synthetic preset
-(``sims.LM_PRESETS``) goes to :func:`sims.generate`.  A real LM (``smollm2``, a model
-folder) goes through the batched torch backend once it is merged; until then
-:func:`generations` raises a ValueError naming the LM.  Everything downstream (scores,
-attacks, KL, DG) reads only the :class:`sims.Generation` record.
+(``sims.LM_PRESETS``) goes to :func:`sims.generate`; a real LM (``smollm2``, a random test
+model, a model folder) goes through the batched torch backend
+(:func:`sims.torch_backend.real_lm.generate_on`, prompts of the ``lfqa`` set).  Everything
+downstream (scores, attacks, KL, DG) reads only the :class:`sims.Generation` record; scores
+that need the synthetic LM's own next-token probabilities (:func:`get_lm`) stay synthetic.
 """
 
 from __future__ import annotations
 
-KEY = 15485863  # the package's default key (sims.core.defaults.KEY), shared by every figure
+from sims.core.defaults import KEY  # shared by every figure
 
 
 def is_synthetic(lm: str) -> bool:
@@ -24,7 +25,7 @@ def get_lm(lm: str, vocab_size: int | None = None):
     from sims.lm.synthetic import LM_PRESETS, get_lm as _get
 
     if lm not in LM_PRESETS:
-        raise ValueError(f"lm must be a synthetic preset {LM_PRESETS} until the real-LM backend is merged; got {lm!r}")
+        raise ValueError(f"this figure needs a synthetic LM's exact next-token probabilities: lm must be one of {LM_PRESETS}; got {lm!r}")
     return _get(lm, vocab_size=vocab_size)
 
 
@@ -34,7 +35,7 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     Parameters
     ----------
     lm : str
-        A synthetic preset (``news``, ``lfqa``, ...).  Real LMs (``smollm2``) plug in here.
+        A synthetic preset (``news``, ``lfqa``, ...) or a real LM (``smollm2``, ``random-llama``, a folder).
     algo : str
         One of ``sims.ALGOS``.
     n, T, seed : int
@@ -49,8 +50,9 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     from sims.watermarks.generate import generate
 
     if not is_synthetic(lm):
-        raise ValueError(f"lm={lm!r}: real LMs need the batched torch backend (python -m sims evaluate --lm {lm}); "
-                         "paper_figs runs synthetic presets until it is merged")
+        from sims.torch_backend.real_lm import generate_on
+
+        return generate_on(lm, algo, n=n, T=T, seed=seed, key=key, **params)
     return generate(get_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
 
 

@@ -4,6 +4,7 @@ verdicts are computed from the JSON (a mutated JSON flips a verdict)."""
 import json
 import pathlib
 
+import numpy as np
 import pytest
 
 from paper_figs import report
@@ -44,8 +45,14 @@ def test_report_verdicts_are_computed(quick_out, tmp_path):
     assert rows["DualGA is Pareto optimal for every Delta (on the frontier of KL vs DG)"] == report.NOT_REPRODUCED
 
 
-def test_real_lm_is_refused_clearly():
-    from paper_figs._data import generations
+def test_a_real_lm_plugs_in_through_generations():
+    """A real LM (the random Llama) gives the same Generation record; a figure needing a synthetic
+    LM's exact probabilities says so."""
+    pytest.importorskip("torch")
+    from paper_figs._data import generations, get_lm
 
-    with pytest.raises(ValueError, match="smollm2"):
-        generations("smollm2", "dualga", 2, 10, 0, Delta=0.3)
+    g = generations("random-llama", "dualga", 2, 6, 0, Delta=0.3)
+    assert g.tokens.shape == (2, 6) and g.meta["algo"] == "dualga" and g.meta["lm"] == "random-llama"
+    assert np.all(np.isfinite(g.kl)) and np.all(np.isfinite(g.lam))
+    with pytest.raises(ValueError, match="exact next-token probabilities"):
+        get_lm("random-llama")
