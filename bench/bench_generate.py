@@ -19,10 +19,10 @@ import time
 import numpy as np
 from numba import njit
 
-from sims.watermarks import _kernels as kern
 from sims.core import prf
-from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
+from sims.watermarks import _kernels as kern
+from sims.watermarks.generate import generate
 
 _MEMORY_RUN = """
 import resource, numpy as np

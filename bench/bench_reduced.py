@@ -12,8 +12,9 @@ import time
 import numpy as np
 from numba import njit, prange
 
-from sims.reduced import gprocess, online, runner as reduced
 from sims.core import rng
+from sims.reduced import gprocess, online
+from sims.reduced import runner as reduced
 from theory import _scalar
 
 

@@ -22,7 +22,8 @@ def is_synthetic(lm: str) -> bool:
 
 def get_lm(lm: str, vocab_size: int | None = None):
     """The synthetic LM object of preset ``lm`` (scores that need next-token probabilities use it)."""
-    from sims.lm.synthetic import LM_PRESETS, get_lm as _get
+    from sims.lm.synthetic import LM_PRESETS
+    from sims.lm.synthetic import get_lm as _get
 
     if lm not in LM_PRESETS:
         raise ValueError(f"this figure needs a synthetic LM's exact next-token probabilities: lm must be one of {LM_PRESETS}; got {lm!r}")

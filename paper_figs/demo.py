@@ -40,7 +40,8 @@ def reduced_table(seed: int) -> str:
     rows = ["| controller | avg KL | OPT | regret | avg DG | sd of DG across replications | steps/s |", "|---|---|---|---|---|---|---|"]
     for algo, kw in (("dualga", {}), ("srl", dict(delta=1.0)), ("backpressure", {})):
         r = simulate(algo, "regime:0.001,2,5,5,2", T=100_000, reps=32, seed=seed, Delta=0.2, **kw)
-        rows.append(f"| {algo} {' '.join(f'{k}={v:g}' for k, v in kw.items())} | {r.avg_kl:.4f} | {r.opt_kl:.4f} | {r.regret:+.4f} | {r.avg_dg:.4f} | {r.dg_spread:.4f} | {r.steps_per_s:.2e} |")
+        name = f"{algo} {' '.join(f'{k}={v:g}' for k, v in kw.items())}"
+        rows.append(f"| {name} | {r.avg_kl:.4f} | {r.opt_kl:.4f} | {r.regret:+.4f} | {r.avg_dg:.4f} | {r.dg_spread:.4f} | {r.steps_per_s:.2e} |")
     return "\n".join(rows)
 
 

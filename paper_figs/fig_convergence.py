@@ -73,7 +73,7 @@ def _nonstationary_panel(ax, T: int, reps: int) -> dict:
     ax.loglog(ref, ref, "k:", lw=1, label="W_T / T (the bound's extra term, constant 1)")
     ax.axhline(1 / np.sqrt(T), c="grey", lw=1, ls="--", label="1 / sqrt(T)")
     ax.set_xlabel("measured W_T / T (sup over delta in linspace(0, 15, 61))")
-    ax.set_ylabel("gap at T = %.0e" % T)
+    ax.set_ylabel(f"gap at T = {T:.0e}")
     ax.set_title("adversarial G = 0.5 -+ s, switch at T/2", fontsize=9)
     ax.legend(fontsize=7)
     return rows

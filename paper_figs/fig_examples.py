@@ -96,7 +96,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     page = out_dir / "fig_examples.html"
     page.write_text("<!doctype html><meta charset='utf-8'><title>watermark examples</title><body style='font-family:monospace'>"
                     f"<h2>{html.escape(TITLE)}</h2>" + "\n".join(parts) + "</body>")
-    table = (f"Green share: " + ", ".join(f"{k} {v['green_share']:.2f}" for k, v in summary["texts"].items())
+    table = ("Green share: " + ", ".join(f"{k} {v['green_share']:.2f}" for k, v in summary["texts"].items())
              + f". Repetition example: mean lambda on repeated tokens {summary['repetition']['mean_lambda_repeated']}, elsewhere "
              f"{summary['repetition']['mean_lambda_other']:.3f}.")
     return write(out_dir, "fig_examples", summary, table, TITLE, fig) + [page]

@@ -20,9 +20,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sims.watermarks.generate import generate
-    from sims.lm.synthetic import loop_lm
     from sims.experiments.repetition import monitor, repeated_ngram_mask, study
+    from sims.lm.synthetic import loop_lm
+    from sims.watermarks.generate import generate
 
     n, T = (16, 200) if quick else (256, 300)
     res = study(n=n, T=T)

@@ -10,11 +10,11 @@ import pathlib
 import numpy as np
 
 from paper_figs import save
-from sims.core import defaults
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 
-CONFIGS = [("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("ems", {}), ("uw-gamma", {}), ("atw", dict(delta=2.0))]
+CONFIGS = [("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("ems", {}), ("uw-gamma", {}),
+           ("atw", dict(delta=2.0))]
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
@@ -24,11 +24,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     import theory
-    from sims.detect import scores as detect
-    from sims.experiments.attacks import KINDS, attack
-
     from paper_figs._data import generations, get_lm
     from paper_figs._oracle import score_oracle
+    from sims.detect import scores as detect
+    from sims.experiments.attacks import KINDS, attack
 
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else None

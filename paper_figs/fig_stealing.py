@@ -59,7 +59,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             if algo == "srl" and params["delta"] == 2.0 and params["gamma"] == 0.25:
                 summary["spoof_test"][f"h={h}"] = steal.spoof_test_power(haul, min(cfg["spoof_test_n"], Ns[-1]))
             (out_dir / "fig_stealing.partial.json").write_text(json.dumps(summary, indent=1))  # long runs: keep what is done
-        for c, (k, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
+        for c, (_, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
                                      ("acc", "balanced accuracy of the estimate"))):
             axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
         axes[r, 0].legend(fontsize=6)

@@ -39,8 +39,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from sims.experiments.attacks import attack
     from paper_figs._data import generations, get_lm
+    from sims.experiments.attacks import attack
 
     n, T = (16, 120) if quick else (200, 400)
     name, V = (lms or ("lfqa",))[0], 2000 if quick else None

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 REPRODUCED, NOT_REPRODUCED, REFUTED = "reproduced", "not reproduced", "refuted"
 

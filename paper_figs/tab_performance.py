@@ -45,10 +45,9 @@ def label(algo: str, params: dict) -> str:
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performance") -> list[pathlib.Path]:
     """Quick: 6 configurations, 16 texts x 100 tokens at V = 2000; else the full 20 x 500 texts x 200 tokens."""
-    from sims.experiments.evaluate import clopper_pearson, evaluate
-    from sims.core.progress import progress
-
     from paper_figs._data import get_lm
+    from sims.core.progress import progress
+    from sims.experiments.evaluate import clopper_pearson, evaluate
 
     n, T = (16, 100) if quick else (500, 200)
     lms = tuple(lms or LMS)[:2]
@@ -76,7 +75,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performa
         f"# {TITLE}", "",
         f"{n} watermarked and {n} unwatermarked texts x {T} tokens per cell, seed 0, key 15485863, dedup on; a text is detected "
         "when its exact p-value is <= the FPR.", "",
-        "| configuration | " + " | ".join(f"{lm} {c}" for lm in lms for c in ("TPR 1e-4", "TPR 1e-6", "KL")) + " | paper (C4 TPR, TPR, KL / LFQA TPR, TPR, KL) |",
+        "| configuration | " + " | ".join(f"{lm} {c}" for lm in lms for c in ("TPR 1e-4", "TPR 1e-6", "KL"))
+        + " | paper (C4 TPR, TPR, KL / LFQA TPR, TPR, KL) |",
         "|---|" + "---|" * (3 * len(lms) + 1), *rows, "",
         f"Empirical FPR at 1e-4 on the unwatermarked texts of all cells: {null_rej} / {null_n} = {null_rej / null_n:.2e}, "
         f"95% Clopper-Pearson interval [{lo:.2e}, {hi:.2e}] (the exact tests promise <= 1e-4).", "",

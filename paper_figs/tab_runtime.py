@@ -35,5 +35,5 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     best = {a: min(v) for a, v in times.items()}
     over = {a: 100.0 * (best[a] / best["none"] - 1.0) for a in best}
     summary = dict(lm=lm, n=n, T=T, reps=reps, vocab_size=V, seconds=best, overhead_pct=over, all_seconds=times)
-    table = md_table(["watermark", "seconds (min of %d)" % reps, "overhead %"], [[a, best[a], over[a]] for a in best])
+    table = md_table(["watermark", f"seconds (min of {reps})", "overhead %"], [[a, best[a], over[a]] for a in best])
     return write(out_dir, "tab_runtime", summary, table + f"\n\n{lm}, batch {n} x {T} tokens.", TITLE)

@@ -17,7 +17,6 @@ import zlib
 import numpy as np
 
 import proofs_check
-
 from proofs_check._check import Check
 
 

@@ -34,13 +34,12 @@ context hashing (h = 1): a change re-colours the token right after it.
 import numpy as np
 
 import theory
+from proofs_check._check import Check
 from sims.core import prf
 from sims.detect import scores as detect
 from sims.experiments.attacks import attack
-from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
-
-from proofs_check._check import Check
+from sims.watermarks.generate import generate
 
 RESULT = "prop:adv_robust"
 COUNT_TOL = 1e-12  # excesses are ratios of integer counts; only rounding separates them from the bounds

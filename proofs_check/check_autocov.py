@@ -16,14 +16,14 @@ random tokens scored with a key (the null), and on generated DualGA-AutoCov text
 """
 
 import numpy as np
-from scipy.stats import binom, chisquare, kstest, t as student
+from scipy.stats import binom, chisquare, kstest
+from scipy.stats import t as student
 
 import theory
-from sims.detect import scores as detect
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
-
 from proofs_check._check import Check
+from sims.detect import scores as detect
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 RESULT = "AutoCov (Z_T)"
 ALPHA = 1e-3  # level of the KS and chi-square tests

@@ -15,7 +15,6 @@ import numpy as np
 from scipy.optimize import brentq
 
 import theory
-
 from proofs_check._check import Check
 
 RESULT = "certainty equivalent"
@@ -57,7 +56,8 @@ def run(quick: bool, rng) -> list[Check]:
     return [
         Check(RESULT, "max rel. |delta* closed form - root of DG = Delta|", worst_d, "0", f"{CLOSED_TOL:g}", worst_d < CLOSED_TOL,
               "brentq to 1e-15 on theory.dg_step, 42 (Delta, gamma) pairs"),
-        Check(RESULT, "max rel. |KL closed form - KL(root)|", worst_k, "0", f"{CLOSED_TOL:g}", worst_k < CLOSED_TOL, "paper's formula vs theory.kl_step at the root"),
+        Check(RESULT, "max rel. |KL closed form - KL(root)|", worst_k, "0", f"{CLOSED_TOL:g}", worst_k < CLOSED_TOL,
+              "paper's formula vs theory.kl_step at the root"),
         Check(RESULT, "max rel. |paper's dKL/dgamma - central difference|", worst_d1, "0", f"{FD1_TOL:g}", worst_d1 < FD1_TOL, f"h = {H1:g}"),
         Check(RESULT, "max rel. |paper's d2KL/dgamma2 - second difference|", worst_d2, "0", f"{FD2_TOL:g}", worst_d2 < FD2_TOL, f"h = {H2:g}"),
         Check(RESULT, "min of the paper's d2KL/dgamma2 (convexity)", min_d2, "> 0", "strict", min_d2 > 0, "same grid"),

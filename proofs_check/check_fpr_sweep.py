@@ -30,10 +30,9 @@ import tempfile
 import numpy as np
 from scipy.stats import binomtest, poisson
 
+from proofs_check._check import Check
 from sims.detect.nulls import binom_logsf
 from sims.experiments.sweep import run_sweep
-
-from proofs_check._check import Check
 
 RESULT = "exact red-green test: size <= alpha"
 TEST_LEVEL = 1e-3

@@ -18,9 +18,8 @@ import math
 import numpy as np
 
 import theory
-from theory.offline_cvxpy import general_opt_cvxpy
-
 from proofs_check._check import Check
+from theory.offline_cvxpy import general_opt_cvxpy
 
 RESULT = "prop:free_k, prop:free_t"
 BOOST_TOL = 1e-4  # boosts are logs of interior-point ratios: CLARABEL's ~1e-9 accuracy on q, divided by q >= 1e-4

@@ -15,11 +15,10 @@ import numpy as np
 from scipy.stats import chisquare
 
 import theory
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
-
 from proofs_check._check import Check
 from proofs_check._exact import ALGOS, default_params, sequence_laws
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 RESULT = "prop:info_lower_bound"
 BH_TOL = 1e-12  # rounding of sums over 6^T sequences

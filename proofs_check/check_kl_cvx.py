@@ -17,12 +17,11 @@ import numpy as np
 from scipy.stats import chisquare, norm
 
 import theory
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
-
 from proofs_check._check import Check
 from proofs_check._exact import default_params, initial_state, kl_vec, step
 from proofs_check._numba import single_thread
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 RESULT = "prop:KL_cvx / eg:ems"
 JENSEN_TOL = 1e-12  # rounding of means of 1e3..1e4 numbers of size O(1)

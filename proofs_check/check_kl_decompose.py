@@ -19,13 +19,11 @@ import numpy as np
 from scipy.stats import norm
 
 import theory
-
-from sims.core import defaults, prf
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
-
 from proofs_check._check import Check
 from proofs_check._exact import ALGOS, default_params, kl_vec, sequence_laws
+from sims.core import defaults, prf
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 RESULT = "prop:KL_decompose"
 ENUM_TOL = 1e-12  # relative rounding of sums over 6^T sequences
@@ -75,7 +73,8 @@ def run(quick: bool, rng) -> list[Check]:
     for algo in ("srl", "dualga", "autocov"):
         p, q, _ = sequence_laws(algo, lm, key, prompt, T)
         exact = kl_vec(q, p)
-        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=defaults.DELTA, Delta=defaults.TARGET_DG)
+        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=defaults.DELTA,
+                       Delta=defaults.TARGET_DG)
         s = gen.kl.sum(axis=1)
         z = float((s.mean() - exact) / (s.std(ddof=1) / np.sqrt(n)))
         out.append(Check(RESULT, f"tiny LM, {algo}: z of mean realised sum of KL_t vs enumerated KL", z, "0 (unbiased)", f"|z| < {Z_CRIT:.2f}",

@@ -14,7 +14,6 @@ over a grid, the derivatives by central differences, the primal by a grid of boo
 import numpy as np
 
 import theory
-
 from proofs_check._check import Check
 
 RESULT = "lemma:Lagrangian_dual"
@@ -74,7 +73,8 @@ def run(quick: bool, rng) -> list[Check]:
         Check(RESULT, "(a) L(lambda,lambda) - min over a delta grid of L(delta,lambda)", gap_a, "<= 0", f"{EXACT_TOL:g}", gap_a <= EXACT_TOL,
               "301 boosts in [0, 15], 25 values of lambda: no grid point beats delta = lambda"),
         Check(RESULT, "(a) proof's dL/dnu vs central difference", nu_err, "0", f"{FD_TOL:g}", nu_err < FD_TOL, f"h = {H:g} in nu = e^delta"),
-        Check(RESULT, "(b) max |g(lambda) - mean_t g_t(lambda)|", dec, "0", f"{EXACT_TOL:g}", dec < EXACT_TOL, "theory.dual_step vs the Lagrangian at delta = lambda"),
+        Check(RESULT, "(b) max |g(lambda) - mean_t g_t(lambda)|", dec, "0", f"{EXACT_TOL:g}", dec < EXACT_TOL,
+              "theory.dual_step vs the Lagrangian at delta = lambda"),
         Check(RESULT, "(b) max |finite difference of g - (Delta - DG)|", der, "0", f"{FD_TOL:g}", der < FD_TOL, f"central differences, h = {H:g}"),
         Check(RESULT, "(b) max second difference of each g_t (concavity)", worst_conc, "<= 0", f"{CONCAVITY_TOL:g}", worst_conc <= CONCAVITY_TOL,
               "601-point grid on [0, 6], 20 tokens",

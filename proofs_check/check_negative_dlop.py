@@ -10,10 +10,9 @@ and with an evaluation LM that differs from p (the "tiny" preset under another s
 
 import numpy as np
 
-from sims.lm.synthetic import get_lm
-
 from proofs_check._check import Check
 from proofs_check._exact import sequence_laws
+from sims.lm.synthetic import get_lm
 
 RESULT = "prop:negative_DLoP"
 

@@ -20,10 +20,9 @@ OPT of each replication computed exactly):
 
 import numpy as np
 
+from proofs_check._check import Check
 from sims.reduced import runner as reduced
 from sims.reduced.runner import slope_ci
-
-from proofs_check._check import Check
 
 RESULT = "thm:dualGA_performance_iid"
 SLOPE_TOL = 0.1  # allowance on -1/2: the finite range of T still carries the O(1/T) transient of lambda_1
@@ -58,7 +57,8 @@ def run(quick: bool, rng) -> list[Check]:
                              f"95% CI upper end <= -0.5 + {SLOPE_TOL}", hi <= -0.5 + SLOPE_TOL,
                              f"OLS of log mean over T = {Ts[0]}..{Ts[-1]}, {reps} replications each, bootstrap CI [{lo:.3f}, {hi:.3f}]", note=note))
         out.append(Check(RESULT, f"{label}: violation identity, max |(Delta - avg DG) - (lambda_T+1 - lambda_1)/(eta T)|", ident, "0",
-                         f"{PATH_TOL:g}", ident < PATH_TOL, f"every replication and T; eta = 1/sqrt(T); max lambda_T+1 = {top:.3f} < M = 15, so no projection binds"))
+                         f"{PATH_TOL:g}", ident < PATH_TOL,
+                         f"every replication and T; eta = 1/sqrt(T); max lambda_T+1 = {top:.3f} < M = 15, so no projection binds"))
     # the OGD step and eq. update_equality along one long trace
     T = 10**5 if quick else 10**6
     tr = reduced.traces("dualga", "beta:2,2", T=T, rep=0, seed=int(rng.integers(2**31)), Delta=DELTA, lam1=LAM1)

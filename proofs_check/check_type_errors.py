@@ -20,11 +20,10 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from sims.reduced import runner as reduced
-from sims.experiments.evaluate import clopper_pearson
-from sims.detect.nulls import binom_logsf
-
 from proofs_check._check import Check
+from sims.detect.nulls import binom_logsf
+from sims.experiments.evaluate import clopper_pearson
+from sims.reduced import runner as reduced
 
 RESULT = "prop:type_I&II"
 LEVEL = 0.999  # Clopper-Pearson confidence of the simulated rates
@@ -102,7 +101,8 @@ def run(quick: bool, rng) -> list[Check]:
     out.append(Check("eq:three_brick_p (finding)", f"max over levels a of P_H0(P(S > s0) <= a) / a, Bin({nT}, {gT})", float(size_gt.max()),
                      "> 1: P(S > s0) is not a valid p-value", "exact", size_gt.max() > 1 + 1e-9, "exact binomial pmf over all levels a that are attained",
                      note=f"eq. three_brick_p writes p = P(S > s0): its false-positive rate exceeds the level by up to a factor {size_gt.max():.2f} "
-                          f"here (at a = 1e-4 and T = 25 the false-positive rate is {fpr25:.2g}, {fpr25 / 1e-4:.2f} times the level); the valid p-value is P(S >= s0), used by sims.detect.nulls."))
+                          f"here (at a = 1e-4 and T = 25 the false-positive rate is {fpr25:.2g}, {fpr25 / 1e-4:.2f} times the level); "
+                          "the valid p-value is P(S >= s0), used by sims.detect.nulls."))
     out.append(Check(RESULT, "max over levels a of P_H0(P(S >= s0) <= a) / a (sims.detect.nulls.binom_logsf)", float(size_ge.max()), "<= 1 (valid p-value)",
                      "1e-9 relative", size_ge.max() <= 1 + 1e-9, "exact binomial pmf over all attained levels"))
     return out

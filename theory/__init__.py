@@ -6,7 +6,6 @@ matplotlib nor torch.
 """
 
 from theory import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
-
 from theory.bounds import (
     bretagnolle_huber,
     ems_expected_kl,
@@ -16,8 +15,8 @@ from theory.bounds import (
     type1_bound,
     type2_bound,
 )
-from theory.dual_ascent import LAMBDA_MAX, autocov_update, dualga_update
 from theory.certainty import delta_star, gamma_star, kl_certainty_equivalent
+from theory.dual_ascent import LAMBDA_MAX, autocov_update, dualga_update
 from theory.offline import OfflineResult, offline_opt
 from theory.soft import dg_slope_step, dg_step, dual_step, dual_step_grad, green_mass_step, kl_step, lagrangian_step
 

@@ -10,6 +10,7 @@ optimum is fixed by the one-dimensional dual of Lemma Lagrangian_dual:
 from __future__ import annotations
 
 import math
+
 import numpy as np
 from numba import njit
 

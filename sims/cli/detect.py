@@ -188,7 +188,8 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     prefix, g_eff = None, None
     if redgreen or algo == "ems":
         stat = "green" if redgreen else "ems"
-        prefix = scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=stat, gamma=gamma if redgreen else None, green_kind=kind, dedup=args.dedup, **kw)
+        prefix = scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=stat, gamma=gamma if redgreen else None, green_kind=kind,
+                                      dedup=args.dedup, **kw)
     pad = gen.tokens < 0
     n_tokens = np.where(pad.any(axis=1), pad.argmax(axis=1), gen.tokens.shape[1])
     if gen.lengths is not None:

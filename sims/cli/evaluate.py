@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 import functools
 
-from sims.cli.main import emit
 from sims.cli.generate import add_algo_arguments, algo_kwargs, real_lm_kwargs
 from sims.cli.lms import check_lm
+from sims.cli.main import emit
 
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
 

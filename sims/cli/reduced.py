@@ -18,9 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reps", type=int, default=8, help="replications (run in parallel)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--Delta", type=float, default=0.2, help="DG target")
-    p.add_argument("--eta", type=float, default=None, help="DualGA step size (default 1/sqrt(T), or c for --eta-mode sqrt); backpressure uses V = sqrt(T), alpha = T")
+    p.add_argument("--eta", type=float, default=None, help="DualGA step size (default 1/sqrt(T), or c for --eta-mode sqrt); "
+                                                                   "backpressure uses V = sqrt(T), alpha = T")
     p.add_argument("--eta-mode", choices=("const", "sqrt"), default="const", help="eta constant, or eta_t = eta / sqrt(t)")
-    p.add_argument("--lam1", type=float, default=None, help="initial dual variable / boost of dualga and backpressure (default delta_star(Delta, gamma), clipped to M)")
+    p.add_argument("--lam1", type=float, default=None, help="initial dual variable / boost of dualga and backpressure "
+                                                                    "(default delta_star(Delta, gamma), clipped to M)")
     p.add_argument("--delta", type=float, default=None, help="SRL's fixed boost")
     p.add_argument("--gamma", type=float, default=None, help="green-list ratio (default E[G])")
     p.add_argument("--M", type=float, default=15.0, help="projection bound of lambda")

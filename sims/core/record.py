@@ -97,7 +97,7 @@ class Generation:
         )
 
     @classmethod
-    def load(cls, path) -> "Generation":
+    def load(cls, path) -> Generation:
         """Read a file written by :meth:`save`; a clear ``ValueError`` for anything else."""
         path = pathlib.Path(path)
         if not path.is_file():

@@ -36,8 +36,8 @@ import math
 
 import numpy as np
 
-from sims.detect.nulls import LN10, binom_logsf
 from sims.detect import scores
+from sims.detect.nulls import LN10, binom_logsf
 from sims.detect.scores import DetectResult, tokens_to_detect
 
 SCHEMA = "wmstats.detect"

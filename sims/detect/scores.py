@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sims.detect import _kernels as K
 from sims.core import defaults, prf, rng
+from sims.detect import _kernels as K
 from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 
 REDGREEN_ALGOS = ("none", "srl", "hard", "dualga", "atw")

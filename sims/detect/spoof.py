@@ -59,7 +59,7 @@ class WindowCounts:
     pairs: bool = False
 
     @classmethod
-    def from_texts(cls, tokens, prompts, h: int, pairs: bool = False) -> "WindowCounts":
+    def from_texts(cls, tokens, prompts, h: int, pairs: bool = False) -> WindowCounts:
         """Counts of the windows (or, with ``pairs``, of the (window, token) pairs) of the texts."""
         names = windows.window_names(tokens, prompts, h)
         if pairs:

@@ -15,11 +15,11 @@ import time
 
 import numpy as np
 
-from sims.detect import scores as detect
-from sims.watermarks.generate import ALGOS, generate
-from sims.lm.synthetic import SyntheticLM, get_lm
 from sims.core import defaults
 from sims.core.progress import progress
+from sims.detect import scores as detect
+from sims.lm.synthetic import SyntheticLM, get_lm
+from sims.watermarks.generate import ALGOS, generate
 
 FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sims.lm.synthetic import LOOP_P, LOOP_V, SyntheticLM, get_lm, loop_lm
+from sims.lm.synthetic import LOOP_P, LOOP_V, loop_lm
 
 NGRAM = 4
 

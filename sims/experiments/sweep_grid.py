@@ -163,7 +163,8 @@ def _check_lm(loc: _Locator, name, base: pathlib.Path) -> str:
     folder = (base / name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
     if folder.is_dir():
         return str(folder.resolve())
-    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, {NULL_LMS[0]!r} (i.i.d. tokens), a real LM {REAL_LMS} or an existing "
+    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, {NULL_LMS[0]!r} (i.i.d. tokens), "
+                          f"a real LM {REAL_LMS} or an existing "
                           "transformers folder")
 
 

@@ -76,7 +76,7 @@ class GProcess:
         vals = [t if self.step else 0.5 * (t[1:] + t[:-1]) for t in self.tables]
         return float(np.mean([np.mean((1.0 - v) * (v > 0.0)) for v in vals]))
 
-    def with_switch_time(self, T: int) -> "GProcess":
+    def with_switch_time(self, T: int) -> GProcess:
         """The adversarial schedule switches at T // 2 of the run it is used for."""
         if self.kind != "adversarial":
             return self

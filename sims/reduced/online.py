@@ -28,10 +28,9 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
+from sims.core import rng
 from theory import _scalar
 from theory.offline import rtsafe_step
-
-from sims.core import rng
 
 DUALGA, SRL, BACKPRESSURE = 0, 1, 2
 ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
@@ -260,7 +259,6 @@ def run_reference(algo: int, prm: ControllerParams, proc, seed: int, r: int, T: 
     ufuncs; tests check it equals :func:`run_chunk` bit for bit.
     """
     import theory
-
     from sims.reduced.gprocess import draw_from_table
 
     Delta, eta, eta_mode, lam1, M, delta, V, alpha = prm

@@ -15,11 +15,10 @@ import numpy as np
 from numba import njit, prange
 
 import theory
-
-from sims.reduced import online
-from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
 from sims.core import defaults
 from sims.core.progress import progress
+from sims.reduced import online
+from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
 
 CHUNK_STEPS = 2**22  # steps per replication between progress updates
 PROGRESS_ABOVE = 10**8

@@ -16,10 +16,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from theory import _scalar
-
-from sims.watermarks import _kernels as kern
 from sims.core import prf
+from sims.watermarks import _kernels as kern
+from theory import _scalar
 
 
 @njit(cache=True, fastmath={"reassoc", "contract", "nsz"})

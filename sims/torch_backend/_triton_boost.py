@@ -27,7 +27,6 @@ import triton.language as tl
 from sims.core import prf
 from sims.torch_backend.prf_torch import _s64
 
-
 _M1 = tl.constexpr(_s64(prf.M1))
 _M2 = tl.constexpr(_s64(prf.M2))
 _C_CONTEXT = tl.constexpr(_s64(prf.C_CONTEXT))

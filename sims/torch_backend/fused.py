@@ -25,7 +25,6 @@ import numpy as np
 import torch
 
 import theory
-
 from sims.core import prf
 from sims.core.rng import stream_key
 from sims.torch_backend import prf_torch

@@ -21,8 +21,8 @@ from sims.core.record import RECORDS, Generation
 from sims.core.rng import stream_key
 from sims.torch_backend import batch as batching
 from sims.torch_backend.fused import check_nan, inverse_cdf
-from sims.torch_backend.processors import ALGOS, make_processor  # noqa: F401  (re-exported)
 from sims.torch_backend.prf_torch import _s64, counter_uniform
+from sims.torch_backend.processors import ALGOS, make_processor  # noqa: F401  (re-exported)
 
 PARAMS = ("delta", "Delta", "eta", "lam1", "M", "tau", "alpha")  # processor attributes copied into meta
 

@@ -31,7 +31,6 @@ import math
 import torch
 
 import theory
-
 from sims.core import defaults, prf
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_torch

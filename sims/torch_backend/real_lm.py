@@ -48,10 +48,10 @@ def default_batch(model, max_len: int) -> int:
     if p.device.type != "cuda":
         return CPU_BATCH
     cfg = model.config
-    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer")
-    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head")
+    layers = getattr(cfg, "num_hidden_layers", None) or cfg.n_layer
+    heads = getattr(cfg, "num_attention_heads", None) or cfg.n_head
     kv = getattr(cfg, "num_key_value_heads", None) or heads
-    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd")
+    hidden = getattr(cfg, "hidden_size", None) or cfg.n_embd
     hd = getattr(cfg, "head_dim", None) or hidden // heads
     row = 2 * layers * kv * hd * max_len * p.element_size() + 2 * 4 * cfg.vocab_size
     free, _ = torch.cuda.mem_get_info(p.device)

@@ -26,10 +26,9 @@ from __future__ import annotations
 import math
 import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
-
-import numpy as np
 
 from sims.core import defaults
 from sims.core.record import Generation

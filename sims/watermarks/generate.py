@@ -59,14 +59,13 @@ import numpy as np
 from numba import njit, prange
 
 import theory
-from theory import _scalar
-
-from sims.watermarks import _kernels as kern
 from sims.core import defaults, prf, rng
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
+from sims.watermarks import _kernels as kern
+from theory import _scalar
 
 ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
 # the kernel's algorithm codes: the index in ALGOS

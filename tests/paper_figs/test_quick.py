@@ -2,7 +2,6 @@
 verdicts are computed from the JSON (a mutated JSON flips a verdict)."""
 
 import json
-import pathlib
 
 import numpy as np
 import pytest

@@ -8,8 +8,8 @@ import pytest
 import theory
 from sims.detect import scores as detect
 from sims.experiments.attacks import KINDS, attack
-from sims.watermarks.generate import generate
 from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 LM = get_lm("lfqa", vocab_size=3000)
 GEN = generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)

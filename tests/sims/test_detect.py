@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sims.detect import scores as detect
 from sims.core import prf
-from sims.experiments.evaluate import clopper_pearson
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
+from sims.detect import scores as detect
 from sims.detect.nulls import LN10, binom_logsf
+from sims.experiments.evaluate import clopper_pearson
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import generate
 
 EMS_ULP = 1e-15  # numba's log1p and numpy's differ by 1 ulp on some EMS summands
 V = 5000

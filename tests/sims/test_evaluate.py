@@ -65,7 +65,8 @@ def test_cli_generate_detect_evaluate(tmp_path):
     assert r.returncode == 0, r.stderr
     r = _cli("detect", str(f), "--key", "15485863", "--dedup", "--json")
     rows = json.loads(r.stdout)["texts"]
-    assert len(rows) == 2 and all(x["log10_p"] < -4 and set(x) >= {"n_scored", "score", "z", "log10_p", "watermarked", "decision"} and x["watermarked"] for x in rows)
+    fields = {"n_scored", "score", "z", "log10_p", "watermarked", "decision"}
+    assert len(rows) == 2 and all(x["log10_p"] < -4 and set(x) >= fields and x["watermarked"] for x in rows)
     r = _cli("detect", str(f), "--key", "1", "--json")
     assert all(x["log10_p"] > -4 for x in json.loads(r.stdout)["texts"])
     for bad, msg in ((["--gamma", "0.5"], "gamma mismatch"), (["--vocab-size", "100"], "vocabulary mismatch")):
@@ -119,8 +120,8 @@ def test_null_fpr_one_million_texts_and_the_repetition_inflation():
 
 def test_cli_attack_and_detect_reload_a_loop_lm_text(tmp_path):
     """Texts of repetition.loop_lm (not a preset) reload their LM from the saved name."""
-    from sims.watermarks.generate import generate
     from sims.lm.synthetic import loop_lm
+    from sims.watermarks.generate import generate
 
     f, g = tmp_path / "loop.npz", tmp_path / "att.npz"
     lm = loop_lm(512, 0.3)

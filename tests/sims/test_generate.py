@@ -9,8 +9,8 @@ import theory
 from proofs_check import _exact
 from sims.core import prf
 from sims.core.record import Generation
-from sims.watermarks.generate import ALGOS, generate
 from sims.lm.synthetic import LM_PRESETS, get_lm, logits_into
+from sims.watermarks.generate import ALGOS, generate
 
 
 @pytest.mark.parametrize("name", LM_PRESETS)

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from sims.reduced import gprocess, online
 from sims.core import rng
+from sims.reduced import gprocess, online
 
 ALPHA = 0.001  # level of every Monte Carlo test in this file
 # CDF of a Beta table at its own nodes vs the node level: loosened from 1e-12 to 1e-6 because

@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 import theory
-from sims.reduced import gprocess, online, runner as reduced
+from sims.reduced import gprocess, online
+from sims.reduced import runner as reduced
 
 ALPHA = 0.001  # level of every Monte Carlo test in this file
 SPECS = ["uniform", "beta:2,2", "mixture:0.3:0.5:4,0.7:4:2", "regime:0.05,2,5,5,2", "blocks:50,2,5,5,2",

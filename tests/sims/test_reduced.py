@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import theory
-from sims.reduced import gprocess, online, runner as reduced
 from sims.core.progress import progress
+from sims.reduced import gprocess, online
+from sims.reduced import runner as reduced
 
 # the bootstrap CI covers resampling noise only; the fitted line also carries the curvature
 # of the O(1/T) transient at small T, hence a slack around -1/2

@@ -8,10 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from sims.watermarks.generate import generate
+from sims.experiments.repetition import NGRAM, monitor, precision_recall, repeated_ngram_mask, repetition_rate, study, tune_monitor
 from sims.lm.synthetic import loop_lm
-from sims.experiments.repetition import (NGRAM, monitor, precision_recall, repeated_ngram_mask, repetition_rate, study,
-                             tune_monitor)
+from sims.watermarks.generate import generate
 
 ALPHA = 1e-6  # level of the test that the monitor's flags carry information about repetition
 

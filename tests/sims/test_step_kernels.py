@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sims.watermarks import _kernels as kern
 from sims.core import prf
-from sims.watermarks.generate import _tabulated_block, _tabulated_masses
 from sims.lm.synthetic import LM_PRESETS, N_BUMPS, context_into, get_lm, logits_into
+from sims.watermarks import _kernels as kern
+from sims.watermarks.generate import _tabulated_block, _tabulated_masses
 
 MAX_EXP_ULP = 1  # measured over [-708, 0]; the polynomial's truncation error is below 5e-18
 MAX_LOG_ULP = 3  # measured; the worst case is just above 1, where log x is small

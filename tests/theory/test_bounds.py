@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 
 import theory
-
 from tests.theory.strategies import simplices
 
 

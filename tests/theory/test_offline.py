@@ -8,10 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import theory
+from tests.theory.strategies import feasible_problems
 from theory.canonical import canonical_problems
 from theory.offline_cvxpy import general_opt_cvxpy
-
-from tests.theory.strategies import feasible_problems
 
 AGREE_REL, AGREE_ABS = 1e-6, 1e-10  # CLARABEL gap tolerance 1e-10..1e-12 (absolute, on the sum)
 GAP_TOL = 1e-8  # dual solver: lambda to 1e-15 relative, so the gap is rounding only

@@ -7,10 +7,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import theory  # noqa: E402
-from sims.detect import scores as detect
 from sims.core import prf  # noqa: E402
-from sims.torch_backend import prf_torch  # noqa: E402
 from sims.core.record import RECORDS  # noqa: E402
+from sims.detect import scores as detect  # noqa: E402
+from sims.torch_backend import prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
 from sims.torch_backend.model import RANDOM_LMS, load  # noqa: E402
 from sims.torch_backend.processors import ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
@@ -300,7 +300,6 @@ def test_evaluate_on_a_random_llama_uses_the_matching_detector(algo, T):
 
 def test_cli_generate_detect_attack_on_a_real_lm(tmp_path):
     """`python -m sims generate --lm random-gpt2 ... --out F` -> `detect F` and `attack F` read it."""
-    import json
 
     from sims.cli.main import main
     from sims.core.record import Generation
