@@ -57,20 +57,25 @@ def _rotl(x: np.ndarray, b: int) -> np.ndarray:
     return (x << np.uint64(b)) | (x >> np.uint64(64 - b))
 
 
-def _rounds(v: list, n: int) -> None:
-    v0, v1, v2, v3 = v
+def sip_rounds(v0, v1, v2, v3, n: int, rotl=_rotl):
+    """``n`` SipRounds on the state (v0, v1, v2, v3): arrays of uint64 (NumPy, the default
+    ``rotl``) or of int64 with wrap-around (torch, with its own ``rotl``)."""
     for _ in range(n):
         v0 = v0 + v1
-        v1 = _rotl(v1, 13) ^ v0
-        v0 = _rotl(v0, 32)
+        v1 = rotl(v1, 13) ^ v0
+        v0 = rotl(v0, 32)
         v2 = v2 + v3
-        v3 = _rotl(v3, 16) ^ v2
+        v3 = rotl(v3, 16) ^ v2
         v0 = v0 + v3
-        v3 = _rotl(v3, 21) ^ v0
+        v3 = rotl(v3, 21) ^ v0
         v2 = v2 + v1
-        v1 = _rotl(v1, 17) ^ v2
-        v2 = _rotl(v2, 32)
-    v[:] = [v0, v1, v2, v3]
+        v1 = rotl(v1, 17) ^ v2
+        v2 = rotl(v2, 32)
+    return v0, v1, v2, v3
+
+
+def _rounds(v: list, n: int) -> None:
+    v[:] = sip_rounds(*v, n)
 
 
 def _absorb(v: list, m: np.ndarray) -> None:

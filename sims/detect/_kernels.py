@@ -95,16 +95,20 @@ def _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, 
     scored[i] = cnt
 
 
+@njit(cache=True, inline="always")
+def _scan_start(tokens, key, dedup, stream):
+    """Output arrays, the stream's context seed and the dedup table size of a scan."""
+    n, T = tokens.shape
+    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
+    return np.zeros(n), np.zeros(n, dtype=np.int64), seed_c, _table_size(T) if dedup else 1
+
+
 @njit(cache=True, parallel=True)
 def scan_sums(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
     """Per text: the statistic summed over scored tokens, and the number of scored tokens
     (texts in parallel; :func:`scan_sums_serial` for small inputs)."""
-    n, T = tokens.shape
-    sums = np.zeros(n)
-    scored = np.zeros(n, dtype=np.int64)
-    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
-    size = _table_size(T) if dedup else 1
-    for i in prange(n):
+    sums, scored, seed_c, size = _scan_start(tokens, key, dedup, stream)
+    for i in prange(tokens.shape[0]):
         _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
     return sums, scored
 
@@ -113,12 +117,8 @@ def scan_sums(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix
 def scan_sums_serial(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
     """:func:`scan_sums` on one thread: no parallel-region barrier, which on a loaded 2-core
     machine can cost milliseconds when another process holds a core."""
-    n, T = tokens.shape
-    sums = np.zeros(n)
-    scored = np.zeros(n, dtype=np.int64)
-    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
-    size = _table_size(T) if dedup else 1
-    for i in range(n):
+    sums, scored, seed_c, size = _scan_start(tokens, key, dedup, stream)
+    for i in range(tokens.shape[0]):
         _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
     return sums, scored
 

@@ -18,18 +18,7 @@ def _rotl(x: torch.Tensor, b: int) -> torch.Tensor:
 
 
 def _rounds(v0, v1, v2, v3, n: int):
-    for _ in range(n):
-        v0 = v0 + v1
-        v1 = _rotl(v1, 13) ^ v0
-        v0 = _rotl(v0, 32)
-        v2 = v2 + v3
-        v3 = _rotl(v3, 16) ^ v2
-        v0 = v0 + v3
-        v3 = _rotl(v3, 21) ^ v0
-        v2 = v2 + v1
-        v1 = _rotl(v1, 17) ^ v2
-        v2 = _rotl(v2, 32)
-    return v0, v1, v2, v3
+    return prf_crypto.sip_rounds(v0, v1, v2, v3, n, rotl=_rotl)
 
 
 def context_state(key, windows: torch.Tensor, stream: int = prf.GREEN) -> torch.Tensor:
