@@ -20,7 +20,7 @@ KEY = 15485863
 MIN_REPEAT, MAX_REPEAT, BUDGET_S = 3, 50, 1.0  # best of >= 3 runs, more while under 1 s (shared 2-core machine)
 
 
-def _tps(f, n_tokens: int, min_repeat: int = MIN_REPEAT) -> float:
+def tokens_per_s(f, n_tokens: int, min_repeat: int = MIN_REPEAT) -> float:
     """Tokens per second of the fastest of several runs after one warm-up run."""
     f()
     times: list[float] = []
@@ -41,7 +41,7 @@ def main(argv=None) -> dict:
         for name, arr in (("64x200", small), ("20000x200", big)):
             toks, prompts = np.ascontiguousarray(arr[:, 1:]), np.ascontiguousarray(arr[:, :1])
             f = lambda: detect.score_redgreen(toks, prompts, KEY, 0.25, vocab_size=V, dedup=dedup)  # noqa: E731, B023
-            res[f"ours_dedup_{dedup}_{name}_tokens_per_s"] = _tps(f, toks.size)
+            res[f"ours_dedup_{dedup}_{name}_tokens_per_s"] = tokens_per_s(f, toks.size)
     # torch is imported only now: its bundled OpenMP runtime spins beside numba's "omp" threading
     # layer on 2 cores (~16 ms per parallel region unless OMP_WAIT_POLICY=PASSIVE)
     import torch
@@ -51,7 +51,7 @@ def main(argv=None) -> dict:
     ids = torch.tensor(small)
     for dedup in (False, True):
         peer = WatermarkDetector(model_config=LlamaConfig(vocab_size=V), device="cpu", watermarking_config=cfg, ignore_repeated_ngrams=dedup)
-        res[f"peer_dedup_{dedup}_tokens_per_s"] = _tps(lambda: peer(ids), small[:, 1:].size, 2)  # noqa: B023
+        res[f"peer_dedup_{dedup}_tokens_per_s"] = tokens_per_s(lambda: peer(ids), small[:, 1:].size, 2)  # noqa: B023
         res[f"ratio_ours_over_peer_dedup_{dedup}_64x200"] = res[f"ours_dedup_{dedup}_64x200_tokens_per_s"] / res[f"peer_dedup_{dedup}_tokens_per_s"]
     for k, v in res.items():
         print(f"{k:44s} {v:12.3e}")

@@ -13,11 +13,10 @@ cryptographic key makes green-list hashing).  Fastest of 3 runs after one warm-u
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from numba import njit, prange
 
+from bench.bench_detect import tokens_per_s
 from sims.core import prf, prf_crypto
 
 V = 32000
@@ -73,16 +72,6 @@ def _det_siphash(k0, k1, seq, thr):
     return out
 
 
-def _best(f, n_tokens: int) -> float:
-    f()
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return n_tokens / min(times)
-
-
 def main(argv=None) -> dict:
     rng = np.random.default_rng(0)
     thr = prf.green_threshold(0.25)
@@ -91,10 +80,10 @@ def main(argv=None) -> dict:
     seq = rng.integers(0, V, size=2_000_001)
     tokmix = prf.token_mix(V)
     res = dict(
-        generation_splitmix_tokens_per_s=_best(lambda: _gen_splitmix(np.uint64(KEY), contexts, tokmix, thr), contexts.shape[0] * V),
-        generation_siphash_tokens_per_s=_best(lambda: _gen_siphash(k0, k1, contexts, V, thr), contexts.shape[0] * V),
-        detection_splitmix_tokens_per_s=_best(lambda: _det_splitmix(np.uint64(KEY), seq, thr), seq.size - 1),
-        detection_siphash_tokens_per_s=_best(lambda: _det_siphash(k0, k1, seq, thr), seq.size - 1),
+        generation_splitmix_tokens_per_s=tokens_per_s(lambda: _gen_splitmix(np.uint64(KEY), contexts, tokmix, thr), contexts.shape[0] * V),
+        generation_siphash_tokens_per_s=tokens_per_s(lambda: _gen_siphash(k0, k1, contexts, V, thr), contexts.shape[0] * V),
+        detection_splitmix_tokens_per_s=tokens_per_s(lambda: _det_splitmix(np.uint64(KEY), seq, thr), seq.size - 1),
+        detection_siphash_tokens_per_s=tokens_per_s(lambda: _det_siphash(k0, k1, seq, thr), seq.size - 1),
     )
     res["generation_ratio_splitmix_over_siphash"] = res["generation_splitmix_tokens_per_s"] / res["generation_siphash_tokens_per_s"]
     res["detection_ratio_splitmix_over_siphash"] = res["detection_splitmix_tokens_per_s"] / res["detection_siphash_tokens_per_s"]
