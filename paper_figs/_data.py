@@ -12,12 +12,22 @@ from __future__ import annotations
 
 from sims.core.defaults import KEY  # shared by every figure
 
+REAL_SIZE = dict(n=32, T=100)  # the most texts and tokens a script draws from a real LM (python -m paper_figs --real-n / --real-T)
+
 
 def is_synthetic(lm: str) -> bool:
     """True for a synthetic preset name."""
     from sims.lm.synthetic import LM_PRESETS
 
     return lm in LM_PRESETS
+
+
+def sized(lm: str, n: int, T: int) -> tuple[int, int]:
+    """(n, T) for LM ``lm``: as given for a synthetic preset, capped at :data:`REAL_SIZE` for a
+    real LM (a CPU draws SmolLM2 at ~100 tokens/s); the scripts record what they drew."""
+    if is_synthetic(lm):
+        return n, T
+    return min(n, REAL_SIZE["n"]), min(T, REAL_SIZE["T"])
 
 
 def get_lm(lm: str, vocab_size: int | None = None):

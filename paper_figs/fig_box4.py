@@ -1,8 +1,10 @@
 """Figure box_4 and the paper's hyperparameter remarks: KL per text of DualGA over
-lambda_1 in {1, 2, 5, 10} x eta in {0.1, 1, 5, 10} at Delta = 0.4, the tuning protocol
-(lambda_1 and eta chosen on a 16-prompt validation set) and the step-size remarks checked.
+lambda_1 in {1, 2, 5, 10} x eta in {0.1, 1, 5, 10} at Delta = 0.4 (the sweep
+``examples/sweep_lam1_eta.toml``, test prompts under seed 0 and 16 validation prompts under
+seed 1), the tuning protocol (lambda_1 and eta chosen on the validation set) and the step-size
+remarks checked.
 
-* Tuning: on 16 validation prompts (seed 1) pick the (lambda_1, eta) of least mean KL among
+* Tuning: on the 16 validation prompts pick the (lambda_1, eta) of least mean KL among
   those whose realised DG reaches Delta - 0.02; report it on the test prompts (seed 0).
 * "eta below 0.05 behaves like SRL": for eta in {0.01, 0.02, 0.05} (lambda_1 = delta*(Delta,
   gamma)), the relative difference of DualGA's mean KL and DG from SRL's with delta =
@@ -19,11 +21,10 @@ import numpy as np
 
 from paper_figs._data import generations
 from paper_figs._out import agg, md_table, write
+from paper_figs._sweep import run_grid, sweep_grid, text_values
 
 TITLE = "DualGA's KL over lambda_1 x eta at Delta = 0.4; tuning on 16 prompts; step-size remarks"
 DELTA = 0.4
-LAM1 = (1.0, 2.0, 5.0, 10.0)
-ETAS = (0.1, 1.0, 5.0, 10.0)
 SMALL_ETAS = (0.01, 0.02, 0.05)
 ROBUST_ETAS = (0.1, 0.2, 0.5, 1.0)
 DG_SLACK = 0.02
@@ -34,22 +35,25 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
     plt = agg()
     lm = (lms or ("lfqa",))[0]
-    n, T, V = (8, 100, 2000) if quick else (200, 200, None)
+    test = sweep_grid("lam1_eta", lms=[lm], **(dict(n=8, T=100, chunk=8) if quick else {}))
+    n, T, V = test.n, test.T, (2000 if quick else None)
+    val = sweep_grid("lam1_eta", lms=[lm], n=16, T=T, chunk=16, seeds=(1,))  # T: the test grid's
     gamma = float(theory.gamma_star(DELTA))
     run = lambda seed, nn, **p: generations(lm, "dualga", nn, T, seed, vocab_size=V, Delta=DELTA, **p)  # noqa: E731
+    summ = {g: {r["config"]: r for r in run_grid(g, out_dir, f"fig_box4-{part}", quick)[0]} for g, part in ((test, "test"), (val, "val"))}
+    test_kl = text_values(out_dir / "sweeps" / f"fig_box4-test-{test.hash[:8]}", "kl")
     grid, rows = [], []
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw=dict(width_ratios=[2, 1]))
     data, names = [], []
-    for lam1 in LAM1:
-        for eta in ETAS:
-            test, val = run(0, n, lam1=lam1, eta=eta), run(1, 16, lam1=lam1, eta=eta)
-            kl = test.kl.mean(axis=1)
-            c = dict(lam1=lam1, eta=eta, kl_mean=float(kl.mean()), kl_percentiles=np.percentile(kl, (0, 25, 50, 75, 100)),
-                     dg=float(test.dg.mean()), val_kl=float(val.kl.mean()), val_dg=float(val.dg.mean()))
-            grid.append(c)
-            data.append(kl)
-            names.append(f"{lam1:g}/{eta:g}")
-            rows.append([lam1, eta, c["kl_mean"], c["dg"], c["val_kl"], c["val_dg"]])
+    for cfg, vcfg in zip(test.configs, val.configs):
+        p, t, v = dict(cfg.params), summ[test][cfg.id], summ[val][vcfg.id]
+        kl = test_kl[cfg.id]
+        c = dict(lam1=p["lam1"], eta=p["eta"], kl_mean=float(kl.mean()), kl_percentiles=np.percentile(kl, (0, 25, 50, 75, 100)),
+                 dg=t["realized_dg"], val_kl=v["kl_per_token"], val_dg=v["realized_dg"])
+        grid.append(c)
+        data.append(kl)
+        names.append(f"{c['lam1']:g}/{c['eta']:g}")
+        rows.append([c["lam1"], c["eta"], c["kl_mean"], c["dg"], c["val_kl"], c["val_dg"]])
     ax.boxplot(data, whis=(0, 100))
     ax.set_xticks(range(1, len(names) + 1), names, rotation=60, fontsize=7)
     ax.set(xlabel="lambda_1 / eta", ylabel="KL per token of a text", title=f"{lm}: DualGA Delta={DELTA}, {n} texts x {T}")

@@ -14,7 +14,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import KEY, generations
+from paper_figs._data import KEY, generations, sized
 from paper_figs._out import agg, write
 
 TITLE = "Watermarked text as pictures: green/red tokens shaded by the boost, repetition with lambda_t"
@@ -61,7 +61,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
     plt = agg()
     lm = (lms or ("lfqa",))[0]
-    n, T = (4, 80) if quick else (16, 200)
+    n, T = sized(lm, *((4, 80) if quick else (16, 200)))
     V = 2000 if quick else None
     wm = generations(lm, "dualga", n, T, 0, vocab_size=V, Delta=0.3)
     srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], delta=2.0)

@@ -17,7 +17,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import generations, label
+from paper_figs._data import generations, label, sized
 from paper_figs._out import agg, md_table, write
 
 TITLE = "Realised DG vs KL on two LMs: DualGA on each LM's Pareto frontier, SRL off it unless tuned for that LM"
@@ -38,6 +38,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     plt = agg()
     lms = tuple(lms or ("news", "lfqa"))[:2]
     n, T, V = (12, 100, 2000) if quick else (200, 200, None)
+    n, T = min(sized(lm, n, T) for lm in lms)
     fig, axes = plt.subplots(1, len(lms), figsize=(6 * len(lms), 4.4), squeeze=False)
     fig4, ax4 = plt.subplots(2, len(lms), figsize=(6 * len(lms), 7.5), squeeze=False)
     summary = dict(n=n, T=T, vocab_size=V, lms=list(lms), on_frontier_tolerance=ON_FRONTIER, per_lm={})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pathlib
 import time
 
-from paper_figs._data import generations
+from paper_figs._data import generations, sized
 from paper_figs._out import md_table, write
 
 TITLE = "End-to-end generation time per watermark (batch 16 x 300 tokens), overhead over none"
@@ -23,6 +23,7 @@ PAPER_OVERHEAD_PCT = None  # the paper reports seconds per batch on its GPU; onl
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm = (lms or ("news",))[0]
     n, T, reps = (16, 60, 2) if quick else (16, 300, 5)
+    n, T = sized(lm, n, T)
     V = 2000 if quick else None
     times = {a: [] for a, _ in ALGOS}
     for a, p in ALGOS:

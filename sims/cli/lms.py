@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from sims.core.lm_names import is_real_lm
 from sims.lm.synthetic import LM_PRESETS
 
 LM_CHOICES = ("a synthetic preset (" + ", ".join(LM_PRESETS) + ") or fitted .npz (python -m sims fit-lm), smollm2, a random test model "
@@ -21,8 +22,6 @@ def is_synthetic(name: str) -> bool:
 
 def check_lm(name: str) -> str:
     """"synthetic" or "torch" for an LM name; ValueError listing the choices otherwise."""
-    from sims.torch_backend.model import is_real_lm  # no torch import: names and folders only
-
     if is_synthetic(name):
         return "synthetic"
     if is_real_lm(name):

@@ -18,11 +18,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.experiments.sweep import run_sweep
+    from sims.experiments.sweep_grid import load_grid
 
     if args.workers is not None and args.workers < 0:
         raise ValueError(f"--workers must be in [0, inf); got {args.workers}")
+    grid = load_grid(args.grid)
+    real_generate = None
+    if any(c.real for c in grid.configs):
+        from sims.torch_backend.real_lm import generate_on as real_generate
     try:
-        run_sweep(args.grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
+        run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force, real_generate=real_generate)
     except RuntimeError as exc:  # failed tasks: the finished chunks are kept
         print(f"error: {exc}")
         return 1

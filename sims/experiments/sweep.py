@@ -44,8 +44,9 @@ ALLOWED_FAILURES = 3  # worker deaths a task may cause before it is reported as 
 CONNECT_TIMEOUT_S = 10
 
 
-def tasks(grid: Grid) -> dict[str, dict]:
-    """Every task of the grid by its chunk file's stem, in grid order."""
+def tasks(grid: Grid, real_generate=None) -> dict[str, dict]:
+    """Every task of the grid by its chunk file's stem, in grid order; tasks of a real LM carry
+    ``real_generate`` (see :func:`run_sweep`)."""
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
                   prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks))
     out = {}
@@ -53,7 +54,7 @@ def tasks(grid: Grid) -> dict[str, dict]:
         for seed in grid.seeds:
             for k in range(grid.n_chunks):
                 out[f"{cfg.id}-s{seed}-c{k:06d}"] = dict(shared, config=dict(cfg.as_dict(), id=cfg.id), real=cfg.real, seed=seed,
-                                                          chunk=k)
+                                                          chunk=k, **(dict(real_generate=real_generate) if cfg.real else {}))
     return out
 
 
@@ -140,7 +141,7 @@ def _dashboard(client) -> str | None:
 
 
 def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = None, workers: int | None = None, force: bool = False,
-              on_chunk=None, log=print) -> dict:
+              real_generate=None, on_chunk=None, log=print) -> dict:
     """Run the tasks of ``grid`` not yet on disk under ``out``, then write the summary.
 
     Parameters
@@ -150,6 +151,10 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
     scheduler : address of a running scheduler, or None for a local cluster
     workers : processes of the local cluster (default one per core); 0 runs the tasks in this process
     force : replace the results of another grid in ``out``
+    real_generate : callable(lm, algo, *, n, T, seed, key, **params) -> Generation
+        The real-LM generator for the grid's real-LM configurations
+        (:func:`sims.torch_backend.real_lm.generate_on`, which ``python -m sims sweep`` passes);
+        it is pickled by reference into those tasks, so workers import it themselves.
     on_chunk : callable(name, client) called after each chunk file is written (client None in-process)
     log : where the lines about the run go
 
@@ -160,7 +165,10 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
     grid = load_grid(grid) if not isinstance(grid, Grid) else grid
     out = pathlib.Path(out)
     prepare_dir(out, grid, force)
-    todo = {k: v for k, v in tasks(grid).items() if not (out / "chunks" / f"{k}.parquet").exists()}
+    if real_generate is None and any(c.real for c in grid.configs):
+        raise ValueError(f"grid {grid.path}: its real-LM configurations need real_generate= "
+                         "(sims.torch_backend.real_lm.generate_on; `python -m sims sweep` passes it)")
+    todo = {k: v for k, v in tasks(grid, real_generate).items() if not (out / "chunks" / f"{k}.parquet").exists()}
     total = grid.n_chunks * len(grid.seeds) * len(grid.configs)
     log(f"sweep {grid.path}: {len(grid.configs)} configurations x {len(grid.seeds)} seeds x {grid.n_chunks} chunks = {total} tasks, "
         f"{total - len(todo)} already in {out}")

@@ -39,15 +39,16 @@ def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:
     return int(rng.stream_key(int(rng.stream_key(seed, chunk)), stream)) >> 1
 
 
-def _generate_real(lm: str, algo: str, *, n: int, T: int, seed: int, key: int, prompt_len: int, **params):
-    """Watermarked texts of a real LM (``smollm2`` or a transformers folder): the one place a sweep
-    reaches the real-LM generator.
-
-    Returns a :class:`~sims.core.record.Generation` with exact per-token records, as
-    :func:`sims.watermarks.generate.generate` does for the synthetic LMs.
-    """
-    raise RuntimeError(f"lm {lm!r}: real-LM sweeps need the torch extra (pip install 'wmstats[torch]') and the package's "
-                       "real-LM generation entry point, which this build lacks")
+def _generate_real(task: dict, algo: str, *, n: int, T: int, seed: int, key: int, prompt_len: int, **params) -> Generation:
+    """Texts of the task's real LM through the generator the client put in the task
+    (``task["real_generate"]``, :func:`sims.torch_backend.real_lm.generate_on` from ``python -m sims
+    sweep``; passed in because this room sits below the torch backend).  Its prompts are the LM's own
+    (the lfqa set), so ``prompt_len`` does not apply."""
+    fn = task.get("real_generate")
+    if fn is None:
+        raise ValueError(f"lm {task['config']['lm']!r} is a real LM: run_sweep needs real_generate= "
+                         "(sims.torch_backend.real_lm.generate_on; `python -m sims sweep` passes it)")
+    return fn(task["config"]["lm"], algo, n=n, T=T, seed=seed, key=key, **params)
 
 
 def _uniform_texts(*, n: int, T: int, seed: int, key: int, prompt_len: int, gamma=None, h: int = 1, green_kind: str = "bernoulli") -> Generation:
@@ -100,7 +101,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         gen = _uniform_texts(seed=s, **kw)
     else:
         lm = None
-        gen = _generate_real(cfg["lm"], algo, seed=s, **kw)
+        gen = _generate_real(task, algo, seed=s, **kw)
     meta = gen.meta
     parts = [(False, "none", _metrics(gen, detect.score(gen, lm, dedup=task["dedup"]), task, algo))]
     for a, (kind, rate) in enumerate(task["attacks"]):
@@ -119,7 +120,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         elif cfg["lm"] == "uniform":
             null = _uniform_texts(seed=s0, **nkw)
         else:
-            null = _generate_real(cfg["lm"], "none", seed=s0, **nkw)
+            null = _generate_real(task, "none", seed=s0, **nkw)
         parts.append((True, "none", _metrics(null, detect.score(null, lm, dedup=task["dedup"], algo=algo), task, algo)))
     cols: dict[str, list] = {}
     for is_null, att_name, rows in parts:

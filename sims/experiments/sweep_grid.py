@@ -39,6 +39,7 @@ import re
 import tomllib
 
 from sims.core import defaults
+from sims.core.lm_names import REAL_LMS
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
 from sims.lm.synthetic import LM_PRESETS
@@ -51,7 +52,6 @@ ALGO_PARAMS = {
     "ems": ("tau",), "its": (), "uw-delta": (), "uw-gamma": (), "atw": ("delta", "alpha"),
 }
 NULL_LMS = ("uniform",)  # i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
-REAL_LMS = ("smollm2",)  # real LMs by name (sims.torch_backend.model.load); a transformers folder also works
 METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(METRICS), algo=None, attack=None)

@@ -15,6 +15,8 @@ import importlib.util
 import os
 import pathlib
 
+from sims.core.lm_names import RANDOM_LMS
+
 
 def cache_dir() -> pathlib.Path:
     return pathlib.Path(os.environ.get("WMSTATS_CACHE", pathlib.Path.home() / ".cache" / "wmstats"))
@@ -52,15 +54,6 @@ def _random_configs():
         "random-opt": OPTConfig(vocab_size=512, hidden_size=32, ffn_dim=64, num_hidden_layers=2, num_attention_heads=4,
                                 max_position_embeddings=512, word_embed_proj_dim=32),
     }
-
-
-RANDOM_LMS = ("random-llama", "random-qwen2", "random-mistral", "random-gpt2", "random-opt")
-REAL_LMS = ("smollm2",) + RANDOM_LMS  # names load() knows; anything else is a local folder
-
-
-def is_real_lm(name: str) -> bool:
-    """Whether :func:`load` takes ``name``: ``smollm2``, a random test model, or a folder with a config.json."""
-    return name in REAL_LMS or (pathlib.Path(name) / "config.json").is_file()
 
 
 def _folder(name: str) -> pathlib.Path:

@@ -210,9 +210,11 @@ def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = de
                      gen_seconds=gen_s, det_seconds=det_s, return_arrays=return_arrays)
 
 
-def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, **kw) -> Generation:
-    """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``."""
+def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, device=None, **kw) -> Generation:
+    """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``,
+    on ``device`` (default: the GPU when there is one, else the CPU)."""
     model, tok = load(lm, dtype=dtype)
+    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     V = len(tok) if tok is not None else model.config.vocab_size
     return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
                           lm=lm, **kw)

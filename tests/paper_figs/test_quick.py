@@ -55,3 +55,21 @@ def test_a_real_lm_plugs_in_through_generations():
     assert np.all(np.isfinite(g.kl)) and np.all(np.isfinite(g.lam))
     with pytest.raises(ValueError, match="exact next-token probabilities"):
         get_lm("random-llama")
+
+
+def test_tables_run_through_the_sweep_engine_on_a_real_lm(tmp_path):
+    """tab_performance_ext --lm random-llama: its grid goes through the sweep engine (chunk files on
+    disk, in this process without a GPU), UW is left out on a real LM, and each cell's rates are the
+    chunk rows' rates."""
+    pytest.importorskip("torch")
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert main(["--quick", "--only", "tab_performance_ext", "--lm", "random-llama", "--out", str(tmp_path)]) == 0
+    d = json.loads((tmp_path / "tab_performance_ext.json").read_text())
+    assert [c["algo"] for c in d["cells"]] == ["srl", "srl", "ems", "atw", "dualga"] and {c["lm"] for c in d["cells"]} == {"random-llama"}
+    (folder,) = (tmp_path / "sweeps").iterdir()
+    lp = {}
+    for f in (folder / "chunks").glob("*.parquet"):
+        t = pq.read_table(f, columns=["config", "null", "log10_p"]).to_pydict()
+        lp[t["config"][0]] = [p for p, nl in zip(t["log10_p"], t["null"]) if not nl]
+    assert len(lp) == 5 and all(len(v) == d["n"] for v in lp.values())
+    assert sorted(np.mean(np.array(v) <= -4) for v in lp.values()) == sorted(c["tpr_at_1e-4"] for c in d["cells"])

@@ -16,7 +16,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from sims.experiments import sweep  # noqa: E402
 from sims.experiments.evaluate import clopper_pearson  # noqa: E402
-from sims.experiments.sweep_chunk import chunk_seed, run_chunk  # noqa: E402
+from sims.experiments.sweep_chunk import NULL_STREAM, chunk_seed, run_chunk  # noqa: E402
 from sims.experiments.sweep_grid import GridError, load_grid  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -166,3 +166,31 @@ def test_killed_worker_resume_and_summary(tmp_path):
     assert s[(cfg, "none")]["n_null"] == g.n
     assert "| news srl delta=1, gamma=0.25 | none | 96 |" in (par / "summary.md").read_text()
     shutil.rmtree(tmp_path)
+
+
+def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
+    """A real-LM configuration (random-llama, in this process): the CLI passes the torch generator;
+    a chunk's texts are generate_on's texts under the chunk's seed, scored by the exact detector;
+    run_sweep without a generator refuses the grid before anything runs."""
+    pytest.importorskip("torch")
+    from sims.cli.main import main
+    from sims.detect import scores
+    from sims.torch_backend.real_lm import generate_on
+
+    grid = _grid(tmp_path, 'lm = "random-llama"\nn = 6\nT = 12\nchunk = 3\ncontrols = true\n\n[[algo]]\nname = "srl"\ndelta = 3.0\n')
+    with pytest.raises(ValueError, match="real_generate"):
+        sweep.run_sweep(grid, tmp_path / "refused", workers=0, log=lambda s: None)
+    assert not (tmp_path / "refused" / "chunks").exists() or not any((tmp_path / "refused" / "chunks").iterdir())
+    assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
+    rows = _rows(tmp_path / "out")
+    assert len(rows) == 2
+    g = load_grid(grid)
+    first = rows[f"{g.configs[0].id}-s0-c000001"]
+    gen = generate_on("random-llama", "srl", n=3, T=12, seed=chunk_seed(0, 1), key=g.key, delta=3.0)
+    res = scores.score(gen, None, dedup=g.dedup)
+    wm = ~first["null"]
+    assert list(first["text"][wm]) == [3, 4, 5]
+    np.testing.assert_array_equal(first["log10_p"][wm], res.log10_p)
+    np.testing.assert_allclose(first["kl"][wm], gen.kl.mean(axis=1), rtol=1e-12)
+    null = generate_on("random-llama", "none", n=3, T=12, seed=chunk_seed(0, 1, NULL_STREAM), key=g.key, gamma=gen.meta["gamma"])
+    np.testing.assert_array_equal(first["log10_p"][first["null"]], scores.score(null, None, dedup=g.dedup, algo="srl").log10_p)

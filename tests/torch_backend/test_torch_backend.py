@@ -8,11 +8,12 @@ torch = pytest.importorskip("torch")
 
 import theory  # noqa: E402
 from sims.core import prf  # noqa: E402
+from sims.core.lm_names import RANDOM_LMS  # noqa: E402
 from sims.core.record import RECORDS  # noqa: E402
 from sims.detect import scores as detect  # noqa: E402
 from sims.torch_backend import prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
-from sims.torch_backend.model import RANDOM_LMS, load  # noqa: E402
+from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
 from sims.torch_backend.static_decode import generate_static  # noqa: E402
 
