@@ -198,7 +198,7 @@ def _check_key(key, prf: str = defaults.PRF):
     if prf != "splitmix64":
         raise ValueError(f"prf must be one of {PRFS}; got {prf!r}")
     if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
-        raise ValueError(f"key must be an int in [0, 2**64) for prf='splitmix64'; got {key!r}")
+        raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
     return None
 
 

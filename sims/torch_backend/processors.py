@@ -54,7 +54,7 @@ class _KeyedProcessor:
         elif prf != "splitmix64":
             raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
         elif isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
-            raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+            raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
         self.prf = prf
         if int(h) < 1:
             raise ValueError(f"h must be in [1, inf); got {h!r}")

@@ -464,7 +464,7 @@ def generate(
     elif prf != "splitmix64":
         raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
     elif isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
-        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+        raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
     else:
         k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
