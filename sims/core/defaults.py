@@ -17,5 +17,6 @@ M = LAMBDA_MAX  # projection bound of lambda (the paper's code truncates at 15; 
 TAU = 1.0  # EMS temperature
 ALPHA = 2.0  # ATW entropy threshold (nats)
 H = 1  # context width of the green-list hash
+PRF = "splitmix64"  # the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)
 GREEN_KIND = "bernoulli"  # per-token Bernoulli(gamma) green lists, or "partition" (exactly floor(gamma V))
 FPR = 1e-4  # false-positive rate of a detection decision

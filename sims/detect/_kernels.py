@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from sims.core import prf
+from sims.core import prf, prf_crypto
 
 GREEN_BERNOULLI = 0
 GREEN_PARTITION = 1
@@ -145,6 +145,34 @@ def scan_tokens(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokm
                 continue
             scored[i, t] = True
             values[i, t] = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+
+
+@njit(cache=True, parallel=True)
+def scan_tokens_siphash(tokens, prompts, lengths, k0, k1, h, dedup, thr, values, scored):
+    """:func:`scan_tokens` for Bernoulli green lists keyed by SipHash-2-4 (:mod:`sims.core.prf_crypto`):
+    the 64-bit SipHash word of (stream, window, token) is both the colour and, with ``dedup``,
+    the pair's name."""
+    n, T = tokens.shape
+    P = prompts.shape[1]
+    size = _table_size(T) if dedup else 1
+    for i in prange(n):
+        table = np.zeros(size, dtype=np.uint64)
+        has_zero = np.zeros(1, dtype=np.bool_)
+        window = np.empty(h, dtype=np.int64)
+        st = np.empty(prf_crypto.STATE_WORDS, dtype=np.uint64)
+        for t in range(T):
+            values[i, t] = 0.0
+            scored[i, t] = False
+        for t in range(lengths[i]):
+            for j in range(h):
+                w = t - h + j
+                window[j] = prompts[i, P + w] if w < 0 else tokens[i, w]
+            prf_crypto.context_state_nb(k0, k1, window, prf.GREEN, st)
+            word = prf_crypto.token_bits_nb(st, tokens[i, t])
+            if dedup and _seen_before(table, word, has_zero):
+                continue
+            scored[i, t] = True
+            values[i, t] = 1.0 if (word >> np.uint64(11)) < np.uint64(thr) else 0.0
 
 
 @njit(cache=True)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sims.core import defaults, prf, rng
+from sims.core import defaults, prf, prf_crypto, rng
 from sims.detect import _kernels as K
 from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 
@@ -33,6 +33,7 @@ KEYED_ORDER_ALGOS = ("its", "uw-delta", "uw-gamma")
 DETECTABLE_ALGOS = REDGREEN_ALGOS + ("autocov", "ems") + KEYED_ORDER_ALGOS
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
+PRFS = ("splitmix64", "siphash")
 PARALLEL_MIN_TOKENS = 1 << 20  # below this many tokens the counting kernel runs on one thread
 
 
@@ -122,11 +123,13 @@ def _stat_code(stat: str, gamma, green_kind: str, vocab_size):
 
 
 def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                 dedup: bool = False, vocab_size: int | None = None, lengths=None) -> tuple[np.ndarray, np.ndarray]:
+                 dedup: bool = False, vocab_size: int | None = None, lengths=None, prf: str = defaults.PRF) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-token statistic and scored mask (Numba kernel; :func:`token_scores_reference` is the NumPy twin).
 
     ``stat="green"``: :math:`1\{y_t \in G(\mathrm{ctx}_t)\}` (green list of ``green_kind``, ratio
     ``gamma``); ``stat="ems"``: :math:`-\ln(1 - r_{t,y_t})` (paper eq. ems_zscore's summand).
+    ``prf="siphash"``: Bernoulli green lists keyed by SipHash-2-4 with the 128-bit ``key``
+    (:mod:`sims.core.prf_crypto`), same threshold and null; ``stat="green"`` only.
 
     Returns
     -------
@@ -138,7 +141,12 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     code, stream, thr, _, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
     values = np.empty(tokens.shape, dtype=np.float64)
     scored = np.empty(tokens.shape, dtype=np.bool_)
-    _check_key(key)
+    words = _check_key(key, prf)
+    if prf == "siphash":
+        if code != K.GREEN_BERNOULLI:
+            raise ValueError(f"prf='siphash' keys Bernoulli green lists only; got stat={stat!r}, green_kind={green_kind!r}")
+        K.scan_tokens_siphash(tokens, prompts, lengths, *words, int(h), bool(dedup), thr, values, scored)
+        return values, scored
     K.scan_tokens(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix, values, scored)
     return values, scored
 
@@ -183,15 +191,25 @@ def green_indicators(tokens, prompts, key: int, gamma: float, h: int = defaults.
     return values > 0.5
 
 
-def _check_key(key) -> None:
-    if not (0 <= int(key) < 2**64):
-        raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+def _check_key(key, prf: str = defaults.PRF):
+    """Validate ``key`` for ``prf``; SipHash's (k0, k1) as uint64 for ``"siphash"``."""
+    if prf == "siphash":
+        return tuple(np.uint64(w) for w in prf_crypto.key_words(key))
+    if prf != "splitmix64":
+        raise ValueError(f"prf must be one of {PRFS}; got {prf!r}")
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
+    return None
 
 
-def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths):
+def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, prf=defaults.PRF):
+    if prf == "siphash":
+        values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
+                                      vocab_size=vocab_size, lengths=lengths, prf=prf)
+        return values.sum(axis=1), scored.sum(axis=1), _stat_code(stat, gamma, green_kind, vocab_size)[3]
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
-    _check_key(key)
+    _check_key(key, prf)
     scan = K.scan_sums if tokens.size >= PARALLEL_MIN_TOKENS else K.scan_sums_serial
     s, n = scan(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix)
     return s, n, g_eff
@@ -207,7 +225,7 @@ def _redgreen_result(counts, n, gamma) -> DetectResult:
 
 
 def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False,
-                   green_kind: str = defaults.GREEN_KIND, lengths=None) -> DetectResult:
+                   green_kind: str = defaults.GREEN_KIND, lengths=None, prf: str = defaults.PRF) -> DetectResult:
     r"""Red-green detection: green count, z-score (eq. z_score) and exact binomial log10 p.
 
     .. math:: z = \frac{|y|_G - \gamma n}{\sqrt{n\gamma(1-\gamma)}},\qquad
@@ -223,15 +241,17 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
     Parameters
     ----------
     tokens, prompts, lengths, h : token layout (module docstring).
-    key : int in [0, 2**64)
+    key : int in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes
     gamma : float in (0, 1)
     vocab_size : int, optional
         Token ids must be below it (checked); required for ``green_kind="partition"``.
     dedup : bool
         Score each (context window, token) pair once.
     green_kind : {"bernoulli", "partition"}
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
     """
-    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths)
+    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, prf)
     return _redgreen_result(counts, n, g_eff)
 
 
@@ -251,7 +271,7 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
 
 
 def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                  lengths=None) -> DetectResult:
+                  lengths=None, prf: str = defaults.PRF) -> DetectResult:
     r"""AutoCov statistic (appendix "Possibility for Other Variants") with its exact null.
 
     .. math:: S_T = \frac1T \sum_{t=1}^{T-1} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,\quad
@@ -264,7 +284,8 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
     flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
-    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths)
+    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths,
+                             prf=prf)
     T = scored.sum(axis=1)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
     flagged = T < 2
@@ -477,7 +498,10 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     algo = m["algo"] if algo is None else algo
     if algo not in DETECTABLE_ALGOS:
         raise ValueError(f"algo must be one of {DETECTABLE_ALGOS}; got {algo!r}")
-    key = m["key"] if key is None else int(key)
+    key = m["key"] if key is None else key
+    prf = m.get("prf", defaults.PRF)
+    if prf != defaults.PRF and algo not in REDGREEN_ALGOS + ("autocov",):
+        raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {REDGREEN_ALGOS + ('autocov',)}; got {algo!r}")
     if gamma is None:
         gamma = m["gamma"]
     elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
@@ -488,9 +512,9 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     green_kind = m.get("green_kind", "bernoulli")
     prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
     if algo in REDGREEN_ALGOS:
-        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, **kw)
+        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
     if algo == "autocov":
-        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, **kw)
+        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, **kw)
     if algo == "ems":
         return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:

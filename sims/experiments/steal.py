@@ -64,6 +64,7 @@ BASE_SEED_OFFSET = 2_000_003  # the attacker's base-LM texts
 EVAL_SEED_OFFSET = 3_000_017  # held-out base text for the accuracy of the estimate
 SPOOF_SEED_OFFSET = 4_000_037  # the attacker's prompts and sampling
 TARGET_SEED_OFFSET = 5_000_011  # fresh watermarked texts the attacker scrubs
+CALIB_SEED_OFFSET = 6_000_023  # the owner's fresh genuine texts that calibrate the spoof test
 LEVEL = 1e-4  # detection level of spoof / scrub success
 
 
@@ -470,29 +471,54 @@ def steal_curve(lm: SyntheticLM, algo: str, n_values, *, T: int = 32, n_eval: in
         return [attack_point(haul, N, use_base=use_base, boost=boost, budget=budget, seed=seed) for N in bar]
 
 
-def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = None, boost: float = 4.0, seed: int = 0,
-                     level: float = 0.01, min_count: int | None = None, pairs: bool = False) -> dict:
+def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
+    """``n`` fresh texts of the owner's scheme (the haul's LM, algorithm, parameters, key, length and
+    prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
+    m = haul.wm.meta
+    params = {k: m[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M") if m.get(k) is not None}
+    return generate(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
+                    green_kind=m["green_kind"], prompt_len=haul.wm.prompts.shape[1], **params)
+
+
+def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
+                     seed: int = 0, level: float = 0.01) -> dict:
     """The owner's spoof test (:mod:`sims.detect.spoof`) on genuine vs spoofed texts that the
-    watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and
-    power, with 95% Clopper-Pearson intervals.  The owner's window counts come from its own
-    ``n_reference`` watermarked texts (default: the haul's, i.e. the same texts the attacker saw);
-    with ``pairs``, its (window, token) pair counts come from its ``n_reference`` unwatermarked texts."""
+    watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and power,
+    with 95% Clopper-Pearson intervals.
+
+    The attacker steals the first ``n_stolen`` texts of the haul and spoofs ``n_eval`` texts; the
+    owner's reference is its first ``n_reference`` watermarked texts (default all of the haul's: the
+    owner keeps what it served, which includes what the attacker saw); its calibration is
+    ``n_calibration`` fresh genuine texts it flags (seed offset ``CALIB_SEED_OFFSET``); the genuine
+    texts tested are the haul's targets (another seed), so they and the calibration are exchangeable
+    and the FPR is at most ``level`` in expectation.
+    """
     from sims.experiments.evaluate import clopper_pearson
 
     m = haul.wm.meta
+    nref = haul.wm.n if n_reference is None else int(n_reference)
+    if not (1 <= nref <= haul.wm.n):
+        raise ValueError(f"n_reference must be in [1, {haul.wm.n}] (the watermarked texts given); got {n_reference}")
+    if int(n_calibration) < 1:
+        raise ValueError(f"n_calibration must be in [1, inf); got {n_calibration!r}")
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
     est = estimate_green(haul.wm, haul.base, n_stolen=n_stolen)
     n_eval, T = haul.targets.tokens.shape
     sp = spoof(haul.lm, est, m, n=n_eval, T=T, seed=seed + SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
-    nref = haul.wm.n if n_reference is None else int(n_reference)
-    src = haul.base if pairs else haul.wm
-    ref = spoof_test.WindowCounts.from_texts(src.tokens[:nref], src.prompts[:nref], m["h"], pairs=pairs)
-    out = dict(algo=m["algo"], h=int(m["h"]), n_stolen=int(n_stolen), n_reference=nref, level=level, min_count=ref.median if min_count is None
-               else min_count, pairs=pairs, seed=seed)
+    flagged = lambda g: detect.score(g, haul.lm).log10_p <= math.log10(LEVEL)  # noqa: E731
+    cal = owner_texts(haul, n_calibration, seed + CALIB_SEED_OFFSET)
+    keep = flagged(cal)
+    test = spoof_test.SpoofTest.fit(haul.wm.tokens[:nref], haul.wm.prompts[:nref], cal.tokens[keep], cal.prompts[keep], key=m["key"],
+                                    gamma=m["gamma"], h=m["h"], kind=m["green_kind"], vocab_size=m["vocab_size"])
+    out = dict(algo=m["algo"], h=int(m["h"]), gamma=float(m["gamma"]), delta=m.get("delta"), T=int(T), n_stolen=int(n_stolen),
+               n_reference=nref, n_calibration=int(keep.sum()), level=level, boost=boost, seed=seed)
     for name, g in (("genuine", haul.targets), ("spoofed", sp)):
-        flagged = detect.score(g, haul.lm).log10_p <= math.log10(LEVEL)
-        r = spoof_test.spoof_test(g.tokens[flagged], g.prompts[flagged], m["key"], m["gamma"], ref, h=m["h"], min_count=min_count)
-        k, nn = int(np.sum(r.log10_p <= math.log10(level))), int(flagged.sum())
+        f = flagged(g)
+        z = test.statistic(g.tokens[f], g.prompts[f])
+        k, nn = int(np.sum(test.log10_p(g.tokens[f], g.prompts[f]) <= math.log10(level))), int(f.sum())
         out[f"{name}_flagged"] = nn
+        out[f"{name}_mean_z"] = float(z.mean()) if nn else float("nan")
         out[f"{name}_rejected"] = k / max(1, nn)
         out[f"{name}_rejected_ci95"] = clopper_pearson(k, nn) if nn else (0.0, 1.0)
     out["fpr"], out["power"] = out.pop("genuine_rejected"), out.pop("spoofed_rejected")

@@ -31,9 +31,9 @@ import math
 import torch
 
 import theory
-from sims.core import defaults, prf
+from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
-from sims.torch_backend import prf_torch
+from sims.torch_backend import prf_crypto_torch, prf_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
 from sims.watermarks.generate import algo_params
 
@@ -45,10 +45,17 @@ class _KeyedProcessor:
 
     name = "base"
 
-    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, h: int = defaults.H):
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, h: int = defaults.H,
+                 prf: str = defaults.PRF):
         theory._validate.gamma(gamma)
-        if not (0 <= int(key) < 2**64):
-            raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+        if prf == "siphash":  # SipHash-2-4 green lists (sims.core.prf_crypto), 128-bit key
+            k0, k1 = prf_crypto.key_words(key)
+            key = k0 | (k1 << 64)
+        elif prf != "splitmix64":
+            raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
+        elif isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+            raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
+        self.prf = prf
         if int(h) < 1:
             raise ValueError(f"h must be in [1, inf); got {h!r}")
         if int(vocab_size) < 2:
@@ -69,10 +76,13 @@ class _KeyedProcessor:
         self._note_nan(scores[:, : self.vocab_size])
         self.t += 1
         logits = scores[:, : self.vocab_size].double()
-        ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
-        if self._table is None or self._table.device != scores.device:
-            self._table = prf_torch.token_table(self.vocab_size, scores.device)
-        green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma, table=self._table)
+        if self.prf == "siphash":
+            green = prf_crypto_torch.green_mask(prf_crypto_torch.context_state(self.key, input_ids[:, -self.h :]), self.vocab_size, self.gamma)
+        else:
+            ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
+            if self._table is None or self._table.device != scores.device:
+                self._table = prf_torch.token_table(self.vocab_size, scores.device)
+            green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma, table=self._table)
         p = torch.softmax(logits, dim=-1)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
         self._ent = -torch.xlogy(p, p).sum(-1)
@@ -124,6 +134,8 @@ class _KeyedProcessor:
         return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
+        if self.prf != "splitmix64":  # the fused kernels hash with SplitMix64
+            return False
         return bool(self.fused) if self.fused is not None else boost_backend(scores.device) != "torch"
 
     def _point_mass(self, scores, p, green, G, y):
@@ -158,8 +170,8 @@ class SRLProcessor(_KeyedProcessor):
     name = "srl"
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, delta: float = defaults.DELTA,
-                 h: int = defaults.H, fused: bool | None = None, max_steps: int = 4096):
-        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
+                 h: int = defaults.H, fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h, prf=prf)
         self.delta = float(theory._validate.boost("delta", delta))
         self.fused, self.max_steps = fused, int(max_steps)
 
@@ -177,9 +189,9 @@ class DualGAProcessor(_KeyedProcessor):
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, Delta: float = defaults.TARGET_DG, gamma: float | None = None,
                  eta: float = defaults.ETA, lam1: float | None = None, M: float = defaults.M, h: int = defaults.H,
-                 fused: bool | None = None, max_steps: int = 4096):
+                 fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF):
         _, info = algo_params(self.name, gamma=gamma, Delta=Delta, eta=eta, lam1=lam1, M=M)  # the generator's defaults
-        super().__init__(vocab_size=vocab_size, key=key, gamma=info["gamma"], h=h)
+        super().__init__(vocab_size=vocab_size, key=key, gamma=info["gamma"], h=h, prf=prf)
         self.Delta, self.eta, self.M = float(Delta), float(eta), float(M)
         self.lam1 = info["lam1"]
         self.lam: torch.Tensor | None = None

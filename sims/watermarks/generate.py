@@ -59,8 +59,9 @@ import numpy as np
 from numba import njit, prange
 
 import theory
-from sims.core import defaults, prf, rng
+from sims.core import defaults, prf, prf_crypto, rng
 from sims.core.keys import ITS_STREAM, keyed_order
+from sims.core.prf import green_threshold, token_mix
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
@@ -80,10 +81,12 @@ AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them (floa
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
 LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
 
-Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm")
+Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm siphash k0 k1")
 Keying.__doc__ = """The watermark's keyed objects: ``key`` (uint64), context width ``h``, the green
 threshold of :func:`sims.core.prf.green_threshold`, ``partition`` (exactly ``n_green`` green ids
-instead of Bernoulli lists), the PRF's per-token mix ``tokmix`` and the keyed order ``perm``."""
+instead of Bernoulli lists), the PRF's per-token mix ``tokmix``, the keyed order ``perm``, and
+``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`)."""
+SIPHASH_ALGOS = ("none", "srl", "hard", "dualga", "autocov", "atw")  # the red-green schemes prf="siphash" keys
 
 
 @njit(cache=True, inline="always")
@@ -105,6 +108,14 @@ def _green_list(ctx_hash, thr, partition, n_green, tokmix, bits, green):
     kth = np.partition(bits.copy(), n_green - 1)[n_green - 1]
     for k in range(tokmix.shape[0]):
         green[k] = 1.0 if bits[k] <= kth else 0.0
+
+
+@njit(cache=True)
+def _siphash_green_list(k0, k1, window, thr, state, green):
+    """The SipHash-keyed Bernoulli green list after ``window`` as 0.0/1.0 (:mod:`sims.core.prf_crypto`)."""
+    prf_crypto.context_state_nb(k0, k1, window, prf.GREEN, state)
+    for k in range(green.shape[0]):
+        green[k] = 1.0 if prf_crypto.is_green_nb(state, k, thr) else 0.0
 
 
 @njit(cache=True)
@@ -265,12 +276,12 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
     (tokens, kl, G, dg, entropy, lam) arrays (n, T), written in place.
     """
     V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
-    key, h, thr, partition, n_green, tokmix, perm = keying
+    key, h, thr, partition, n_green, tokmix, perm, siphash, k0, k1 = keying
     tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
     n, P = prompts.shape
     its_key = rng.stream_key_nb(key, ITS_STREAM)
     nb = kern.n_blocks(V)
-    tabulated = _tabulated(algo, partition)
+    tabulated = _tabulated(algo, partition) and not siphash  # the fused tables hash with SplitMix64
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
@@ -279,6 +290,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
         e = np.empty(size)  # exp(logits - c): p times the normaliser s (one block if tabulated)
         green = np.empty(size)  # 1.0 green, 0.0 red
         bits = np.empty(size, dtype=np.uint64)
+        sip_state = np.empty(prf_crypto.STATE_WORDS, dtype=np.uint64)
         scratch = np.empty(size)  # EMS's work arrays
         scratch2 = np.empty(size)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
@@ -304,7 +316,10 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
                 lm_state = (0, 0, 0, c)
                 row = table[0]
                 kern.exp_shifted_into(logits, c, e)
-                _green_list(wctx, thr, partition, n_green, tokmix, bits, green)
+                if siphash:
+                    _siphash_green_list(k0, k1, window, thr, sip_state, green)
+                else:
+                    _green_list(wctx, thr, partition, n_green, tokmix, bits, green)
                 acc = kern.block_masses(e, logits, c, green, blk_green, blk_red)
             Gs = 0.0
             Rs = 0.0
@@ -404,6 +419,7 @@ def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
     eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M: float = defaults.M,
+    prf: str = defaults.PRF,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -415,8 +431,8 @@ def generate(
         Number of texts and tokens per text.
     seed : int
         Sampling seed (text i uses counter stream (seed, i)); prompts use it too.
-    key : int
-        Watermark key in [0, 2**64).
+    key : int or bytes
+        Watermark key in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
     gamma, delta, Delta, eta, lam1, tau, alpha :
         The paper's parameters (see module docstring for defaults).
     h : int
@@ -428,13 +444,29 @@ def generate(
         repetition mitigation measured in :mod:`sims.experiments.repetition`.
     prompts : ndarray (n, P), optional
         Prompt token ids; default :func:`sample_prompts` ``(lm, n, seed, prompt_len)``.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists: SplitMix64 (:mod:`sims.core.prf`, the default) or
+        SipHash-2-4 with a 128-bit key (:mod:`sims.core.prf_crypto`; Bernoulli lists of the
+        red-green schemes ``SIPHASH_ALGOS``, generated on the materialised path).  The record's
+        ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.scores.score`
+        detects with the same.
     """
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
     if int(h) < 1:
         raise ValueError(f"h must be in [1, inf); got {h!r}")
-    if not (0 <= int(key) < 2**64):
-        raise ValueError(f"key must be in [0, 2**64); got {key!r}")
+    siphash = prf == "siphash"
+    if siphash:
+        k0, k1 = prf_crypto.key_words(key)
+        if algo not in SIPHASH_ALGOS or green_kind != "bernoulli":
+            raise ValueError(f"prf='siphash' keys the Bernoulli green lists of {SIPHASH_ALGOS}; got algo={algo!r}, green_kind={green_kind!r}")
+        key = k0 | (k1 << 64)  # the 16 key bytes read little-endian: what meta stores
+    elif prf != "splitmix64":
+        raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
+    elif isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
+    else:
+        k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
     if not (M > 0.0 and math.isfinite(M)):
@@ -451,11 +483,14 @@ def generate(
         raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
     gam = info["gamma"]
     tables = LMTables(V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
-    keying = Keying(np.uint64(key), int(h), prf.green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
-                    prf.token_mix(V), keyed_order(key, V))
+    key64 = k0 if siphash else int(key)  # SplitMix64's key (unused by the SipHash-keyed schemes)
+    keying = Keying(np.uint64(key64), int(h), green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
+                    token_mix(V), keyed_order(key64, V), siphash, np.uint64(k0), np.uint64(k1))
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
     _generate(_CODE[algo], tables, keying, prm, prompts, int(T), int(seed), out)
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
+    if siphash:
+        meta["prf"] = "siphash"
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
 
 

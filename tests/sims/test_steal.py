@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from scipy.stats import fisher_exact
+from scipy.stats import spearmanr
 
 from sims.cli.main import main as cli
 from sims.core.record import Generation
@@ -58,27 +58,72 @@ def test_scrub_edits_only_believed_green_tokens(haul):
     assert not np.any(est.predict(windows.window_names(out.tokens, out.prompts, 1), out.tokens) & changed)
 
 
-def test_spoof_test_matches_fisher_exact():
-    """The p-value is Fisher's one-sided exact test on the 2x2 table (frequent/rare x green/red)."""
+@pytest.fixture(scope="module")
+def haul2():
+    """Seed 0, SRL gamma 0.25 delta 2, h = 2, V = 256: 300 stolen + 300 base texts of 100 tokens, 300 targets."""
+    return steal.make_haul(get_lm("news", vocab_size=256), "srl", n_max=300, T=100, n_eval=300, h=2, gamma=0.25, delta=2.0)
+
+
+def test_spoof_statistic_is_scaled_spearman():
+    """Z = sqrt(n - 1) * Spearman's rho of (log reference pair count, colour), mid-ranks for ties."""
     rng = np.random.default_rng(0)
-    toks, prompts = rng.integers(0, V, size=(30, 40)), rng.integers(0, V, size=(30, 1))
-    ref = spoof_test.WindowCounts.from_texts(rng.integers(0, V, size=(50, 20)), rng.integers(0, V, size=(50, 1)), 1)
-    r = spoof_test.spoof_test(toks, prompts, 7, 0.25, ref, min_count=9)
-    for i in range(30):
-        table = [[r.g_f[i], r.n_f[i] - r.g_f[i]], [r.g_r[i], r.n_r[i] - r.g_r[i]]]
-        assert r.log10_p[i] == pytest.approx(np.log10(fisher_exact(table, alternative="greater")[1]), abs=1e-9)
+    toks, prompts = rng.integers(0, 16, size=(20, 40)), rng.integers(0, 16, size=(20, 1))
+    ref = spoof_test.PairCounts.from_texts(rng.integers(0, 16, size=(50, 30)), rng.integers(0, 16, size=(50, 1)), 1)
+    assert ref.counts.sum() == 1500
+    z = spoof_test.spoof_statistic(toks, prompts, 7, 0.25, ref)
+    from sims.core import windows
+    from sims.detect.scores import green_indicators
+
+    x = np.log1p(ref.count(windows.pair_names(windows.window_names(toks, prompts, 1), toks)))
+    g = green_indicators(toks, prompts, 7, 0.25)
+    for i in range(20):
+        assert z[i] == pytest.approx(np.sqrt(39) * spearmanr(x[i], g[i])[0], abs=1e-12)
 
 
-@pytest.mark.parametrize("pairs", [False, True])
-def test_spoof_test_size_on_key_independent_text(pairs):
-    """Seed 1, 4000 uniform texts of 64 tokens (colours i.i.d. Bernoulli(gamma)): rejection rate at
-    level 0.05 is at most 0.05 + 3 standard errors (the conditional test is exact, conservative)."""
-    rng = np.random.default_rng(1)
-    toks, prompts = rng.integers(0, V, size=(4000, 64)), rng.integers(0, V, size=(4000, 1))
-    ref = spoof_test.WindowCounts.from_texts(rng.integers(0, V, size=(2000, 20)), rng.integers(0, V, size=(2000, 1)), 1, pairs=pairs)
-    assert ref.pairs == pairs and ref.counts.sum() == 40000 and (ref.names.size > V) == pairs
-    rate = np.mean(spoof_test.spoof_test(toks, prompts, 11, 0.25, ref).log10_p <= np.log10(0.05))
-    assert rate <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 4000)
+def test_conformal_p_value_has_its_exact_size(haul2):
+    """Seed 2, 1000 random splits of the 600 genuine texts (300 targets, 300 owner's calibration texts) into
+    300 calibration and 300 tested: the mean rejection rate at level 0.05 is at most floor(0.05 * 301) / 301
+    (its value when each tested text's rank among the 301 is uniform; ties make it smaller) plus 4 Monte
+    Carlo standard errors, and within 0.005 of it (z has few ties)."""
+    cal = steal.owner_texts(haul2, 300, steal.CALIB_SEED_OFFSET)
+    m = haul2.wm.meta
+    ref = spoof_test.PairCounts.from_texts(haul2.wm.tokens, haul2.wm.prompts, 2)
+    z = np.concatenate([spoof_test.spoof_statistic(g.tokens, g.prompts, m["key"], 0.25, ref, h=2) for g in (haul2.targets, cal)])
+    assert np.unique(z).size > 570
+    rng = np.random.default_rng(2)
+    rates = []
+    for _ in range(1000):
+        perm = rng.permutation(600)
+        lp = spoof_test.conformal_log10_p(z[perm[300:]], np.sort(z[perm[:300]]))
+        rates.append(np.mean(lp <= np.log10(0.05)))
+    assert 15 / 301 - 0.005 < np.mean(rates) <= 15 / 301 + 4 * np.std(rates) / np.sqrt(1000)
+
+
+def test_spoof_test_separates_spoofed_from_genuine(haul2):
+    """Seed 0, h = 2, N = 300 stolen texts of 100 tokens: the 300-text calibrated test flags most of the
+    spoofed texts that the detector flags (power 0.83 of 239 measured; asserted > 0.6) and at most
+    3 of the 300 genuine ones at level 0.01 plus 3 binomial standard errors."""
+    r = steal.spoof_test_power(haul2, 300, n_calibration=300, level=0.01)
+    assert r["spoofed_flagged"] > 150 and r["genuine_flagged"] == 300 and r["n_calibration"] == 300
+    assert r["power"] > 0.6
+    assert r["fpr"] <= 0.01 + 3 * np.sqrt(0.01 * 0.99 / 300)
+    assert r["spoofed_mean_z"] > r["genuine_mean_z"] + 1.5
+
+
+def test_spoof_test_bad_input(haul2):
+    m = haul2.wm.meta
+    test = spoof_test.SpoofTest.fit(haul2.wm.tokens, haul2.wm.prompts, haul2.targets.tokens[:10], haul2.targets.prompts[:10], key=m["key"],
+                                    gamma=0.25, h=2)
+    with pytest.raises(ValueError, match="length 100"):
+        test.log10_p(haul2.targets.tokens[:, :50], haul2.targets.prompts)
+    with pytest.raises(ValueError, match="h must equal"):
+        spoof_test.spoof_statistic(haul2.targets.tokens, haul2.targets.prompts, m["key"], 0.25, test.reference, h=1)
+    with pytest.raises(ValueError, match="reference must be a PairCounts"):
+        spoof_test.spoof_statistic(haul2.targets.tokens, haul2.targets.prompts, m["key"], 0.25, {}, h=2)
+    with pytest.raises(ValueError, match="pads"):
+        spoof_test.PairCounts.from_texts(-np.ones((2, 3), dtype=np.int64), np.zeros((2, 2), dtype=np.int64), 2)
+    with pytest.raises(ValueError, match="n_reference"):
+        steal.spoof_test_power(haul2, 10, n_reference=301)
 
 
 def test_bad_input(haul):
@@ -100,9 +145,10 @@ def test_bad_input(haul):
 
 def test_cli_prints_the_three_numbers(capsys):
     rc = cli(["steal", "--lm", "news", "--vocab-size", "64", "--algo", "srl", "--gamma", "0.25", "--delta", "2", "--n-stolen", "100",
-              "--T", "16", "--n-eval", "20", "--json"])
+              "--T", "16", "--n-eval", "20", "--n-calibration", "30", "--json"])
     out = json.loads(capsys.readouterr().out)
     assert rc == 0 and out["n_stolen"] == 100 and out["vocab_size"] == 64
-    for k in ("spoof_success", "scrub_success", "green_estimate_accuracy"):
+    for k in ("spoof_success", "scrub_success", "green_estimate_accuracy", "spoof_test_fpr", "spoof_test_power"):
         assert 0.0 <= out[k] <= 1.0
+    assert out["spoof_test_n_calibration"] <= 30 and out["spoof_test_genuine_flagged"] <= 20 and out["spoof_test_level"] == 0.01
     assert cli(["steal", "--n-stolen", "0"]) == 2

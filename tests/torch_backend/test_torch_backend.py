@@ -11,7 +11,7 @@ from sims.core import prf  # noqa: E402
 from sims.core.lm_names import RANDOM_LMS  # noqa: E402
 from sims.core.record import RECORDS  # noqa: E402
 from sims.detect import scores as detect  # noqa: E402
-from sims.torch_backend import prf_torch  # noqa: E402
+from sims.torch_backend import prf_crypto_torch, prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
 from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
@@ -115,6 +115,30 @@ def test_srl_green_lists_detected_by_sims_detect():
     g = generate(model, prompts, 120, SRLProcessor(key=9, gamma=0.25, vocab_size=512, delta=4.0), seed=2)
     assert np.all(detect.score(g).log10_p < -4)
     assert np.all(detect.score(g, key=10).log10_p > -4)
+
+
+def test_siphash_processor_greens_equal_numba_and_are_detected():
+    """SipHash-keyed SRL on random-llama (3 texts of 40 tokens): the torch green lists of every step's
+    window (all 512 tokens) are the NumPy reference's, the detector's Numba kernel finds the same
+    colours, and the texts are detected (p < 1e-4) with the key, not with another or with SplitMix64."""
+    from sims.core import prf_crypto, windows
+
+    key = bytes(range(16))
+    model, _ = load("random-llama")
+    prompts = torch.randint(0, 512, (3, 4), generator=torch.Generator().manual_seed(1))
+    proc = SRLProcessor(key=key, gamma=0.25, vocab_size=512, delta=4.0, prf="siphash")
+    g = generate(model, prompts, 40, proc, seed=2)
+    assert g.meta["prf"] == "siphash" and g.meta["key"] == int.from_bytes(key, "little")
+    win = windows.windows(g.tokens, g.prompts, 1)
+    ref = prf_crypto.is_green(prf_crypto.context_state(key, win), g.tokens, 0.25)
+    numba, _ = detect.token_scores(g.tokens, g.prompts, key, gamma=0.25, prf="siphash")
+    assert np.array_equal(numba > 0.5, ref)
+    st = prf_crypto_torch.context_state(key, torch.as_tensor(win.reshape(-1, 1)))
+    masks = prf_crypto_torch.green_mask(st, 512, 0.25).numpy()
+    assert np.array_equal(masks, prf_crypto.is_green(prf_crypto.context_state(key, win.reshape(-1, 1))[:, None, :], np.arange(512), 0.25))
+    assert np.all(detect.score(g).log10_p < -4)
+    assert np.all(detect.score(g, key=int.from_bytes(key, "little") ^ 1).log10_p > -4)
+    assert np.all(detect.score_redgreen(g.tokens, g.prompts, int.from_bytes(key[:8], "little"), 0.25).log10_p > -4)
 
 
 @pytest.mark.parametrize("dedup", [False, True])
