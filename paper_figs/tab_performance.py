@@ -53,7 +53,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performa
     grid = sweep_grid("tab_performance", lms=lms, algos=keep, **(dict(n=16, T=100, chunk=16) if quick else {}))
     by_id = {c.id: c for c in grid.configs}
     cells = []
-    for r in run_grid(grid, out_dir, name, quick)[0]:
+    for r in run_grid(grid, out_dir, "tab_performance", quick)[0]:  # one folder per grid: _ext and --lm runs share chunks
         c = by_id[r["config"]]
         cells.append(dict(lm=c.lm, algo=c.algo, params=dict(c.params), label=label(c.algo, c.params), paper=PAPER[label(c.algo, c.params)],
                           **{k: r[k] for k in KEEP}))

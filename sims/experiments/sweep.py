@@ -128,7 +128,8 @@ def _connect(scheduler: str | None, workers: int | None, real: bool):
         gpus = _local_gpus()
         if gpus == 0:
             raise ValueError("the grid has real-LM configurations, which run only on GPU workers, and this machine has no CUDA "
-                             "device: run it on a cluster (--scheduler) whose workers have --resources GPU=1")
+                             "device: run it on a cluster (--scheduler) whose workers have --resources GPU=1, or in this "
+                             "process on the CPU (--workers 0)")
         n, resources = min(n, gpus), {"GPU": 1}
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", resources=resources,

@@ -73,3 +73,29 @@ def test_tables_run_through_the_sweep_engine_on_a_real_lm(tmp_path):
         lp[t["config"][0]] = [p for p, nl in zip(t["log10_p"], t["null"]) if not nl]
     assert len(lp) == 5 and all(len(v) == d["n"] for v in lp.values())
     assert sorted(np.mean(np.array(v) <= -4) for v in lp.values()) == sorted(c["tpr_at_1e-4"] for c in d["cells"])
+
+
+def test_report_columns_per_lm(quick_out, tmp_path):
+    """A column of another LM: its verdict where the folder holds the script's JSON, n/a where the
+    script takes no LM or needs a synthetic LM's probabilities, pending with the command otherwise;
+    the stealing section is read from fig_stealing.json."""
+    col = tmp_path / "smollm2"
+    col.mkdir()
+    d = json.loads((quick_out / "tab_performance.json").read_text())
+    (col / "tab_performance.json").write_text(json.dumps(d))
+    md = report.render(quick_out, quick=True, columns={"smollm2": col})
+    row = lambda start: next(ln for ln in md.splitlines() if ln.startswith(f"| {start}"))  # noqa: E731
+    assert f"{_cell_tpr(d):.4g}, n={d['n']}, T={d['T']}: **reproduced**" in row("DualGA Delta=0.3: TPR")
+    assert "n/a (no LM)" in row("DualGA regret")
+    assert "n/a (needs a synthetic LM's exact probabilities)" in row("DualGA-AutoCov")
+    assert f"pending: `python -m paper_figs --only fig_box4 --lm smollm2 --out {col}`" in row("Hyperparameters: robust")
+    assert "## What it takes to forge each scheme" in md and "| h=1 hard gamma=0.25 |" in md
+    # the column's own number decides its verdict: a failing TPR flips it
+    next(c for c in d["cells"] if c["algo"] == "dualga")["tpr_at_1e-4"] = 0.5
+    (col / "tab_performance.json").write_text(json.dumps(d))
+    md = report.render(quick_out, quick=True, columns={"smollm2": col})
+    assert f"0.5, n={d['n']}, T={d['T']}: **not reproduced**" in next(ln for ln in md.splitlines() if ln.startswith("| DualGA Delta=0.3: TPR"))
+
+
+def _cell_tpr(d: dict) -> float:
+    return next(c for c in d["cells"] if c["algo"] == "dualga" and c["params"].get("Delta") == 0.3)["tpr_at_1e-4"]
