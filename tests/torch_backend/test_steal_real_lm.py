@@ -50,7 +50,8 @@ def test_cli_steal_on_a_real_lm_prints_one_point_per_n(capsys):
 @pytest.mark.slow  # SmolLM2 on 2 CPU cores: 40 texts of 32 tokens, ~1-3 min
 def test_smollm2_estimate_finds_green_pairs():
     """SmolLM2, SRL gamma 0.25 delta 2, 32 stolen texts of 32 tokens (seed 0): the pairs estimated green,
-    scored on the stolen texts, are truly green well above gamma (> 0.4; the watermarked green rate)."""
+    scored on the stolen texts, are truly green well above gamma (> 0.4; 0.53 measured on the first 32 tokens
+    of the same texts from a T = 64 run, 1024 positions, binomial sd 0.016). Not run in this session (CPU cap)."""
     wm, _, held = steal_texts("smollm2", "srl", n=32, n_eval=8, T=32, gamma=0.25, delta=2.0)
     (pt,) = steal.estimate_curve(wm, wm, [32])
     assert pt["green_estimate_precision"] > 0.4
