@@ -8,6 +8,10 @@ The floor timed beside it is the one whole-vocabulary loop of a boosting step on
 (:func:`sims.watermarks._kernels.rotated_masses`: one PRF round and two adds per token id), alone,
 over distinct contexts.  The memory figure is the peak resident size of a fresh process that
 imports :mod:`sims` and generates the 1e4 x 200 tokens (without torch, which this process loads).
+
+Beside the default SplitMix64 green lists, SRL and DualGA keyed by SipHash-2-4 (``prf="siphash"``,
+128-bit key, :mod:`sims.core.prf_crypto`) on 16 of the 64 texts; the ratio printed is how many
+times slower the cryptographic key makes generation.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ assert g.tokens.shape == (10000, 200)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
 """
 REPEATS = 3  # each generation timing is the best of three runs (this machine's timings are noisy)
+CRYPTO_KEY = bytes(range(16))
+SIPHASH_N = 16  # texts of the SipHash rows (a few seconds in all)
 
 
 @njit(cache=True)
@@ -76,6 +82,15 @@ def main(argv=None) -> dict:
             generate(lm, algo, n=n, T=T, seed=1, key=1, prompts=prompts)
             best = min(best, time.perf_counter() - t0)
         res[f"ours_{algo}_tokens_per_s_2cores"] = n * T / best
+    for algo in ("srl", "dualga"):
+        generate(lm, algo, n=2, T=4, seed=0, key=CRYPTO_KEY, prf="siphash")  # compile
+        best = np.inf
+        for _ in range(REPEATS):
+            t0 = time.perf_counter()
+            generate(lm, algo, n=SIPHASH_N, T=T, seed=1, key=CRYPTO_KEY, prompts=prompts[:SIPHASH_N], prf="siphash")
+            best = min(best, time.perf_counter() - t0)
+        res[f"ours_{algo}_siphash_tokens_per_s_2cores"] = SIPHASH_N * T / best
+        res[f"ratio_{algo}_splitmix_over_siphash"] = res[f"ours_{algo}_tokens_per_s_2cores"] / res[f"ours_{algo}_siphash_tokens_per_s_2cores"]
     res["ours_dualga_tokens_per_s_per_core"] = res["ours_dualga_tokens_per_s_2cores"] / 2
     res["fitted_smollm2_dualga_tokens_per_s_per_core"] = fitted_dualga_rate(n, T, prompts)
     res["ours_dualga_us_per_token_per_core"] = 1e6 / res["ours_dualga_tokens_per_s_per_core"]

@@ -5,6 +5,14 @@ Prints the attack point (:func:`sims.experiments.steal.attack_point`) and the ow
 ``--n-calibration`` fresh genuine texts) as ``spoof_test_fpr`` / ``spoof_test_power`` (with 95%
 Clopper-Pearson intervals) at ``--spoof-level``.  The spoof test needs long texts: at ``--T 200``
 it separates genuine from spoofed texts, at 32 tokens it has little power.
+
+Several ``--n-stolen`` values print one point per N (one JSON object per line), stolen as
+prefixes of one haul of the largest N.  On a real LM (``--lm smollm2``, a random test model or
+a model folder) the texts come from the torch backend
+(:func:`sims.torch_backend.real_lm.steal_texts`: ``--n-eval`` held-out base texts after the
+last prompts of ``--prompts``) and each point is the green-list estimate's accuracy
+(:func:`sims.experiments.steal.estimate_curve`); spoofing and scrubbing need the base LM's
+exact probabilities at every step and run on the synthetic LMs only.
 """
 
 from __future__ import annotations
@@ -17,17 +25,19 @@ HELP = "steal green lists from N watermarked texts, then spoof and scrub (owner'
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from sims.core.lm_names import REAL_LMS
     from sims.experiments.steal import STEALABLE_ALGOS
     from sims.lm.synthetic import LM_PRESETS
 
-    p.add_argument("--lm", choices=LM_PRESETS, default="news")
+    p.add_argument("--lm", choices=LM_PRESETS + REAL_LMS, default="news",
+                   help="synthetic preset, or a real LM (green-list estimate accuracy only)")
     p.add_argument("--vocab-size", type=int, default=None, help="override the preset's vocabulary size")
     p.add_argument("--algo", choices=STEALABLE_ALGOS, default="srl")
     p.add_argument("--gamma", type=float, default=None)
     p.add_argument("--delta", type=float, default=None)
     p.add_argument("--Delta", type=float, default=None)
     p.add_argument("--h", type=int, default=defaults.H, help="context width of the green-list hash")
-    p.add_argument("--n-stolen", type=int, required=True, help="watermarked (and base) texts the attacker sees")
+    p.add_argument("--n-stolen", type=int, nargs="+", required=True, help="watermarked (and base) texts the attacker sees (one or more N)")
     p.add_argument("--T", type=int, default=32, help="tokens per text")
     p.add_argument("--n-eval", type=int, default=200, help="spoofed texts, scrubbed targets and held-out texts")
     p.add_argument("--boost", type=float, default=4.0, help="the spoofer's logit boost")
@@ -35,6 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-base", action="store_true", help="the attacker has no base-LM texts")
     p.add_argument("--n-calibration", type=int, default=500, help="the owner's genuine texts that calibrate the spoof test")
     p.add_argument("--spoof-level", type=float, default=0.01, help="level of the spoof test")
+    p.add_argument("--prompts", default="lfqa", help="real LM: prompt set (lfqa, news or a JSONL file)")
+    p.add_argument("--batch", type=int, default=None, help="real LM: rows per forward pass")
     p.add_argument("--key", type=int, default=defaults.KEY)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true")
@@ -42,17 +54,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.cli.main import emit
+    from sims.core.lm_names import is_real_lm
+
+    if min(args.n_stolen) < 1:
+        raise ValueError(f"n-stolen must be in [1, inf); got {min(args.n_stolen)}")
+    params = {k: v for k, v in dict(gamma=args.gamma, delta=args.delta, Delta=args.Delta).items() if v is not None}
+    points = (_real_lm_points if is_real_lm(args.lm) else _synthetic_points)(args, params)
+    for out in points:
+        emit(out, args.json)
+    return 0
+
+
+def _synthetic_points(args, params: dict) -> list[dict]:
     from sims.experiments.steal import attack_point, make_haul, spoof_test_power
     from sims.lm.synthetic import get_lm
 
-    if args.n_stolen < 1:
-        raise ValueError(f"n-stolen must be in [1, inf); got {args.n_stolen}")
     lm = get_lm(args.lm, vocab_size=args.vocab_size)
-    params = {k: v for k, v in dict(gamma=args.gamma, delta=args.delta, Delta=args.Delta).items() if v is not None}
-    haul = make_haul(lm, args.algo, n_max=args.n_stolen, T=args.T, n_eval=args.n_eval, seed=args.seed, key=args.key, h=args.h, **params)
-    out = attack_point(haul, args.n_stolen, use_base=not args.no_base, boost=args.boost, budget=args.budget, seed=args.seed)
-    st = spoof_test_power(haul, args.n_stolen, n_calibration=args.n_calibration, boost=args.boost, seed=args.seed, level=args.spoof_level)
-    out.update({f"spoof_test_{k}": st[k] for k in ("level", "n_reference", "n_calibration", "genuine_flagged", "spoofed_flagged",
-                                                   "genuine_mean_z", "spoofed_mean_z", "fpr", "fpr_ci95", "power", "power_ci95")})
-    emit(out, args.json)
-    return 0
+    haul = make_haul(lm, args.algo, n_max=max(args.n_stolen), T=args.T, n_eval=args.n_eval, seed=args.seed, key=args.key, h=args.h,
+                     **params)
+    points = []
+    for n in sorted(args.n_stolen):
+        out = attack_point(haul, n, use_base=not args.no_base, boost=args.boost, budget=args.budget, seed=args.seed)
+        st = spoof_test_power(haul, n, n_calibration=args.n_calibration, boost=args.boost, seed=args.seed, level=args.spoof_level)
+        out.update({f"spoof_test_{k}": st[k] for k in ("level", "n_reference", "n_calibration", "genuine_flagged", "spoofed_flagged",
+                                                       "genuine_mean_z", "spoofed_mean_z", "fpr", "fpr_ci95", "power", "power_ci95")})
+        points.append(out)
+    return points
+
+
+def _real_lm_points(args, params: dict) -> list[dict]:
+    from sims.experiments.steal import estimate_curve
+    from sims.torch_backend.real_lm import steal_texts
+
+    if args.vocab_size is not None:
+        raise ValueError(f"vocab-size applies to synthetic LMs only (a real LM has its tokenizer's); got {args.vocab_size}")
+    wm, base, held_out = steal_texts(args.lm, args.algo, n=max(args.n_stolen), n_eval=args.n_eval, T=args.T, seed=args.seed,
+                                     key=args.key, h=args.h, prompts=args.prompts, use_base=not args.no_base, batch=args.batch,
+                                     **params)
+    m = wm.meta
+    head = dict(lm=args.lm, algo=m["algo"], h=int(m["h"]), gamma=float(m["gamma"]), delta=m.get("delta"), Delta=m.get("Delta"),
+                T=args.T, n_eval=args.n_eval, vocab_size=int(m["vocab_size"]), use_base=base is not None,
+                generate_seconds=float(sum(g.meta["seconds"] for g in (wm, base, held_out) if g is not None)))
+    return [{**head, **point} for point in estimate_curve(wm, held_out, args.n_stolen, base=base)]

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit, prange
 
-from sims.core import defaults, prf, rng, windows
+from sims.core import defaults, prf, prf_crypto, rng, windows
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
 from sims.detect import scores as detect
@@ -196,18 +196,27 @@ def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: 
     return GreenEstimate(h, V, n_stolen, names, starts, tok, scores, green, keys[o], green[o])
 
 
-def estimate_accuracy(est: GreenEstimate, key: int, gamma: float, texts: Generation) -> dict:
+def estimate_accuracy(est: GreenEstimate, key, gamma: float, texts: Generation, *, prf_name: str = defaults.PRF) -> dict:
     """The estimate against the key's true green lists on the (window, token) pairs of ``texts``.
+
+    ``prf_name``: the owner's keyed PRF, ``"splitmix64"`` (:mod:`sims.core.prf`, ``key`` in
+    [0, 2**64)) or ``"siphash"`` (:mod:`sims.core.prf_crypto`, a 128-bit ``key``).
 
     Returns ``accuracy`` (balanced: the mean of the true-green and true-red rates, 0.5 = no
     knowledge, 1 = perfect), ``precision`` (true-green share of the pairs estimated green),
     ``recall`` (estimated-green share of the true-green pairs) and ``coverage`` (share of
     positions whose window the attacker has seen).
     """
-    _check_key(key)
     names = windows.window_names(texts.tokens, texts.prompts, est.h)
     pred = est.predict(names, texts.tokens)
-    truth = prf.is_green(prf.context_hash(int(key), windows.windows(texts.tokens, texts.prompts, est.h), prf.GREEN), texts.tokens, gamma)
+    win = windows.windows(texts.tokens, texts.prompts, est.h)
+    if prf_name == "siphash":
+        truth = prf_crypto.is_green(prf_crypto.context_state(key, win), texts.tokens, gamma)
+    elif prf_name == "splitmix64":
+        _check_key(key)
+        truth = prf.is_green(prf.context_hash(int(key), win, prf.GREEN), texts.tokens, gamma)
+    else:
+        raise ValueError(f"prf_name must be 'splitmix64' or 'siphash'; got {prf_name!r}")
     i = np.minimum(np.searchsorted(est.names, names), max(est.names.size - 1, 0))
     seen = est.names[i] == names if est.names.size else np.zeros(names.shape, dtype=bool)
     tg = truth.sum()
@@ -215,6 +224,34 @@ def estimate_accuracy(est: GreenEstimate, key: int, gamma: float, texts: Generat
     tnr = float((~pred & ~truth).sum() / max(1, truth.size - tg))
     return dict(accuracy=0.5 * (tpr + tnr), precision=float((pred & truth).sum() / max(1, pred.sum())), recall=tpr,
                 coverage=float(seen.mean()))
+
+
+def estimate_curve(wm: Generation, held_out: Generation, n_values, *, base: Generation | None = None, **estimate_kw) -> list[dict]:
+    """The estimate's accuracy against the owner's true green lists as a function of the texts stolen.
+
+    For each N in ``n_values``, :func:`estimate_green` from the first N texts of ``wm`` (and of
+    ``base`` when given), scored by :func:`estimate_accuracy` on the held-out base-LM texts
+    ``held_out`` with the owner's key, gamma and PRF (``wm.meta``).  Works for any source of
+    :class:`Generation` records (synthetic LMs, or a real LM through the torch backend).
+
+    Returns
+    -------
+    list of dict
+        Per N (ascending): n_stolen, green_estimate_accuracy / _precision / _recall,
+        window_coverage, mean_estimated_list_size.
+    """
+    n_values = sorted(int(v) for v in n_values)
+    if not n_values:
+        raise ValueError("n_values must hold at least one N")
+    m = wm.meta
+    out = []
+    for N in n_values:
+        est = estimate_green(wm, base, n_stolen=N, **estimate_kw)
+        acc = estimate_accuracy(est, m["key"], m["gamma"], held_out, prf_name=m.get("prf", defaults.PRF))
+        out.append(dict(n_stolen=N, green_estimate_accuracy=acc["accuracy"], green_estimate_precision=acc["precision"],
+                        green_estimate_recall=acc["recall"], window_coverage=acc["coverage"],
+                        mean_estimated_list_size=est.mean_list_size()))
+    return out
 
 
 def _check_key(key) -> None:

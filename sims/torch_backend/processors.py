@@ -35,7 +35,7 @@ from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
-from sims.watermarks.generate import algo_params
+from sims.watermarks.generate import SIPHASH_ALGOS, algo_params
 
 ALGOS = ("none", "srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
 
@@ -76,17 +76,27 @@ class _KeyedProcessor:
         self._note_nan(scores[:, : self.vocab_size])
         self.t += 1
         logits = scores[:, : self.vocab_size].double()
-        if self.prf == "siphash":
-            green = prf_crypto_torch.green_mask(prf_crypto_torch.context_state(self.key, input_ids[:, -self.h :]), self.vocab_size, self.gamma)
-        else:
-            ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :])
-            if self._table is None or self._table.device != scores.device:
-                self._table = prf_torch.token_table(self.vocab_size, scores.device)
-            green = prf_torch.green_mask(ctx, self.vocab_size, self.gamma, table=self._table)
+        green = self.green_lists(input_ids[:, -self.h :])
         p = torch.softmax(logits, dim=-1)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
         self._ent = -torch.xlogy(p, p).sum(-1)
         return logits, green, p, G
+
+    def green_lists(self, windows: torch.Tensor) -> torch.Tensor:
+        """The key's green lists (B, vocab_size) after ``windows`` (B, h), with the processor's PRF."""
+        if self.prf == "siphash":
+            return prf_crypto_torch.green_mask(prf_crypto_torch.context_state(self.key, windows), self.vocab_size, self.gamma)
+        if self._table is None or self._table.device != windows.device:
+            self._table = prf_torch.token_table(self.vocab_size, windows.device)
+        return prf_torch.green_mask(prf_torch.context_hash(self.key, windows), self.vocab_size, self.gamma, table=self._table)
+
+    def is_green(self, windows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+        """Whether each of ``tokens`` (B,) is green after its window (B, h), with the processor's PRF."""
+        if self.prf == "siphash":
+            bits = prf_crypto_torch.token_bits(prf_crypto_torch.context_state(self.key, windows), tokens)
+        else:
+            bits = prf_torch.token_bits(prf_torch.context_hash(self.key, windows), tokens)
+        return prf_torch._srl(bits, 11) < prf.green_threshold(self.gamma)
 
     def _note_nan(self, x: torch.Tensor):
         """Keep, on the device, the first step at which each row's logits held a NaN."""
@@ -216,8 +226,8 @@ class ATWProcessor(SRLProcessor):
     name = "atw"
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, delta: float = defaults.DELTA,
-                 alpha: float = defaults.ALPHA, h: int = defaults.H):
-        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, delta=delta, h=h, fused=False)
+                 alpha: float = defaults.ALPHA, h: int = defaults.H, prf: str = defaults.PRF):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, delta=delta, h=h, fused=False, prf=prf)
         self.alpha = float(alpha)
 
     def __call__(self, input_ids, scores):
@@ -332,9 +342,7 @@ class AutoCovProcessor(DualGAProcessor):
             self.lam = torch.full_like(G, self.lam1)
             prev_green = torch.zeros(B, dtype=torch.bool, device=G.device)
         else:
-            ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h - 1 : -1])
-            bits = prf_torch._srl(prf_torch.token_bits(ctx, input_ids[:, -1]), 11)
-            prev_green = bits < prf.green_threshold(self.gamma)
+            prev_green = self.is_green(input_ids[:, -self.h - 1 : -1], input_ids[:, -1])
         lam = self.lam
         # boost the red list after a green token: same closed forms with G -> 1 - G
         Gb = torch.where(prev_green, 1 - G, G)
@@ -408,15 +416,25 @@ class TransformersSRLProcessor(_KeyedProcessor):
 
 def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma=None, delta=None, Delta=None,
                    eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, M: float = defaults.M,
-                   green_kind: str = defaults.GREEN_KIND, fused: bool | None = None, max_steps: int = 4096) -> _KeyedProcessor:
+                   green_kind: str = defaults.GREEN_KIND, fused: bool | None = None, max_steps: int = 4096,
+                   prf: str = defaults.PRF) -> _KeyedProcessor:
     """The processor of ``algo`` (one of ``ALGOS``) with the synthetic generator's parameters and
-    defaults (:func:`sims.watermarks.generate.algo_params`); only Bernoulli green lists."""
+    defaults (:func:`sims.watermarks.generate.algo_params`); only Bernoulli green lists.
+
+    ``prf="siphash"`` (128-bit ``key``, :mod:`sims.core.prf_crypto`) keys the red-green schemes
+    of :data:`sims.watermarks.generate.SIPHASH_ALGOS`, as the synthetic generator does."""
     if algo not in ALGOS:
         raise ValueError(f"algo must be one of {ALGOS} for the torch backend; got {algo!r}")
     if green_kind != "bernoulli":
         raise ValueError(f"green_kind must be 'bernoulli' on a real LM (per-token green lists); got {green_kind!r}")
+    if prf not in ("splitmix64", "siphash"):
+        raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
+    if prf != defaults.PRF and algo not in SIPHASH_ALGOS:
+        raise ValueError(f"prf={prf!r} keys the red-green schemes {SIPHASH_ALGOS} only; got algo={algo!r}")
     _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
     kw = dict(vocab_size=vocab_size, key=key, h=h)
+    if algo in SIPHASH_ALGOS:
+        kw["prf"] = prf
     if algo in ("dualga", "autocov"):
         cls = DualGAProcessor if algo == "dualga" else AutoCovProcessor
         return cls(**kw, Delta=info["Delta"], gamma=info["gamma"], eta=info["eta"], lam1=info["lam1"], M=M, fused=fused, max_steps=max_steps)

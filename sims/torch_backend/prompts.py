@@ -62,13 +62,15 @@ def encode(tok, text: str, chat: bool):
     return np.asarray(ids, dtype=np.int64).reshape(-1)
 
 
-def prompt_ids(source: str, n: int, *, tokenizer=None, vocab_size: int | None = None, seed: int = 0, length: tuple = (4, 24)):
+def prompt_ids(source: str, n: int | None, *, tokenizer=None, vocab_size: int | None = None, seed: int = 0, length: tuple = (4, 24)):
     """``n`` prompts as id arrays: ``source`` is lfqa, news or a JSONL file, encoded with
-    ``tokenizer``; without a tokenizer (random test models) ``n`` random id sequences of
-    mixed lengths in ``[length[0], length[1])`` over ``vocab_size`` (seeded)."""
+    ``tokenizer`` (``n=None``: the whole set); without a tokenizer (random test models) ``n``
+    random id sequences of mixed lengths in ``[length[0], length[1])`` over ``vocab_size`` (seeded)."""
     import numpy as np
 
-    if int(n) < 1:
+    if n is None and tokenizer is None:
+        raise ValueError("n must be given (an int in [1, inf)) for random prompts (no tokenizer)")
+    if n is not None and int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
     if tokenizer is None:
         rng = np.random.default_rng(seed)
@@ -81,6 +83,7 @@ def prompt_ids(source: str, n: int, *, tokenizer=None, vocab_size: int | None = 
         if not pathlib.Path(source).is_file():
             raise ValueError(f"prompts must be 'lfqa', 'news' or a JSONL file; got {source!r}")
         texts, chat = load_jsonl(source), True
-    if len(texts) < int(n):
+    n = len(texts) if n is None else int(n)
+    if len(texts) < n:
         raise ValueError(f"n must be at most {len(texts)} (the prompts in {source!r}); got {n}")
-    return [encode(tokenizer, t, chat) for t in texts[: int(n)]]
+    return [encode(tokenizer, t, chat) for t in texts[:n]]

@@ -88,7 +88,8 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     prompts : list of 1-d id sequences (row i of the result is prompt i)
     T, algo, seed, key, h, **params :
         As :func:`sims.watermarks.generate.generate` (``params``: gamma, delta, Delta, eta,
-        lam1, M, tau, alpha, green_kind).
+        lam1, M, tau, alpha, green_kind, prf; ``prf="siphash"`` takes a 128-bit ``key`` and is
+        kept with the key in ``meta``, so that :func:`score` detects with it).
     batch : int, optional
         Rows per forward pass (default :func:`default_batch`).
     engine : {"loop", "static"}
@@ -133,7 +134,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
             parts.append((idx, g))
             bar.update(len(idx) * T)
     out = _concat(parts, n)
-    _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "green_kind"})
+    _, info = algo_params(algo, **{k: v for k, v in params.items() if k not in ("green_kind", "prf")})
     out.meta.update(info, lm=lm, batch=B, engine=engine if engine == "loop" else out.meta["engine"])
     return out
 
@@ -218,3 +219,39 @@ def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: s
     V = len(tok) if tok is not None else model.config.vocab_size
     return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
                           lm=lm, **kw)
+
+
+def steal_texts(lm: str, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H,
+                prompts: str = "lfqa", use_base: bool = False, batch: int | None = None, dtype=None, device=None,
+                **params) -> tuple[Generation, Generation | None, Generation]:
+    """A stealing attacker's texts on LM ``lm`` (:mod:`sims.experiments.steal`): ``n`` watermarked
+    texts of ``algo``, optionally ``n`` base texts, and ``n_eval`` held-out base texts.
+
+    The held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (sampling seed
+    ``seed + EVAL_SEED_OFFSET``); the watermarked texts cycle over the other prompts (row i after
+    prompt ``i mod (set size - n_eval)``, seed ``seed``; rows that share a prompt still differ,
+    each drawing from its own stream), the base texts likewise with seed ``seed + BASE_SEED_OFFSET``.
+    Random test models (no tokenizer) draw ``n + n_eval`` random prompts.
+
+    Returns
+    -------
+    (wm, base or None, held_out) : Generation
+    """
+    from sims.experiments.steal import BASE_SEED_OFFSET, EVAL_SEED_OFFSET
+
+    if int(n) < 1 or int(n_eval) < 1:
+        raise ValueError(f"n and n_eval must be in [1, inf); got n={n}, n_eval={n_eval}")
+    model, tok = load(lm, dtype=dtype)
+    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    V = len(tok) if tok is not None else model.config.vocab_size
+    ids = prompt_ids(prompts, None if tok is not None else int(n) + int(n_eval), tokenizer=tok, vocab_size=V, seed=seed)
+    if len(ids) <= int(n_eval):
+        raise ValueError(f"n_eval must be below the {len(ids)} prompts of {prompts!r} (the rest prompt the stolen texts); got {n_eval}")
+    pool, held = ids[: len(ids) - int(n_eval)], ids[len(ids) - int(n_eval) :]
+    rows = [pool[i % len(pool)] for i in range(int(n))]
+    kw = dict(key=key, h=h, vocab_size=V, lm=lm, batch=batch)
+    wm = generate_texts(model, rows, T, algo, seed=seed, **kw, **params)
+    null = {k: params[k] for k in ("prf",) if k in params} | {"gamma": wm.meta["gamma"]}
+    base = generate_texts(model, rows, T, "none", seed=seed + BASE_SEED_OFFSET, **kw, **null) if use_base else None
+    held_out = generate_texts(model, held, T, "none", seed=seed + EVAL_SEED_OFFSET, **kw, **null)
+    return wm, base, held_out

@@ -215,7 +215,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
     ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).
 
-    none / srl / dualga run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
+    none / srl / dualga with SplitMix64 green lists run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
     ``cuda_graph`` (default: on CUDA) captures each step per attention-length bucket of 64);
     the others run their processor eagerly.  ``kernels`` picks the model's (:class:`StaticLlama`).
     ``records=False`` with ``algo="none"`` skips green lists and records (the bare baseline).
@@ -231,8 +231,8 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     dec = StaticLlama(model, B, P + T, kernels=kernels)
     dec.set_pads(P - lens)
     inp = torch.as_tensor(ids, device=dec.device).clamp(min=0)
-    if algo in FUSED_ALGOS:
-        _, info = algo_params(algo, **params)
+    if algo in FUSED_ALGOS and params.get("prf", defaults.PRF) == defaults.PRF:  # the fused kernels hash with SplitMix64
+        _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if algo == "dualga" else (info["delta"] or 0.0, 0.0, 0.0)
         sampler = FusedBoost(key, info["gamma"], V, B, T, dec.device, h=h, lam1=lam1, Delta=Delta, eta=eta, M=info["M"],
                              watermark=algo != "none" or records, backend=backend,

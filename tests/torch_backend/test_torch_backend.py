@@ -141,6 +141,50 @@ def test_siphash_processor_greens_equal_numba_and_are_detected():
     assert np.all(detect.score_redgreen(g.tokens, g.prompts, int.from_bytes(key[:8], "little"), 0.25).log10_p > -4)
 
 
+SIPHASH_PARAMS = dict(none={}, hard={}, srl=dict(delta=4.0), atw=dict(delta=4.0, alpha=0.5), dualga=dict(Delta=0.6),
+                      autocov=dict(Delta=0.6))
+
+
+@pytest.mark.parametrize("algo, engine", [(a, "loop") for a in SIPHASH_PARAMS] + [("srl", "static")])
+def test_siphash_on_every_redgreen_processor_round_trips_through_real_lm(algo, engine):
+    """``prf="siphash"`` through :func:`real_lm.generate_texts` on random-llama (4 texts of 48 tokens,
+    seed 3): every step's torch green list (all 512 tokens) and AutoCov's previous-token colour are
+    the NumPy reference's; ``meta`` keeps prf and the 128-bit key; :func:`real_lm.score` detects every
+    watermarked text (p <= 1e-4) with that key and none with another key or with SplitMix64 (the
+    key's low word). Deterministic: a failure is a bug, not chance (each wrong-key p is that of
+    48 independent colours green with probability gamma)."""
+    from sims.core import prf_crypto, windows
+    from sims.torch_backend import real_lm
+
+    key = bytes(range(7, 23))
+    model, _ = load("random-llama")
+    prompts = [np.arange(4) * 37 + 5 * i for i in range(4)]
+    g = real_lm.generate_texts(model, prompts, 48, algo, seed=3, key=key, prf="siphash", engine=engine, show=False,
+                               **SIPHASH_PARAMS[algo])
+    k = int.from_bytes(key, "little")
+    assert g.meta["prf"] == "siphash" and g.meta["key"] == k and g.meta["algo"] == algo
+    win = windows.windows(g.tokens, g.prompts, 1).reshape(-1, 1)
+    proc = make_processor(algo, vocab_size=512, key=key, prf="siphash", **SIPHASH_PARAMS[algo])
+    assert proc.gamma == g.meta["gamma"]
+    ref = prf_crypto.is_green(prf_crypto.context_state(key, win)[:, None, :], np.arange(512)[None, :], g.meta["gamma"])
+    assert np.array_equal(proc.green_lists(torch.as_tensor(win)).numpy(), ref)
+    assert np.array_equal(proc.is_green(torch.as_tensor(win), torch.as_tensor(g.tokens.ravel())).numpy(),
+                          ref[np.arange(win.shape[0]), g.tokens.ravel()])
+    if algo == "none":
+        return
+    assert np.all(real_lm.score(g).log10_p <= -4)
+    assert np.all(real_lm.score(g, key=k ^ (1 << 100)).log10_p > -4)
+    g.meta.pop("prf")  # the same texts read as SplitMix64 texts keyed by the key's low word
+    assert np.all(real_lm.score(g, key=k & (2**64 - 1)).log10_p > -4)
+
+
+def test_siphash_rejected_by_schemes_it_does_not_key():
+    with pytest.raises(ValueError, match="prf='siphash' keys the red-green schemes"):
+        make_processor("ems", vocab_size=512, key=bytes(16), prf="siphash")
+    with pytest.raises(ValueError, match="prf must be 'splitmix64' or 'siphash'"):
+        make_processor("srl", vocab_size=512, key=1, prf="blake2b")
+
+
 @pytest.mark.parametrize("dedup", [False, True])
 def test_transformers_interop_green_counts_agree(dedup):
     from transformers import LlamaConfig, WatermarkDetector, WatermarkingConfig
