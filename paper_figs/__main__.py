@@ -58,6 +58,7 @@ def main(argv=None) -> int:
                     help="a column of the report: the JSON outputs in DIR of the scripts run with --lm LM (repeatable; default "
                          + ", ".join(f"{k}={v}" for k, v in report_columns().items()) + ")")
     ap.add_argument("--report", action="store_true", help="write the reproduction report from the JSON outputs in --out")
+    ap.add_argument("--no-run", action="store_true", help="with --report: run no script; rows whose JSON is missing say so")
     ap.add_argument("--report-path", type=pathlib.Path, default=pathlib.Path("docs/reproduction.md"))
     args = ap.parse_args(argv)
     if args.workers is not None and args.workers < 0:
@@ -72,7 +73,8 @@ def main(argv=None) -> int:
         from paper_figs import report
 
         missing = [s for s in report.needed_scripts() if not (out / f"{s}.json").exists()]
-        run(args.only or missing, out, args.quick, args.lm)
+        if not args.no_run:
+            run(args.only or missing, out, args.quick, args.lm)
         args.report_path.parent.mkdir(parents=True, exist_ok=True)
         columns = report_columns()
         for c in args.column:

@@ -29,7 +29,7 @@ def decode(lm: str, token: int) -> str:
 def _colours(gen, i: int):
     from sims.detect import scores as detect
 
-    g, _ = detect.token_scores(gen.tokens[i: i + 1], gen.prompts[i: i + 1], gen.meta["key"], gamma=gen.meta["gamma"], h=gen.meta["h"],
+    g, _ = detect.token_scores(gen.tokens[i: i + 1], gen.prompt(i)[None, -gen.meta["h"]:], gen.meta["key"], gamma=gen.meta["gamma"], h=gen.meta["h"],
                                vocab_size=gen.meta["vocab_size"])
     boost = gen.lam[i] if gen.meta["algo"] == "dualga" else np.full(gen.tokens.shape[1], gen.meta.get("delta") or 0.0)
     return g[0].astype(bool), np.nan_to_num(boost)

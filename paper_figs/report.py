@@ -62,8 +62,9 @@ CLAIMS = [
     Claim("DualGA Delta=0.3: TPR at FPR 1e-4", "0.99 (C4), 0.98 (LFQA)", "tab_performance", lambda d: _cell(d, "dualga", Delta=0.3)["tpr_at_1e-4"],
           ">= 0.95 on the first LM", lambda v: _ok(v >= 0.95)),
     Claim("EMS (tau=1) and UW distort more than DualGA Delta=0.3 (per-key KL = entropy)", "KL 1.03 / 2.3 vs 0.34", "tab_performance",
-          lambda d: min(_cell(d, "ems", tau=1.0)["kl_per_token"], _cell(d, "uw-delta")["kl_per_token"]) / _cell(d, "dualga", Delta=0.3)["kl_per_token"],
-          "min(KL of EMS, UW-delta) / KL of DualGA Delta=0.3 >= 2", lambda v: _ok(v >= 2, refuted=v < 1)),
+          lambda d: min(c["kl_per_token"] for c in d["cells"] if (c["algo"], c["params"].get("tau")) in (("ems", 1.0), ("uw-delta", None)))
+          / _cell(d, "dualga", Delta=0.3)["kl_per_token"],
+          "min(KL of EMS, UW-delta) / KL of DualGA Delta=0.3 >= 2 (UW-delta is not run on a real LM)", lambda v: _ok(v >= 2, refuted=v < 1)),
     Claim("The exact tests keep the false-positive rate", "FPR <= 1e-4", "tab_performance", lambda d: d["pooled_null"]["ci95"][0],
           "lower end of the 95 % CI of the pooled null rejection rate at 1e-4 <= 1e-4", lambda v: _ok(v <= 1e-4, refuted=v > 1e-4)),
     Claim("Robust up to 30 % random edits (median p below 1e-4)", "median p < 1e-4 at rate <= 30 %", "fig_robustness",

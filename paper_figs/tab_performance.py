@@ -31,7 +31,7 @@ PAPER = {
 }
 QUICK = ("srl delta=1, gamma=0.1", "srl delta=5, gamma=0.5", "ems tau=1", "uw-delta", "atw alpha=2, delta=1", "dualga Delta=0.3")
 LMS = ("news", "lfqa")
-TITLE = "Table exp_performance: TPR at FPR 1e-4 / 1e-6 and KL on the synthetic presets"
+TITLE = "Table exp_performance: TPR at FPR 1e-4 / 1e-6 and KL"
 KEEP = ("tpr_at_1e-4", "tpr_at_1e-4_lo", "tpr_at_1e-4_hi", "tpr_at_1e-6", "kl_per_token", "realized_dg", "empirical_fpr_at_1e-4",
         "empirical_fpr_at_1e-4_lo", "empirical_fpr_at_1e-4_hi", "n_null", "n_texts", "median_log10_p", "tokens_to_detect_median",
         "mean_entropy")
@@ -67,7 +67,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performa
         rows.append(f"| {lab} | " + " | ".join(vals) + " | " + " / ".join(f"{x:g}" for x in PAPER[lab]) + " |")
     lo, hi = clopper_pearson(null_rej, null_n)
     md = "\n".join([
-        f"# {TITLE}", "",
+        f"# {TITLE} on {', '.join(lms)}", "",
         f"{grid.n} watermarked and {grid.n} unwatermarked texts x {grid.T} tokens per cell, seed 0, key {grid.key}, dedup on; a text is "
         "detected when its exact p-value is <= the FPR.  Run as the sweep examples/sweep_tab_performance.toml "
         f"(chunks in {out_dir / 'sweeps'}).", "",
