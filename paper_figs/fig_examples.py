@@ -9,6 +9,7 @@ through ``decode`` (identity here).
 
 from __future__ import annotations
 
+import functools
 import html
 import pathlib
 
@@ -21,9 +22,22 @@ TITLE = "Watermarked text as pictures: green/red tokens shaded by the boost, rep
 WIDTH = 20  # tokens per line in the PNG
 
 
+@functools.lru_cache(maxsize=4)
+def _tokenizer(lm: str):
+    """The real LM's tokenizer (no weights loaded); None for synthetic LMs and the random test models."""
+    from paper_figs._data import is_synthetic
+
+    if is_synthetic(lm) or lm == "loopy":
+        return None
+    from sims.torch_backend.model import load_tokenizer
+
+    return load_tokenizer(lm)
+
+
 def decode(lm: str, token: int) -> str:
-    """A token's text (synthetic LMs: its id)."""
-    return str(int(token))
+    """A token's text: the real LM's tokenizer decodes it; a synthetic LM's token is its id."""
+    tok = _tokenizer(lm)
+    return str(int(token)) if tok is None else tok.decode([int(token)])
 
 
 def _colours(gen, i: int):
@@ -42,7 +56,8 @@ def _panel(ax, tokens, green, boost, title: str, lm: str, top: float) -> None:
         a = 0.25 + 0.75 * min(b / top, 1.0) if top > 0 else 0.5
         ax.add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
             (t % WIDTH, -(t // WIDTH)), 0.95, 0.9, color="green" if g else "red", alpha=a, lw=0))
-        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, decode(lm, y), ha="center", va="center", fontsize=5)
+        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, decode(lm, y).replace("\n", "\\n").replace("$", r"\$"), ha="center", va="center",
+                fontsize=5)
 
 
 def _html_text(tokens, green, boost, lm: str, top: float) -> str:
