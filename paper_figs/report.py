@@ -54,7 +54,8 @@ CLAIMS = [
     Claim("DualGA is Pareto optimal for every Delta (on the frontier of KL vs DG)", "on the frontier", "fig_pareto",
           lambda d: d["dualga_max_frontier_gap"], "max over LMs and Delta of KL / OPT(DG) - 1 <= 0.05", lambda v: _ok(v <= 0.05)),
     Claim("SRL is off the frontier and which configuration is near it depends on the LM", "LM-dependent", "fig_pareto",
-          lambda d: len(d.get("srl_on_one_frontier_only", [])), "number of SRL configurations on one LM's frontier (gap <= 5 %) but not the other's >= 1",
+          lambda d: len(d.get("srl_on_one_frontier_only", [])) if len(d["lms"]) >= 2 else float("nan"),
+          "number of SRL configurations on one LM's frontier (gap <= 5 %) but not the other's >= 1 (needs two LMs)",
           lambda v: _ok(v >= 1)),
     Claim("Per-prompt DG concentrates at Delta under DualGA, not under a population-tuned SRL", "DualGA meets Delta per prompt", "fig_consistency",
           lambda d: d["algos"]["dualga"]["dg_spread"] / d["algos"]["srl"]["dg_spread"], "sd of per-prompt DG, DualGA / SRL <= 0.5",
@@ -116,7 +117,7 @@ def evaluate_claims(out: pathlib.Path) -> list[dict]:
             rows.append(dict(claim=c, value=None, verdict="missing"))
             continue
         v = float(c.value(json.loads(f.read_text())))
-        rows.append(dict(claim=c, value=v, verdict=c.verdict(v)))
+        rows.append(dict(claim=c, value=v, verdict=c.verdict(v) if v == v else "n/a (the run cannot measure it)"))
     return rows
 
 
@@ -130,6 +131,8 @@ def _column_cell(claim: Claim, row: dict, lm: str, folder: pathlib.Path) -> str:
         return "n/a (needs a synthetic LM's exact probabilities)"
     if row["verdict"] == "missing":
         return f"pending: `python -m paper_figs --only {claim.script} --lm {lm} --out {folder}`"
+    if row["verdict"].startswith("n/a"):
+        return row["verdict"]
     n_t = json.loads((folder / f"{claim.script}.json").read_text())
     size = f", n={n_t['n']}, T={n_t['T']}" if "n" in n_t and "T" in n_t else ""
     return f"{row['value']:.4g}{size}: **{row['verdict']}**"
@@ -197,7 +200,7 @@ def render(out: pathlib.Path, quick: bool = False, proofs_report: pathlib.Path =
     extra = {lm: evaluate_claims(folder) for lm, folder in columns.items()}
     for i, r in enumerate(evaluate_claims(out)):
         c = r["claim"]
-        val = "-" if r["value"] is None else f"{r['value']:.4g}"
+        val = "-" if r["value"] is None or r["verdict"].startswith("n/a") else f"{r['value']:.4g}"
         cells = [_column_cell(c, extra[lm][i], lm, folder) for lm, folder in columns.items()]
         lines.append(f"| {c.claim} | {c.paper} | {val} | {c.criterion.replace('|', chr(92) + '|')} | **{r['verdict']}** | "
                      + "".join(f"{x} | " for x in cells) + f"`python -m paper_figs --only {c.script}` |")
