@@ -26,6 +26,7 @@ def sweep_grid(name: str, *, lms=None, algos=None, **settings):
     configurations drop the algorithms whose detector needs the LM's probabilities), only the
     algorithms ``algos`` kept, and the sweep keys in ``settings`` (n, T, chunk, ...) replaced; a
     real LM caps n and T (:func:`paper_figs._data.sized`)."""
+    from sims.detect.scores import KEYED_ORDER_ALGOS
     from sims.experiments.sweep_grid import Config, load_grid
 
     grid = load_grid(EXAMPLES / f"sweep_{name}.toml")
@@ -33,7 +34,7 @@ def sweep_grid(name: str, *, lms=None, algos=None, **settings):
     if lms:
         first = [c for c in configs if c.lm == configs[0].lm]
         configs = tuple(Config(lm, c.algo, c.params) for lm in lms for c in first)
-        configs = tuple(c for c in configs if not (c.real and c.algo in ("its", "uw-delta", "uw-gamma")))
+        configs = tuple(c for c in configs if not (c.real and c.algo in KEYED_ORDER_ALGOS))
     if algos is not None:
         configs = tuple(c for c in configs if algos(c))
     grid = dataclasses.replace(grid, configs=configs, **settings)

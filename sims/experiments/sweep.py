@@ -165,10 +165,10 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
     """
     grid = load_grid(grid) if not isinstance(grid, Grid) else grid
     out = pathlib.Path(out)
-    prepare_dir(out, grid, force)
     if real_generate is None and any(c.real for c in grid.configs):
         raise ValueError(f"grid {grid.path}: its real-LM configurations need real_generate= "
                          "(sims.torch_backend.real_lm.generate_on; `python -m sims sweep` passes it)")
+    prepare_dir(out, grid, force)
     todo = {k: v for k, v in tasks(grid, real_generate).items() if not (out / "chunks" / f"{k}.parquet").exists()}
     total = grid.n_chunks * len(grid.seeds) * len(grid.configs)
     log(f"sweep {grid.path}: {len(grid.configs)} configurations x {len(grid.seeds)} seeds x {grid.n_chunks} chunks = {total} tasks, "

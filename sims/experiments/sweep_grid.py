@@ -40,6 +40,7 @@ import tomllib
 
 from sims.core import defaults
 from sims.core.lm_names import REAL_LMS
+from sims.detect.scores import KEYED_ORDER_ALGOS
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
 from sims.lm.synthetic import LM_PRESETS
@@ -277,7 +278,7 @@ def load_grid(path) -> Grid:
     attacks = _attacks(loc, raw.get("attack", []), any(c.lm not in LM_PRESETS for c in configs))
     if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
-    if any(c.real and c.algo in ("its", "uw-delta", "uw-gamma") for c in configs):
+    if any(c.real and c.algo in KEYED_ORDER_ALGOS for c in configs):
         raise loc.error("name", "its / uw-delta / uw-gamma on a real LM: their detector needs the LM's probabilities at every step")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
                 float(ttd), tuple(metrics), attacks)

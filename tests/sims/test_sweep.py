@@ -180,7 +180,7 @@ def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
     grid = _grid(tmp_path, 'lm = "random-llama"\nn = 6\nT = 12\nchunk = 3\ncontrols = true\n\n[[algo]]\nname = "srl"\ndelta = 3.0\n')
     with pytest.raises(ValueError, match="real_generate"):
         sweep.run_sweep(grid, tmp_path / "refused", workers=0, log=lambda s: None)
-    assert not (tmp_path / "refused" / "chunks").exists() or not any((tmp_path / "refused" / "chunks").iterdir())
+    assert not (tmp_path / "refused").exists()
     assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
     rows = _rows(tmp_path / "out")
     assert len(rows) == 2
