@@ -40,8 +40,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     val = sweep_grid("lam1_eta", lms=[lm], n=16, T=T, chunk=16, seeds=(1,))  # T: the test grid's
     gamma = float(theory.gamma_star(DELTA))
     run = lambda seed, nn, **p: generations(lm, "dualga", nn, T, seed, vocab_size=V, Delta=DELTA, **p)  # noqa: E731
-    summ = {g: {r["config"]: r for r in run_grid(g, out_dir, f"fig_box4-{part}", quick)[0]} for g, part in ((test, "test"), (val, "val"))}
-    test_kl = text_values(out_dir / "sweeps" / f"fig_box4-test-{test.hash[:8]}", "kl")
+    (test_rows, test_dir), (val_rows, _) = (run_grid(g, out_dir, f"fig_box4-{part}", quick) for g, part in ((test, "test"), (val, "val")))
+    summ = {test: {r["config"]: r for r in test_rows}, val: {r["config"]: r for r in val_rows}}
+    test_kl = text_values(test_dir, "kl")
     grid, rows = [], []
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw=dict(width_ratios=[2, 1]))
     data, names = [], []

@@ -37,25 +37,21 @@ KEEP = ("tpr_at_1e-4", "tpr_at_1e-4_lo", "tpr_at_1e-4_hi", "tpr_at_1e-6", "kl_pe
         "mean_entropy")
 
 
-def label(algo: str, params) -> str:
-    return " ".join([algo] + ([", ".join(f"{k}={v:g}" for k, v in params)] if params else []))
-
-
 def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performance") -> list[pathlib.Path]:
     """Quick: 6 configurations, 16 texts x 100 tokens; else the grid's 20 x 500 texts x 200 tokens (each with 500 controls).
     A real LM runs the quick configurations (without UW) at :data:`paper_figs._data.REAL_SIZE`."""
-    from paper_figs._data import is_synthetic
+    from paper_figs._data import is_synthetic, label
     from paper_figs._sweep import run_grid, sweep_grid
     from sims.experiments.evaluate import clopper_pearson
 
     lms = tuple(lms or LMS)[:2]
-    keep = (lambda c: label(c.algo, c.params) in QUICK) if quick or not all(map(is_synthetic, lms)) else None
+    keep = (lambda c: label(c.algo, dict(c.params)) in QUICK) if quick or not all(map(is_synthetic, lms)) else None
     grid = sweep_grid("tab_performance", lms=lms, algos=keep, **(dict(n=16, T=100, chunk=16) if quick else {}))
     by_id = {c.id: c for c in grid.configs}
     cells = []
     for r in run_grid(grid, out_dir, "tab_performance", quick)[0]:  # one folder per grid: _ext and --lm runs share chunks
         c = by_id[r["config"]]
-        cells.append(dict(lm=c.lm, algo=c.algo, params=dict(c.params), label=label(c.algo, c.params), paper=PAPER[label(c.algo, c.params)],
+        cells.append(dict(lm=c.lm, algo=c.algo, params=dict(c.params), label=label(c.algo, dict(c.params)), paper=PAPER[label(c.algo, dict(c.params))],
                           **{k: r[k] for k in KEEP}))
     null_rej = sum(round(c["empirical_fpr_at_1e-4"] * c["n_null"]) for c in cells)
     null_n = sum(c["n_null"] for c in cells)
