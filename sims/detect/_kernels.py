@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from sims.core import prf, prf_crypto
+from sims.core import prf, prf_crypto, rng
 
 GREEN_BERNOULLI = 0
 GREEN_PARTITION = 1
@@ -194,3 +194,42 @@ def layout(tokens):
         lo[i] = a
         hi[i] = b
     return lengths, lo, hi
+
+
+ITS_MODE = 0
+UW_DELTA_MODE = 1
+UW_GAMMA_MODE = 2
+
+
+@njit(cache=True)
+def keyed_order_hits(probs, seq, P, h, key, perm, pos, its_key, mode, probs_hit):
+    """Hits of one text under ITS / UW-delta / UW-gamma (``mode``) and each step's null hit probability.
+
+    ``probs`` (T, V): the next-token distributions along the text; ``seq``: its prompt (``P``
+    ids) then its T tokens; ``perm`` / ``pos``: the keyed vocabulary order and its inverse;
+    ``its_key``: ITS's uniform stream.  Writes ``probs_hit[t]`` and returns the hit count
+    (the reference, step by step, is :func:`sims.detect.scores.keyed_order_hits_reference`).
+    """
+    T, V = probs.shape
+    cum = np.empty(V)
+    hits = 0
+    for t in range(T):
+        sctx = prf.context_hash_nb(key, seq[P + t - h : P + t], prf.STEP)
+        y = seq[P + t]
+        reverse = mode == UW_GAMMA_MODE and prf.uniform_nb(sctx, V + 1) < 0.5
+        acc = 0.0
+        for r in range(V):
+            acc += probs[t, perm[V - 1 - r] if reverse else perm[r]]
+            cum[r] = acc
+        r = V - 1 - pos[y] if reverse else pos[y]
+        lo = cum[r - 1] if r > 0 else 0.0
+        hi = cum[r]
+        if mode == UW_GAMMA_MODE:  # hit: y's interval reaches past 1/2; null mass of such tokens
+            straddle = np.searchsorted(cum, 0.5)
+            probs_hit[t] = 1.0 - (cum[straddle - 1] if straddle > 0 else 0.0)
+            hits += hi > 0.5
+        else:
+            u = rng.uniform_nb(its_key, t) if mode == ITS_MODE else prf.uniform_nb(sctx, V)
+            probs_hit[t] = probs[t, y]
+            hits += lo < u <= hi
+    return hits

@@ -309,11 +309,22 @@ def lm_step_probs(lm, gen):
     """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i."""
 
     def step_probs(i):
-        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
-        P = gen.prompts.shape[1]
-        return np.stack([lm.probs(seq[: P + t]) for t in range(gen.tokens.shape[1])])
+        return lm.probs_along(np.concatenate([gen.prompts[i], gen.tokens[i]]), gen.prompts.shape[1], gen.tokens.shape[1])
 
     return step_probs
+
+
+KEYED_ORDER_MODES = {"its": K.ITS_MODE, "uw-delta": K.UW_DELTA_MODE, "uw-gamma": K.UW_GAMMA_MODE}
+
+
+def keyed_order_setup(key: int, V: int):
+    """The keyed vocabulary order, its inverse and ITS's uniform stream key."""
+    from sims.core.keys import ITS_STREAM, keyed_order
+
+    perm = keyed_order(key, V)
+    pos = np.empty(V, dtype=np.int64)
+    pos[perm] = np.arange(V)
+    return perm, pos, rng.stream_key(key, ITS_STREAM)
 
 
 def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None) -> DetectResult:
@@ -330,10 +341,9 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     Under the null (text independent of the key) a hit has probability
     :math:`\pi_t = p_t(y_t)` (ITS, UW-delta) or the mass of the tokens reaching past 1/2
     (UW-gamma), independently across steps, so the hit count is Poisson-binomial; its
-    exact upper tail is computed by dynamic programming in log space.
+    exact upper tail is computed by dynamic programming in log space.  The scan over steps
+    is the Numba kernel :func:`sims.detect._kernels.keyed_order_hits`.
     """
-    from sims.core.keys import ITS_STREAM, keyed_order
-
     algo = gen.meta["algo"] if algo is None else algo
     if algo not in KEYED_ORDER_ALGOS:
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
@@ -341,37 +351,16 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     h, V = gen.meta["h"], gen.meta["vocab_size"]
     if np.any(gen.tokens < 0):
         raise ValueError("tokens must not hold -1 pads for the keyed-order scores (texts of unequal length)")
-    perm = keyed_order(key, V)
-    pos = np.empty(V, dtype=np.int64)
-    pos[perm] = np.arange(V)
-    its_key = rng.stream_key(key, ITS_STREAM)
+    perm, pos, its_key = keyed_order_setup(key, V)
     n_txt, T = gen.tokens.shape
+    P = gen.prompts.shape[1]
     hits = np.zeros(n_txt)
     logp = np.zeros(n_txt)
+    probs_hit = np.empty(T)
     for i in range(n_txt):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
-        P = gen.prompts.shape[1]
-        probs_hit = np.empty(T)
-        ps = step_probs(i)
-        for t in range(T):
-            window = seq[P + t - h : P + t]
-            p = ps[t]
-            sctx = prf.context_hash(key, window, prf.STEP)
-            y = seq[P + t]
-            reverse = algo == "uw-gamma" and prf.uniforms(sctx, np.array([V + 1]))[0] < 0.5
-            order = perm[::-1] if reverse else perm
-            cum = np.cumsum(p[order])
-            r = V - 1 - pos[y] if reverse else pos[y]
-            lo, hi = (cum[r - 1] if r > 0 else 0.0), cum[r]
-            if algo == "uw-gamma":
-                # hit: y's interval reaches past 1/2 (the kept half); null mass of such tokens
-                straddle = int(np.searchsorted(cum, 0.5))
-                probs_hit[t] = 1.0 - (cum[straddle - 1] if straddle > 0 else 0.0)
-                hits[i] += hi > 0.5
-            else:
-                u = rng.uniforms(its_key, np.array([t]))[0] if algo == "its" else prf.uniforms(sctx, np.array([V]))[0]
-                probs_hit[t] = p[y]
-                hits[i] += lo < u <= hi
+        probs = np.ascontiguousarray(step_probs(i), dtype=np.float64)
+        hits[i] = K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit)
         logp[i] = _poisson_binomial_logsf(int(hits[i]), probs_hit)
     n = np.full(n_txt, T)
     return DetectResult(n, hits, np.full(n_txt, np.nan), logp / LN10, n < 1)

@@ -143,6 +143,13 @@ class SyntheticLM:
         e = np.exp(lg - lg.max())
         return e / e.sum()
 
+    def probs_along(self, seq, P: int, T: int) -> np.ndarray:
+        """(T, V): :meth:`probs` after ``seq[:P + t]`` for t < T, by the kernel :func:`probs_along`."""
+        out = np.empty((int(T), self.vocab_size))
+        probs_along(self.vocab_size, self.order, self.seed, self.params, self.levels, self.base,
+                    np.ascontiguousarray(seq, dtype=np.int64), int(P), out)
+        return out
+
 
 @njit(cache=True, inline="always")
 def _scale_into(a, x, out):
@@ -239,6 +246,22 @@ def logits_into(V, order, seed, params, levels, base, context, out):
         out[mod_tok[q]] = mod_logit[q]
     return top
 
+
+@njit(cache=True)
+def probs_along(V, order, seed, params, levels, base, seq, P, out):
+    """``out[t]`` = the next-token distribution after ``seq[:P + t]`` for every row t of ``out``
+    (the softmax of :func:`logits_into`, shifted by its ``top``): the model access of UW's
+    detector along one text."""
+    logits = np.empty(V)
+    for t in range(out.shape[0]):
+        c = logits_into(V, order, seed, params, levels, base, seq[: P + t], logits)
+        s = 0.0
+        for k in range(V):
+            e = math.exp(logits[k] - c)
+            out[t, k] = e
+            s += e
+        for k in range(V):
+            out[t, k] /= s
 
 # name: (V, order, beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost)
 PRESETS = {
