@@ -15,7 +15,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import KEY, generations, sized
+from paper_figs._data import KEY, generations, is_synthetic, sized
 from paper_figs._out import agg, write
 
 TITLE = "Watermarked text as pictures: green/red tokens shaded by the boost, repetition with lambda_t"
@@ -25,8 +25,6 @@ WIDTH = 20  # tokens per line in the PNG
 @functools.lru_cache(maxsize=4)
 def _tokenizer(lm: str):
     """The real LM's tokenizer (no weights loaded); None for synthetic LMs and the random test models."""
-    from paper_figs._data import is_synthetic
-
     if is_synthetic(lm) or lm == "loopy":
         return None
     from sims.torch_backend.model import load_tokenizer
@@ -78,9 +76,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm = (lms or ("lfqa",))[0]
     n, T = sized(lm, *((4, 80) if quick else (16, 200)))
     V = 2000 if quick else None
-    wm = generations(lm, "dualga", n, T, 0, vocab_size=V, Delta=0.3)
-    srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], delta=2.0)
-    null = generations(lm, "none", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"])
+    eos = {} if is_synthetic(lm) else dict(stop_at_eos=True)  # a real LM's reply ends at its end of turn
+    wm = generations(lm, "dualga", n, T, 0, vocab_size=V, Delta=0.3, **eos)
+    srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], delta=2.0, **eos)
+    null = generations(lm, "none", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], **eos)
     loop = generate(loop_lm(), "dualga", n=n * 4, T=T, seed=1, key=KEY, Delta=0.2)
     rep = repeated_ngram_mask(loop.tokens)
     r = int(np.argmax(rep.sum(axis=1)))
@@ -89,10 +88,11 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     top = float(np.nanmax(wm.lam[0])) or 1.0
     parts, summary = [], dict(lm=lm, T=T, texts={})
     for ax, (g, name) in zip(axes[0], shown):
-        green, boost = _colours(g, 0)
-        _panel(ax, g.tokens[0], green, boost, f"{name}: {green.mean():.0%} green", lm, top)
-        parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.tokens[0], green, boost, lm, top)}</p>")
-        summary["texts"][name] = dict(tokens=g.tokens[0], green_share=float(green.mean()))
+        L = g.lengths[0]
+        green, boost = (a[:L] for a in _colours(g, 0))
+        _panel(ax, g.text(0), green, boost, f"{name}: {green.mean():.0%} green", lm, top)
+        parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.text(0), green, boost, lm, top)}</p>")
+        summary["texts"][name] = dict(tokens=g.text(0), green_share=float(green.mean()))
     green, boost = _colours(loop, r)
     ltop = float(np.nanmax(loop.lam[r]))
     _panel(axes[1, 0], loop.tokens[r], green, boost, f"looping LM, DualGA: {rep[r].mean():.0%} in repeated 4-grams", "loopy", ltop)

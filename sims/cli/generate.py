@@ -8,6 +8,8 @@ import argparse
 import json
 import pathlib
 
+import numpy as np
+
 from sims.cli.lms import LM_HELP, check_lm
 from sims.core import defaults
 from sims.watermarks.generate import ALGOS
@@ -55,10 +57,15 @@ def real_lm_kwargs(args) -> dict:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_algo_arguments(p)
     p.add_argument("--out", type=pathlib.Path, required=True, help="output .npz")
+    p.add_argument("--stop-at-eos", action="store_true",
+                   help="real LMs: end each text at the model's first end token (end of turn / text), padding the rest (loop "
+                        "engine); default: every text has T tokens, as in the paper's experiments")
 
 
 def run(args) -> int:
     if check_lm(args.lm) == "synthetic":
+        if args.stop_at_eos:
+            raise ValueError(f"--stop-at-eos: a synthetic LM ({args.lm!r}) has no end token; its texts always have T tokens")
         from sims.lm.synthetic import get_lm
         from sims.watermarks.generate import generate
 
@@ -67,7 +74,7 @@ def run(args) -> int:
         from sims.torch_backend.real_lm import generate_on
 
         gen = generate_on(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **real_lm_kwargs(args),
-                          **algo_kwargs(args))
+                          stop_at_eos=args.stop_at_eos, **algo_kwargs(args))
     gen.save(args.out)
-    print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(gen.kl.mean()), realized_dg=float(gen.dg.mean()), meta=gen.meta)))
+    print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(np.nanmean(gen.kl)), realized_dg=float(np.nanmean(gen.dg)), meta=gen.meta)))
     return 0

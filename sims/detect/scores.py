@@ -349,20 +349,18 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
     key = gen.meta["key"] if key is None else int(key)
     h, V = gen.meta["h"], gen.meta["vocab_size"]
-    if np.any(gen.tokens < 0):
-        raise ValueError("tokens must not hold -1 pads for the keyed-order scores (texts of unequal length)")
     perm, pos, its_key = keyed_order_setup(key, V)
     n_txt, T = gen.tokens.shape
     P = gen.prompts.shape[1]
+    n = np.minimum(gen.lengths, K.layout(gen.tokens)[0])  # a text ends at its length or first -1 pad
     hits = np.zeros(n_txt)
     logp = np.zeros(n_txt)
     probs_hit = np.empty(T)
     for i in range(n_txt):
-        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
-        probs = np.ascontiguousarray(step_probs(i), dtype=np.float64)
+        seq = np.concatenate([gen.prompts[i], gen.tokens[i, : n[i]]])
+        probs = np.ascontiguousarray(step_probs(i)[: n[i]], dtype=np.float64)
         hits[i] = K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit)
-        logp[i] = _poisson_binomial_logsf(int(hits[i]), probs_hit)
-    n = np.full(n_txt, T)
+        logp[i] = _poisson_binomial_logsf(int(hits[i]), probs_hit[: n[i]])
     return DetectResult(n, hits, np.full(n_txt, np.nan), logp / LN10, n < 1)
 
 
@@ -497,7 +495,7 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
         raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
     if lm is not None and lm.vocab_size != m["vocab_size"]:
         raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
-    kw = dict(vocab_size=m["vocab_size"], h=m["h"])
+    kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
     green_kind = m.get("green_kind", "bernoulli")
     prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
     if algo in REDGREEN_ALGOS:

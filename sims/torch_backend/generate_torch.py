@@ -43,12 +43,19 @@ def processor_meta(processor, V: int, seed: int) -> dict:
 
 
 def records_or_nan(stacked: dict, B: int, T: int) -> dict:
-    """float64 host arrays (B, T) of every field of RECORDS (nan where the processor keeps none)."""
-    return {k: (stacked[k].double().cpu().numpy() if k in stacked else np.full((B, T), np.nan)) for k in RECORDS}
+    """float64 host arrays (B, T) of every field of RECORDS (nan where the processor keeps none,
+    and past the steps it ran when a batch ended early)."""
+    out = {k: np.full((B, T), np.nan) for k in RECORDS}
+    for k in RECORDS:
+        if k in stacked:
+            a = stacked[k].double().cpu().numpy()
+            out[k][:, : a.shape[1]] = a
+    return out
 
 
 @torch.no_grad()
-def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None, vocab_size: int | None = None) -> Generation:
+def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None, vocab_size: int | None = None,
+             stop_ids=()) -> Generation:
     """Sample ``T`` tokens after each prompt, watermarked by ``processor`` (None: plain sampling).
 
     Parameters
@@ -56,7 +63,7 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
     model : transformers causal LM (any family: Llama, Qwen2, Mistral, GPT-2, OPT, ...)
     prompts : list of 1-d id sequences, or ids (B, P) left-padded with -1 (:func:`.batch.pad_left`)
     T : int
-        Tokens generated per row (no early stop at end-of-sequence: every row has ``T``).
+        Tokens generated per row (at most ``T`` with ``stop_ids``).
     processor : a processor of :mod:`.processors` (:func:`.processors.make_processor`), or None
     seed : int
         Sampling seed; row b draws from the counter stream ``stream_key(seed, rows[b])``.
@@ -66,6 +73,11 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
     vocab_size : int, optional
         Ids sampled (default ``model.config.vocab_size``; the tokenizer's length when the
         model's logits are padded past it).
+    stop_ids : collection of int
+        End tokens (:func:`.model.stop_ids`): a row ends at the first of them it samples (kept
+        as its last token), the rest of the row is ``Generation.PAD`` with nan records, and its
+        length goes to ``lengths``; decoding stops when every row has ended.  Empty (the
+        default): every row has ``T`` tokens, as in the paper's fixed-length experiments.
 
     Returns
     -------
@@ -87,6 +99,8 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
     keys = row_keys(seed, rows, device)
     out = torch.empty((B, T), dtype=torch.int64, device=device)
     first_nan = torch.full((B,), -1, dtype=torch.int64, device=device)
+    stop = torch.as_tensor(sorted(int(i) for i in stop_ids), dtype=torch.int64, device=device) if len(stop_ids) else None
+    lengths = torch.full((B,), T, dtype=torch.int64, device=device)
     past = None
     t0 = time.perf_counter()
     for t in range(T):
@@ -98,6 +112,10 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
             scores = processor(seq, scores)
         nxt = inverse_cdf(scores[:, :V], counter_uniform(keys, torch.tensor(t, device=device)))
         out[:, t] = nxt
+        if stop is not None:
+            lengths = torch.where(torch.isin(nxt, stop) & (lengths == T), t + 1, lengths)
+            if bool((lengths < T).all()):
+                break
         seq = torch.cat([seq, nxt[:, None]], dim=1)
         inp = nxt[:, None]
         attn = torch.cat([attn, torch.ones((B, 1), dtype=attn.dtype, device=device)], dim=1)
@@ -107,4 +125,10 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
     seconds = time.perf_counter() - t0
     meta = processor_meta(processor, V, seed)
     meta.update(engine="loop", seconds=seconds)
-    return Generation(out.cpu().numpy(), ids, **records_or_nan(stacked, B, T), meta=meta, prompt_lens=lens)
+    lengths = lengths.cpu().numpy()
+    past_end = np.arange(T)[None, :] >= lengths[:, None]
+    tokens = np.where(past_end, Generation.PAD, out.cpu().numpy())
+    rec = records_or_nan(stacked, B, T)
+    for a in rec.values():
+        a[past_end] = np.nan
+    return Generation(tokens, ids, **rec, meta=meta, prompt_lens=lens, lengths=lengths)

@@ -123,3 +123,16 @@ def load(name: str = "smollm2", dtype=None):
         raise ValueError(f"{str(path)!r} does not hold a causal LM that transformers can load "
                          f"(AutoModelForCausalLM refused it: {str(exc).splitlines()[0]})") from None
     return model, load_tokenizer(name)
+
+
+def stop_ids(model, tokenizer=None) -> tuple[int, ...]:
+    """The ids that end a reply: the model's end-of-sequence ids (its config and generation
+    config) and, with a tokenizer, all its special tokens (an instruct model's end of turn, end
+    of text, or the start of a new turn: each ends the answer)."""
+    ids: set[int] = set()
+    for cfg in (model.config, getattr(model, "generation_config", None)):
+        eos = getattr(cfg, "eos_token_id", None)
+        ids.update([eos] if isinstance(eos, int) else (eos or []))
+    if tokenizer is not None:
+        ids.update(int(i) for i in tokenizer.all_special_ids)
+    return tuple(sorted(ids))

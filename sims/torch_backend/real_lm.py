@@ -28,7 +28,7 @@ from sims.detect import scores as detect
 from sims.experiments.evaluate import NULL_SEED_OFFSET, redgreen_ttd, summarize
 from sims.torch_backend import batch as batching
 from sims.torch_backend.generate_torch import generate
-from sims.torch_backend.model import load
+from sims.torch_backend.model import load, stop_ids
 from sims.torch_backend.processors import ALGOS, make_processor
 from sims.torch_backend.prompts import prompt_ids
 from sims.torch_backend.static_decode import generate_static
@@ -65,21 +65,23 @@ def _concat(parts: list[tuple[np.ndarray, Generation]], n: int) -> Generation:
     tokens = np.empty((n, T), dtype=np.int64)
     prompts = np.full((n, P), Generation.PAD, dtype=np.int64)
     lens = np.empty(n, dtype=np.int64)
+    lengths = np.empty(n, dtype=np.int64)
     rec = {k: np.empty((n, T)) for k in RECORDS}
     for idx, g in parts:
         tokens[idx] = g.tokens
         prompts[idx, P - g.prompts.shape[1]:] = g.prompts
         lens[idx] = g.prompt_lens
+        lengths[idx] = g.lengths
         for k in RECORDS:
             rec[k][idx] = getattr(g, k)
     meta = dict(parts[0][1].meta)
     meta["seconds"] = sum(g.meta["seconds"] for _, g in parts)
-    return Generation(tokens, prompts, **rec, meta=meta, prompt_lens=lens)
+    return Generation(tokens, prompts, **rec, meta=meta, prompt_lens=lens, lengths=lengths)
 
 
 def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, key: int = defaults.KEY, batch: int | None = None,
                    engine: str = "loop", vocab_size: int | None = None, lm: str = "", h: int = defaults.H,
-                   show: bool | None = None, **params) -> Generation:
+                   show: bool | None = None, stop_ids=(), **params) -> Generation:
     """``T`` tokens after each of ``prompts`` (id sequences of any lengths) with ``algo``.
 
     Parameters
@@ -97,9 +99,14 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
         Ids sampled (the tokenizer's length; default the model's).
     lm : str
         Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reload the model).
+    stop_ids : collection of int
+        End tokens (:func:`.model.stop_ids`; loop engine): a row ends at the first it samples
+        (:func:`.generate_torch.generate`).  Default none: every row has ``T`` tokens.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
+    if len(stop_ids) and engine != "loop":
+        raise ValueError(f"stop_ids needs engine='loop' (the static engine decodes a fixed T); got engine={engine!r}")
     if algo not in ALGOS:
         raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
     ids, lens = batching.pad_left(prompts)
@@ -117,7 +124,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
             try:
                 if engine == "loop":
                     proc = make_processor(algo, vocab_size=vocab_size or model.config.vocab_size, key=key, h=h, max_steps=T, **params)
-                    g = generate(model, rows, T, proc, seed=seed, rows=idx, vocab_size=vocab_size)
+                    g = generate(model, rows, T, proc, seed=seed, rows=idx, vocab_size=vocab_size, stop_ids=stop_ids)
                 else:
                     g = generate_static(model, rows, T, algo=algo, key=key, seed=seed, rows=idx, vocab_size=vocab_size, h=h, **params)
             except torch.OutOfMemoryError:
@@ -154,7 +161,9 @@ def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, 
         start = (i // chunk) * chunk
         if cache.get("start") != start:
             rows = range(start, min(n, start + chunk))
-            seqs = [np.concatenate([gen.prompt(r), gen.tokens[r]]) for r in rows]
+            # a row that ended early is filled with id 0 past its end: causal attention keeps its
+            # real steps' distributions, and the filled ones are never read
+            seqs = [np.concatenate([gen.prompt(r), np.maximum(gen.tokens[r], 0)]) for r in rows]
             ids, lens = batching.pad_left(seqs)
             x, mask, pos = batching.model_inputs(ids, device)
             logits = model(input_ids=x, attention_mask=mask, position_ids=pos).logits[:, -T - 1 : -1, :V]
@@ -211,14 +220,17 @@ def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = de
                      gen_seconds=gen_s, det_seconds=det_s, return_arrays=return_arrays)
 
 
-def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, device=None, **kw) -> Generation:
+def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, device=None,
+                stop_at_eos: bool = False, **kw) -> Generation:
     """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``,
-    on ``device`` (default: the GPU when there is one, else the CPU)."""
+    on ``device`` (default: the GPU when there is one, else the CPU); ``stop_at_eos``: each row
+    ends at the model's first end token (:func:`.model.stop_ids`)."""
     model, tok = load(lm, dtype=dtype)
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     V = len(tok) if tok is not None else model.config.vocab_size
+    stops = stop_ids(model, tok) if stop_at_eos else ()
     return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
-                          lm=lm, **kw)
+                          lm=lm, stop_ids=stops, **kw)
 
 
 def steal_texts(lm: str, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H,

@@ -259,6 +259,34 @@ def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
     assert g.meta["batch"] == 2 and np.array_equal(g.tokens, ref.tokens)
 
 
+@pytest.mark.parametrize("algo", ["dualga", "uw-delta"])
+def test_rows_stop_at_their_first_end_token(algo):
+    """With end tokens, a row is the fixed-length row cut after its first end token (same draws,
+    same records), padded after; it is scored as that cut text; the static engine refuses."""
+    from sims.torch_backend import real_lm
+
+    model, _ = load("random-llama")
+    prompts = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [1, 1], [2, 2, 2], [3, 1]]
+    stops = tuple(range(0, model.config.vocab_size, 9))  # about 1 id in 9 ends a row
+    full = real_lm.generate_texts(model, prompts, 40, algo, seed=4, batch=4, show=False)
+    cut = real_lm.generate_texts(model, prompts, 40, algo, seed=4, batch=4, show=False, stop_ids=stops)
+    ends = np.isin(full.tokens, stops)
+    L = np.where(ends.any(1), ends.argmax(1) + 1, 40)
+    assert 1 < L.min() and L.max() < 40  # rows end at different steps, none runs to T
+    assert np.array_equal(cut.lengths, L)
+    for i in range(len(prompts)):
+        assert np.array_equal(cut.text(i), full.tokens[i, : L[i]]) and np.all(cut.tokens[i, L[i]:] == -1)
+        for k in RECORDS:
+            np.testing.assert_array_equal(getattr(cut, k)[i, : L[i]], getattr(full, k)[i, : L[i]])
+            assert np.all(np.isnan(getattr(cut, k)[i, L[i]:]))
+    full.lengths = L
+    mine, ref = real_lm.score(cut, model), real_lm.score(full, model)
+    np.testing.assert_array_equal(mine.n_scored, L)
+    np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-12)
+    with pytest.raises(ValueError, match="stop_ids needs engine='loop'"):
+        real_lm.generate_texts(model, prompts, 4, algo, engine="static", stop_ids=stops)
+
+
 @pytest.mark.slow  # SmolLM2 on 2 CPU cores: ~60 s for 2 x 200 tokens at batch 2
 def test_smollm2_watermark_is_detected_within_200_tokens():
     """SmolLM2-135M-Instruct, DualGA at Delta = 0.3: detected at p < 1e-4 within 200 tokens;
@@ -382,3 +410,7 @@ def test_cli_generate_detect_attack_on_a_real_lm(tmp_path):
     assert Generation.load(f2).lengths.max() == 48
     assert main(["detect", str(f), "--key", "15485863", "--json"]) == 0
     assert main(["generate", "--lm", "no-such-lm", "--out", str(f)]) == 2
+    assert main(["generate", "--lm", "random-gpt2", "--n", "8", "--T", "120", "--stop-at-eos", "--out", str(f)]) == 0
+    g = Generation.load(f)  # random-gpt2's end token is id 0: a row holds it only as its last token
+    assert all(0 not in g.text(i)[:-1] and (g.lengths[i] == 120 or g.text(i)[-1] == 0) for i in range(g.n))
+    assert main(["generate", "--lm", "news", "--stop-at-eos", "--out", str(f)]) == 2
