@@ -44,8 +44,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
         gens[label] = gen
         for j, kind in enumerate(kinds):
-            if algo.startswith("uw") and kind in ("deletion", "insertion"):
-                continue  # UW's keyed-order detector scores texts of the generated length only
             att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
             lps = [detect.score(att(r) if r > 0 else gen, lm).log10_p for r in rates]
             med = [float(np.median(lp)) for lp in lps]

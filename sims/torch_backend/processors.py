@@ -33,6 +33,7 @@ import torch
 import theory
 from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
+from sims.detect.scores import KEYED_ORDER_ALGOS
 from sims.torch_backend import prf_crypto_torch, prf_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
 from sims.watermarks.generate import SIPHASH_ALGOS, algo_params
@@ -291,8 +292,8 @@ class KeyedOrderProcessor(_KeyedProcessor):
         from sims.core.keys import ITS_STREAM, keyed_order
         from sims.core.rng import stream_key
 
-        if algo not in ("its", "uw-delta", "uw-gamma"):
-            raise ValueError(f"algo must be one of 'its', 'uw-delta', 'uw-gamma'; got {algo!r}")
+        if algo not in KEYED_ORDER_ALGOS:
+            raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
         super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
         self.name = algo
         self.perm = torch.as_tensor(keyed_order(key, vocab_size))
@@ -444,7 +445,7 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
         return ATWProcessor(**kw, gamma=info["gamma"], delta=info["delta"], alpha=alpha)
     if algo == "ems":
         return EMSProcessor(**kw, tau=tau, gamma=info["gamma"])
-    if algo in ("its", "uw-delta", "uw-gamma"):
+    if algo in KEYED_ORDER_ALGOS:
         return KeyedOrderProcessor(algo=algo, **kw, gamma=info["gamma"])
     return (HardProcessor if algo == "hard" else NoneProcessor)(**kw, gamma=info["gamma"])
 
