@@ -85,14 +85,15 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     r = int(np.argmax(rep.sum(axis=1)))
     fig, axes = plt.subplots(2, 3, figsize=(18, 3 + 0.45 * (T // WIDTH) * 2))
     shown = [(null, "unwatermarked"), (srl, "SRL delta=2"), (wm, "DualGA Delta=0.3 (shade: lambda_t)")]
-    top = float(np.nanmax(wm.lam[0])) or 1.0
     parts, summary = [], dict(lm=lm, T=T, texts={})
+    i = int(np.argmax(np.minimum.reduce([g.lengths for g, _ in shown])))  # the prompt whose three replies are longest
+    summary["prompt"] = i
+    top = float(np.nanmax(wm.lam[i])) or 1.0
     for ax, (g, name) in zip(axes[0], shown):
-        L = g.lengths[0]
-        green, boost = (a[:L] for a in _colours(g, 0))
-        _panel(ax, g.text(0), green, boost, f"{name}: {green.mean():.0%} green", lm, top)
-        parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.text(0), green, boost, lm, top)}</p>")
-        summary["texts"][name] = dict(tokens=g.text(0), green_share=float(green.mean()))
+        green, boost = (a[: g.lengths[i]] for a in _colours(g, i))
+        _panel(ax, g.text(i), green, boost, f"{name}: {green.mean():.0%} green", lm, top)
+        parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.text(i), green, boost, lm, top)}</p>")
+        summary["texts"][name] = dict(tokens=g.text(i), green_share=float(green.mean()))
     green, boost = _colours(loop, r)
     ltop = float(np.nanmax(loop.lam[r]))
     _panel(axes[1, 0], loop.tokens[r], green, boost, f"looping LM, DualGA: {rep[r].mean():.0%} in repeated 4-grams", "loopy", ltop)
