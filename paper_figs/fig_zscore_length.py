@@ -26,7 +26,7 @@ def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
     """z-score of every prefix (nan past a text's end)."""
     from sims.detect import scores as detect
 
-    g, scored = detect.token_scores(gen.tokens, gen.prompts, KEY, gamma=gamma, h=gen.meta["h"], vocab_size=vocab_size)
+    g, scored = detect.token_scores(gen.tokens, gen.prompts[:, -gen.meta["h"]:], KEY, gamma=gamma, h=gen.meta["h"], vocab_size=vocab_size)
     k, n = np.cumsum(g, axis=1), np.cumsum(scored, axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (k - gamma * n) / np.sqrt(n * gamma * (1 - gamma))
@@ -39,37 +39,37 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paper_figs._data import generations, get_lm
+    from paper_figs._data import generations, is_synthetic, sized
     from sims.experiments.attacks import attack
 
-    n, T = (16, 120) if quick else (200, 400)
-    name, V = (lms or ("lfqa",))[0], 2000 if quick else None
-    lm = get_lm(name, V)
+    name = (lms or ("lfqa",))[0]
+    n, T = sized(name, *((16, 120) if quick else (200, 400)))
+    V = 2000 if quick and is_synthetic(name) else None
     wm = generations(name, "dualga", n, T, 0, key=KEY, vocab_size=V, Delta=DELTA)
-    gamma = wm.meta["gamma"]
+    gamma, vocab = wm.meta["gamma"], wm.meta["vocab_size"]
     null = generations(name, "none", n, T, 1, key=KEY, vocab_size=V, gamma=gamma)
-    curves = {"unwatermarked": _prefix_z(null, gamma, lm.vocab_size)}
-    for r in RATES:
+    curves = {"unwatermarked": _prefix_z(null, gamma, vocab)}
+    for r in RATES:  # random substitutions: uniform ids, no LM needed
         g = attack(wm, "substitution", r, seed=2) if r > 0 else wm
-        curves[f"DualGA, substitution {int(r * 100)}%"] = _prefix_z(g, gamma, lm.vocab_size)
+        curves[f"DualGA, substitution {int(r * 100)}%"] = _prefix_z(g, gamma, vocab)
     t = np.arange(1, T + 1)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     colours = ["k", "C3", "C1", "C2", "C0"]
-    summary = dict(lm=lm.name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, median_z_at_T={}, median_z_at_50={})
-    for (name, z), c in zip(curves.items(), colours):
-        ax.plot(t, z[0], c=c, lw=1.2, label=name)
+    summary = dict(lm=name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, median_z_at_T={}, median_z_at_50={})
+    for (curve, z), c in zip(curves.items(), colours):
+        ax.plot(t, z[0], c=c, lw=1.2, label=curve)
         med = np.nanmedian(z, axis=0)
         q1, q3 = np.nanpercentile(z, [25, 75], axis=0)
-        ax2.plot(t, med, c=c, lw=1.5, label=name)
+        ax2.plot(t, med, c=c, lw=1.5, label=curve)
         ax2.fill_between(t, q1, q3, color=c, alpha=0.15, lw=0)
-        summary["median_z_at_T"][name] = float(med[-1])
-        summary["median_z_at_50"][name] = float(med[min(49, T - 1)])
+        summary["median_z_at_T"][curve] = float(med[-1])
+        summary["median_z_at_50"][curve] = float(med[min(49, T - 1)])
     for r, c in zip(RATES, colours[1:]):
         ax2.plot(t, (1 - r) ** 2 * DELTA * np.sqrt(t / (gamma * (1 - gamma))), ls=":", c=c, lw=1)
     for a in (ax, ax2):
         a.axhspan(-1.96, 1.96, color="grey", alpha=0.15, lw=0)
         a.set_xlabel("text length t (tokens)")
-    ax.set(ylabel="z-score of the first t tokens", title=f"one prompt ({lm.name}, DualGA Delta={DELTA}, gamma={gamma:.3f})")
+    ax.set(ylabel="z-score of the first t tokens", title=f"one prompt ({name}, DualGA Delta={DELTA}, gamma={gamma:.3f})")
     ax2.set(title=f"median and IQR over {n} texts; dotted: (1-r)^2 Delta sqrt(t / gamma(1-gamma))")
     ax.legend(fontsize=7, loc="upper left")
     ax2.title.set_fontsize(8)

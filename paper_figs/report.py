@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 REPRODUCED, NOT_REPRODUCED, REFUTED = "reproduced", "not reproduced", "refuted"
 LM_FREE = {"fig_consistency", "fig_convergence", "fig_repetition"}  # the reduced simulator's G processes or a fixed loop LM
-SYNTHETIC_ONLY = {"fig_autocov", "fig_robustness", "fig_zscore_dg", "fig_zscore_length", "fig_stealing", "fig_fitted_lm"}
+SYNTHETIC_ONLY = {"fig_autocov", "fig_robustness", "fig_zscore_dg", "fig_stealing", "fig_fitted_lm"}
 
 
 @dataclass
