@@ -44,7 +44,7 @@ def score_oracle(gen, lm, rate: float):
     for i in range(n):
         for t in sorted(np.argsort(-contrib[i], kind="stable")[:m]):
             ctx = np.concatenate([gen.prompts[i], tokens[i, :t]])
-            p = lm.probs(ctx).copy()
+            p = lm.next_probs(ctx).copy()
             if algo == "ems":
                 p[prf.uniforms(prf.context_hash(key, ctx[None, -h:], prf.EMS)[0], np.arange(V)) >= 0.5] = -1.0
             elif algo in detect.REDGREEN_ALGOS:

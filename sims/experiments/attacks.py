@@ -70,7 +70,7 @@ def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
 
 
 def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
-    p = lm.probs(context)
+    p = lm.next_probs(context)
     green = _green(gen, context, np.arange(lm.vocab_size))
     p = np.where(green, -1.0, p)
     return int(np.argmax(p))
@@ -121,7 +121,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
             starts = rng.choice(max(1, len(row) - SPAN + 1), min(n_spans, max(1, len(row) - SPAN + 1)), replace=False)
             for s in sorted(starts):
                 for t in range(s, min(s + SPAN, len(row))):
-                    p = lm.probs(np.concatenate([prompt, new[:t]]))
+                    p = lm.next_probs(np.concatenate([prompt, new[:t]]))
                     new[t] = rng.choice(V, p=p)
         else:
             new = _worst_case(gen, kind, prompt, row, m, V)

@@ -143,10 +143,17 @@ class SyntheticLM:
         e = np.exp(lg - lg.max())
         return e / e.sum()
 
+    def next_probs(self, context) -> np.ndarray:
+        """:meth:`probs` by the Numba kernel (for the attacks, which call it token by token)."""
+        ctx = np.ascontiguousarray(context, dtype=np.int64)
+        if ctx.size < self.order:
+            raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
+        return self.probs_along(ctx, ctx.size, 1)[0]
+
     def probs_along(self, seq, P: int, T: int) -> np.ndarray:
         """(T, V): :meth:`probs` after ``seq[:P + t]`` for t < T, by the kernel :func:`probs_along`."""
         out = np.empty((int(T), self.vocab_size))
-        probs_along(self.vocab_size, self.order, self.seed, self.params, self.levels, self.base,
+        probs_along(self.vocab_size, self.order, self.seed, self.params, self.levels, self.base, self.table, self.level_sums,
                     np.ascontiguousarray(seq, dtype=np.int64), int(P), out)
         return out
 
@@ -248,20 +255,29 @@ def logits_into(V, order, seed, params, levels, base, context, out):
 
 
 @njit(cache=True)
-def probs_along(V, order, seed, params, levels, base, seq, P, out):
-    """``out[t]`` = the next-token distribution after ``seq[:P + t]`` for every row t of ``out``
-    (the softmax of :func:`logits_into`, shifted by its ``top``): the model access of UW's
-    detector along one text."""
-    logits = np.empty(V)
+def probs_along(V, order, seed, params, levels, base, table, level_sums, seq, P, out):
+    """``out[t]`` = the next-token distribution after ``seq[:P + t]`` for every row t of ``out``:
+    the model access of UW's detector along one text, and of the attacks token by token.
+
+    No exponentials over the vocabulary: a token's unnormalised probability is its level's
+    tabulated :math:`T_{l,(k + \\mathrm{off}) \\bmod V}` (:attr:`SyntheticLM.table`), except the
+    bumped tokens of :func:`context_into`; the normaliser is the level's :math:`Z_l` corrected
+    for those.
+    """
+    mod_tok = np.empty(N_BUMPS, dtype=np.int64)
+    mod_logit = np.empty(N_BUMPS)
     for t in range(out.shape[0]):
-        c = logits_into(V, order, seed, params, levels, base, seq[: P + t], logits)
-        s = 0.0
-        for k in range(V):
-            e = math.exp(logits[k] - c)
-            out[t, k] = e
-            s += e
-        for k in range(V):
-            out[t, k] /= s
+        level, off, n, _ = context_into(V, order, seed, params, levels, base, seq[: P + t], mod_tok, mod_logit)
+        row = table[level]
+        s = level_sums[level, 0]
+        for q in range(n):
+            s += math.exp(mod_logit[q]) - row[base_index(mod_tok[q], off, V)]
+        inv = 1.0 / s
+        _scale_into(inv, row[off:], out[t, : V - off])  # out[t, k] = row[(k + off) mod V] / s
+        _scale_into(inv, row[:off], out[t, V - off :])
+        for q in range(n):
+            out[t, mod_tok[q]] = math.exp(mod_logit[q]) * inv
+
 
 # name: (V, order, beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost)
 PRESETS = {
