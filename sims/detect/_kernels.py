@@ -208,7 +208,7 @@ def keyed_order_hits(probs, seq, P, h, key, perm, pos, its_key, mode, probs_hit)
     ``probs`` (T, V): the next-token distributions along the text; ``seq``: its prompt (``P``
     ids) then its T tokens; ``perm`` / ``pos``: the keyed vocabulary order and its inverse;
     ``its_key``: ITS's uniform stream.  Writes ``probs_hit[t]`` and returns the hit count
-    (the reference, step by step, is :func:`sims.detect.scores.keyed_order_hits_reference`).
+    (tests/sims/test_detect.py holds a step-by-step NumPy reference).
     """
     T, V = probs.shape
     cum = np.empty(V)

@@ -317,16 +317,6 @@ def lm_step_probs(lm, gen):
 KEYED_ORDER_MODES = {"its": K.ITS_MODE, "uw-delta": K.UW_DELTA_MODE, "uw-gamma": K.UW_GAMMA_MODE}
 
 
-def keyed_order_setup(key: int, V: int):
-    """The keyed vocabulary order, its inverse and ITS's uniform stream key."""
-    from sims.core.keys import ITS_STREAM, keyed_order
-
-    perm = keyed_order(key, V)
-    pos = np.empty(V, dtype=np.int64)
-    pos[perm] = np.arange(V)
-    return perm, pos, rng.stream_key(key, ITS_STREAM)
-
-
 def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None) -> DetectResult:
     r"""ITS / UW-delta / UW-gamma: was each token the one the key's uniform points at?
 
@@ -344,15 +334,20 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     exact upper tail is computed by dynamic programming in log space.  The scan over steps
     is the Numba kernel :func:`sims.detect._kernels.keyed_order_hits`.
     """
+    from sims.core.keys import ITS_STREAM, keyed_order
+
     algo = gen.meta["algo"] if algo is None else algo
     if algo not in KEYED_ORDER_ALGOS:
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
     key = gen.meta["key"] if key is None else int(key)
     h, V = gen.meta["h"], gen.meta["vocab_size"]
-    perm, pos, its_key = keyed_order_setup(key, V)
+    n = _check_inputs(gen.tokens, gen.prompts[:, -h:], V, h, gen.lengths)[2]  # a text ends at its length or first -1 pad
+    perm = keyed_order(key, V)
+    pos = np.empty(V, dtype=np.int64)
+    pos[perm] = np.arange(V)
+    its_key = rng.stream_key(key, ITS_STREAM)
     n_txt, T = gen.tokens.shape
     P = gen.prompts.shape[1]
-    n = np.minimum(gen.lengths, K.layout(gen.tokens)[0])  # a text ends at its length or first -1 pad
     hits = np.zeros(n_txt)
     logp = np.zeros(n_txt)
     probs_hit = np.empty(T)
