@@ -25,11 +25,11 @@ def _plain(lm: str, _algo: str, n: int, T: int, seed: int, **_):
     """Plain sampling on a real LM: the loop engine without a processor (no records), the paper's
     "no watermark"; the ``none`` row keeps float64 G and entropy records, which costs time."""
     from sims.torch_backend.generate_torch import generate
-    from sims.torch_backend.model import load
+    from sims.torch_backend.model import load, sampled_vocab
     from sims.torch_backend.prompts import prompt_ids
 
     model, tok = load(lm)
-    V = len(tok) if tok is not None else model.config.vocab_size
+    V = sampled_vocab(model, tok)
     return generate(model, prompt_ids("lfqa", n, tokenizer=tok, vocab_size=V, seed=seed), T, None, seed=seed, vocab_size=V)
 
 

@@ -29,7 +29,7 @@ from sims.detect import scores as detect
 from sims.torch_backend import prf_torch
 from sims.torch_backend import prompts as prompt_sets
 from sims.torch_backend.generate_torch import generate, make_processor
-from sims.torch_backend.model import load
+from sims.torch_backend.model import load, sampled_vocab
 
 STATS_KEY0 = 1000  # the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...
 
@@ -95,7 +95,7 @@ class StatsRecorder:
 
 def _load(model_name: str):
     model, tok = load(model_name)
-    V = len(tok) if tok is not None else model.config.vocab_size
+    V = sampled_vocab(model, tok)
     return model, tok, V
 
 

@@ -136,3 +136,9 @@ def stop_ids(model, tokenizer=None) -> tuple[int, ...]:
     if tokenizer is not None:
         ids.update(int(i) for i in tokenizer.all_special_ids)
     return tuple(sorted(ids))
+
+
+def sampled_vocab(model, tokenizer=None) -> int:
+    """The ids a model samples: its tokenizer's length (the logits may be padded past it), else the
+    model's vocabulary (the random test models have no tokenizer)."""
+    return len(tokenizer) if tokenizer is not None else model.config.vocab_size

@@ -28,7 +28,7 @@ from sims.detect import scores as detect
 from sims.experiments.evaluate import NULL_SEED_OFFSET, redgreen_ttd, summarize
 from sims.torch_backend import batch as batching
 from sims.torch_backend.generate_torch import generate
-from sims.torch_backend.model import load, stop_ids
+from sims.torch_backend.model import load, sampled_vocab, stop_ids
 from sims.torch_backend.processors import ALGOS, make_processor
 from sims.torch_backend.prompts import prompt_ids
 from sims.torch_backend.static_decode import generate_static
@@ -203,7 +203,7 @@ def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = de
     if n_null < 1:
         raise ValueError(f"n_null must be in [1, inf); got {n_null}")
     model, tok = load(lm, dtype=dtype)
-    V = len(tok) if tok is not None else model.config.vocab_size
+    V = sampled_vocab(model, tok)
     ids = prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed)
     kw = dict(key=key, batch=batch, engine=engine, vocab_size=V, lm=lm, h=h)
     t0 = time.perf_counter()
@@ -227,7 +227,7 @@ def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: s
     ends at the model's first end token (:func:`.model.stop_ids`)."""
     model, tok = load(lm, dtype=dtype)
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    V = len(tok) if tok is not None else model.config.vocab_size
+    V = sampled_vocab(model, tok)
     stops = stop_ids(model, tok) if stop_at_eos else ()
     return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
                           lm=lm, stop_ids=stops, **kw)
@@ -255,7 +255,7 @@ def steal_texts(lm: str, algo: str, *, n: int, n_eval: int, T: int, seed: int = 
         raise ValueError(f"n and n_eval must be in [1, inf); got n={n}, n_eval={n_eval}")
     model, tok = load(lm, dtype=dtype)
     model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    V = len(tok) if tok is not None else model.config.vocab_size
+    V = sampled_vocab(model, tok)
     ids = prompt_ids(prompts, None if tok is not None else int(n) + int(n_eval), tokenizer=tok, vocab_size=V, seed=seed)
     if len(ids) <= int(n_eval):
         raise ValueError(f"n_eval must be below the {len(ids)} prompts of {prompts!r} (the rest prompt the stolen texts); got {n_eval}")
