@@ -4,8 +4,9 @@ Every script draws watermarked texts through :func:`generations`; a synthetic pr
 (``sims.LM_PRESETS``) goes to :func:`sims.generate`; a real LM (``smollm2``, a random test
 model, a model folder) goes through the batched torch backend
 (:func:`sims.torch_backend.real_lm.generate_on`, prompts of the ``lfqa`` set).  Everything
-downstream (scores, attacks, KL, DG) reads only the :class:`sims.Generation` record; scores
-that need the synthetic LM's own next-token probabilities (:func:`get_lm`) stay synthetic.
+downstream (scores, attacks, KL, DG) reads only the :class:`sims.Generation` record; what needs
+the LM's next-token probabilities asks :func:`get_lm`, exact for a synthetic preset and the
+model's softmax for a real LM.
 """
 
 from __future__ import annotations
@@ -31,13 +32,16 @@ def sized(lm: str, n: int, T: int) -> tuple[int, int]:
 
 
 def get_lm(lm: str, vocab_size: int | None = None):
-    """The synthetic LM object of preset ``lm`` (scores that need next-token probabilities use it)."""
-    from sims.lm.synthetic import LM_PRESETS
+    """What answers ``next_probs`` / ``probs_along`` for LM ``lm`` (the LM-dependent attacks and UW /
+    ITS detection ask it): a synthetic preset's own object (``vocab_size``: its vocabulary, default
+    the preset's), or a real LM's :func:`~sims.torch_backend.real_lm.oracle_on`."""
     from sims.lm.synthetic import get_lm as _get
 
-    if lm not in LM_PRESETS:
-        raise ValueError(f"this figure needs a synthetic LM's exact next-token probabilities: lm must be one of {LM_PRESETS}; got {lm!r}")
-    return _get(lm, vocab_size=vocab_size)
+    if is_synthetic(lm):
+        return _get(lm, vocab_size=vocab_size)
+    from sims.torch_backend.real_lm import oracle_on
+
+    return oracle_on(lm)
 
 
 def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY, vocab_size: int | None = None, **params):

@@ -31,10 +31,11 @@ def score_oracle(gen, lm, rate: float):
         raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
     algo, key, h = gen.meta["algo"], gen.meta["key"], gen.meta["h"]
     V = lm.vocab_size
+    first_ctx = gen.prompts[:, -h:]  # a real LM's prompts are left-padded with -1
     if algo == "ems":
-        contrib, _ = detect.token_scores(gen.tokens, gen.prompts, key, stat="ems", h=h, vocab_size=V)
+        contrib, _ = detect.token_scores(gen.tokens, first_ctx, key, stat="ems", h=h, vocab_size=V)
     elif algo in detect.REDGREEN_ALGOS:
-        contrib, _ = detect.token_scores(gen.tokens, gen.prompts, key, gamma=gen.meta["gamma"], h=h, vocab_size=V)
+        contrib, _ = detect.token_scores(gen.tokens, first_ctx, key, gamma=gen.meta["gamma"], h=h, vocab_size=V)
     else:
         step = detect.lm_step_probs(lm, gen)
         contrib = np.stack([-np.log(step(i)[np.arange(gen.tokens.shape[1]), gen.tokens[i]]) for i in range(len(gen.tokens))])
@@ -55,4 +56,4 @@ def score_oracle(gen, lm, rate: float):
     nan = np.full(tokens.shape, np.nan)
     meta = copy.deepcopy(gen.meta)
     meta.setdefault("attacks", []).append(dict(kind="score_oracle", rate=float(rate), seed=0, n_changed=int(np.sum(tokens != gen.tokens))))
-    return Generation(tokens, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta)
+    return Generation(tokens, gen.prompts.copy(), nan, nan.copy(), nan.copy(), nan.copy(), nan.copy(), meta, prompt_lens=gen.prompt_lens.copy())

@@ -22,11 +22,9 @@ WHERE = dict(workers=None, scheduler=None)  # set by python -m paper_figs --work
 
 
 def sweep_grid(name: str, *, lms=None, algos=None, **settings):
-    """The grid ``examples/sweep_<name>.toml`` with its LMs replaced by ``lms`` (real-LM
-    configurations drop the algorithms whose detector needs the LM's probabilities), only the
+    """The grid ``examples/sweep_<name>.toml`` with its LMs replaced by ``lms``, only the
     algorithms ``algos`` kept, and the sweep keys in ``settings`` (n, T, chunk, ...) replaced; a
     real LM caps n and T (:func:`paper_figs._data.sized`)."""
-    from sims.detect.scores import KEYED_ORDER_ALGOS
     from sims.experiments.sweep_grid import Config, load_grid
 
     grid = load_grid(EXAMPLES / f"sweep_{name}.toml")
@@ -34,7 +32,6 @@ def sweep_grid(name: str, *, lms=None, algos=None, **settings):
     if lms:
         first = [c for c in configs if c.lm == configs[0].lm]
         configs = tuple(Config(lm, c.algo, c.params) for lm in lms for c in first)
-        configs = tuple(c for c in configs if not (c.real and c.algo in KEYED_ORDER_ALGOS))
     if algos is not None:
         configs = tuple(c for c in configs if algos(c))
     grid = dataclasses.replace(grid, configs=configs, **settings)
@@ -52,16 +49,17 @@ def run_grid(grid, out_dir: pathlib.Path, name: str, quick: bool) -> tuple[list[
     workers, scheduler = WHERE["workers"], WHERE["scheduler"]
     if quick and workers is None and scheduler is None:
         workers = 0
-    real_generate = None
+    real_generate = real_oracle = None
     if real:
         import torch
 
         from sims.torch_backend.real_lm import generate_on as real_generate
+        from sims.torch_backend.real_lm import oracle_on as real_oracle
 
         if scheduler is None and not torch.cuda.is_available():
             workers = 0
     folder = out_dir / "sweeps" / f"{name}-{grid.hash[:8]}"
-    res = run_sweep(grid, folder, workers=workers, scheduler=scheduler, real_generate=real_generate,
+    res = run_sweep(grid, folder, workers=workers, scheduler=scheduler, real_generate=real_generate, real_oracle=real_oracle,
                     log=lambda s: print(s, flush=True))
     return res["summary"], folder
 

@@ -12,7 +12,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import generations, get_lm, label
+from paper_figs._data import generations, label, sized
 from paper_figs._out import agg, md_table, write
 
 TITLE = "DualGA-AutoCov: KL vs p-value beside DualGA, SRL, EMS; robustness under three attacks"
@@ -29,13 +29,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm = (lms or ("lfqa",))[0]
     n, T, V = (12, 100, 2000) if quick else (200, 200, None)
     rates = (0.0, 0.2, 0.4) if quick else (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
-    model = get_lm(lm, V)
+    n, T = sized(lm, n, T)
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.2))
     summary = dict(lm=lm, n=n, T=T, rates=rates, configs=[], robustness={})
     rows, gens = [], {}
     for algo, params in CONFIGS:
         g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
-        lp = detect.score(g, model).log10_p
+        lp = detect.score(g).log10_p
         c = dict(algo=algo, params=params, kl=float(g.kl.mean()), median_log10_p=float(np.median(lp)), tpr_at_1e_4=float(np.mean(lp <= -4)))
         summary["configs"].append(c)
         rows.append([label(algo, params), c["kl"], c["median_log10_p"], c["tpr_at_1e_4"]])
@@ -48,7 +48,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     for j, kind in enumerate(ATTACKS):
         for algo in ("autocov", "dualga"):
             g = gens[algo, 0.3]
-            med = [float(np.median(detect.score(attack(g, kind, r, seed=1) if r > 0 else g, model).log10_p)) for r in rates]
+            med = [float(np.median(detect.score(attack(g, kind, r, seed=1) if r > 0 else g).log10_p)) for r in rates]
             summary["robustness"].setdefault(kind, {})[algo] = med
             axes[j + 1].plot(rates, med, "o-", label=f"{algo} Delta=0.3")
         axes[j + 1].axhline(-4, c="k", ls="--", lw=1)

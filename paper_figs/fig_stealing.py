@@ -44,9 +44,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
     cfg = QUICK if quick else FULL
     schemes = [SCHEMES[0], SCHEMES[4], SCHEMES[5], SCHEMES[6]] if quick else SCHEMES
-    lm = get_lm((lms or ("news",))[0], vocab_size=cfg["V"])  # a synthetic LM: the attacker needs its true green lists
+    name = (lms or ("news",))[0]
+    lm = get_lm(name, vocab_size=cfg["V"])  # a synthetic LM: up to 100000 stolen texts, and exact spoofing probabilities
     Ns = list(cfg["Ns"])
-    summary = dict(lm="news", vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
+    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})
     fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
     shared = {}

@@ -14,7 +14,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import KEY, generations, get_lm, label
+from paper_figs._data import KEY, generations, label, sized
 from paper_figs._out import agg, md_table, write
 
 TITLE = "z-score vs realised DG per text, and z-score percentiles at each configuration's KL"
@@ -30,14 +30,14 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     plt = agg()
     lm = (lms or ("lfqa",))[0]
     n, T, V = (16, 100, 2000) if quick else (200, 200, None)
-    model = get_lm(lm, V)
+    n, T = sized(lm, n, T)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
     summary = dict(lm=lm, n=n, T=T, key=KEY, percentiles=PCT, configs=[])
     rows = []
     for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("ems", EMS)):
         for params in grid:
             g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
-            z = detect.score(g, model).z
+            z = detect.score(g).z
             dg, kl = g.dg.mean(axis=1), float(g.kl.mean())
             name = label(algo, params)
             c = dict(algo=algo, params=params, kl=kl, dg_mean=float(dg.mean()), dg_sd=float(dg.std(ddof=1)), z_percentiles=np.percentile(z, PCT),

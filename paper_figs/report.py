@@ -6,9 +6,8 @@ our value from it, and a criterion turning the value into ``reproduced`` / ``not
 (/ ``refuted`` where the measurement contradicts the claim outright).  Beside the synthetic
 presets' column, each further column holds the same scripts run with ``--lm LM`` (the fitted
 ``smollm2-fit`` preset, SmolLM2 itself): its verdict where that folder has the script's JSON,
-``pending`` with the command that fills it, or ``n/a`` where the script cannot take that LM
-(:data:`LM_FREE`: no LM at all; :data:`SYNTHETIC_ONLY`: it reads a synthetic LM's exact
-next-token probabilities).  The findings against the paper's statements are read from
+``pending`` with the command that fills it, or ``n/a`` where the script takes no LM at all
+(:data:`LM_FREE`).  The findings against the paper's statements are read from
 ``proofs_check``'s report.
 """
 
@@ -21,7 +20,6 @@ from dataclasses import dataclass
 
 REPRODUCED, NOT_REPRODUCED, REFUTED = "reproduced", "not reproduced", "refuted"
 LM_FREE = {"fig_consistency", "fig_convergence", "fig_repetition"}  # the reduced simulator's G processes or a fixed loop LM
-SYNTHETIC_ONLY = {"fig_autocov", "fig_robustness", "fig_zscore_dg", "fig_stealing", "fig_fitted_lm"}
 
 
 @dataclass
@@ -45,9 +43,8 @@ def _cell(d: dict, algo: str, **params) -> dict:
 
 
 def _med(d: dict, kind: str, prefix: str, rate: float) -> float:
-    row = next(v for k, v in d[kind].items() if k.startswith(prefix))
-    rates = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7] if len(row["median_log10_p"]) == 8 else [0.0, 0.3, 0.6]
-    return row["median_log10_p"][rates.index(rate)]
+    row = next(v for k, v in d["attacks"][kind].items() if k.startswith(prefix))
+    return row["median_log10_p"][d["rates"].index(rate)]
 
 
 CLAIMS = [
@@ -65,7 +62,7 @@ CLAIMS = [
     Claim("EMS (tau=1) and UW distort more than DualGA Delta=0.3 (per-key KL = entropy)", "KL 1.03 / 2.3 vs 0.34", "tab_performance",
           lambda d: min(c["kl_per_token"] for c in d["cells"] if (c["algo"], c["params"].get("tau")) in (("ems", 1.0), ("uw-delta", None)))
           / _cell(d, "dualga", Delta=0.3)["kl_per_token"],
-          "min(KL of EMS, UW-delta) / KL of DualGA Delta=0.3 >= 2 (UW-delta is not run on a real LM)", lambda v: _ok(v >= 2, refuted=v < 1)),
+          "min(KL of EMS, UW-delta) / KL of DualGA Delta=0.3 >= 2", lambda v: _ok(v >= 2, refuted=v < 1)),
     Claim("The exact tests keep the false-positive rate", "FPR <= 1e-4", "tab_performance", lambda d: d["pooled_null"]["ci95"][0],
           "lower end of the 95 % CI of the pooled null rejection rate at 1e-4 <= 1e-4", lambda v: _ok(v <= 1e-4, refuted=v > 1e-4)),
     Claim("Robust up to 30 % random edits (median p below 1e-4)", "median p < 1e-4 at rate <= 30 %", "fig_robustness",
@@ -123,12 +120,8 @@ def evaluate_claims(out: pathlib.Path) -> list[dict]:
 
 def _column_cell(claim: Claim, row: dict, lm: str, folder: pathlib.Path) -> str:
     """One claim in the column of ``lm`` (outputs in ``folder``)."""
-    from paper_figs._data import is_synthetic
-
     if claim.script in LM_FREE:
         return "n/a (no LM)"
-    if claim.script in SYNTHETIC_ONLY and not is_synthetic(lm):
-        return "n/a (needs a synthetic LM's exact probabilities)"
     if row["verdict"] == "missing":
         return f"pending: `python -m paper_figs --only {claim.script} --lm {lm} --out {folder}`"
     if row["verdict"].startswith("n/a"):

@@ -39,7 +39,7 @@ KEEP = ("tpr_at_1e-4", "tpr_at_1e-4_lo", "tpr_at_1e-4_hi", "tpr_at_1e-6", "kl_pe
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performance") -> list[pathlib.Path]:
     """Quick: 6 configurations, 16 texts x 100 tokens; else the grid's 20 x 500 texts x 200 tokens (each with 500 controls).
-    A real LM runs the quick configurations (without UW) at :data:`paper_figs._data.REAL_SIZE`."""
+    A real LM runs the quick configurations at :data:`paper_figs._data.REAL_SIZE`."""
     from paper_figs._data import is_synthetic, label
     from paper_figs._sweep import run_grid, sweep_grid
     from sims.experiments.evaluate import clopper_pearson

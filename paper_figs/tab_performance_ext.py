@@ -2,7 +2,7 @@
 
 The paper repeats its table on a second model; here the default second LM is ``smollm2-fit``,
 the synthetic LM fitted to SmolLM2-135M-Instruct (:mod:`sims.lm.fitted`); ``--lm smollm2`` runs
-the real one (without UW, whose detector needs the LM's probabilities).  Same configurations,
+the real one (UW detected with its teacher-forced probabilities).  Same configurations,
 sizes and exact-null detection as :mod:`paper_figs.tab_performance` (the same sweep grid).
 """
 

@@ -1,7 +1,8 @@
 """``python -m sims attack FILE.npz --kind KIND --rate R --seed S --out FILE2.npz``.
 
-Synthetic texts: every kind of :mod:`sims.experiments.attacks`.  A real LM's texts: token
-deletion / insertion / substitution on its token ids, and ``paraphrase`` by the LM itself
+Every kind of :mod:`sims.experiments.attacks`.  A real LM's texts: deletion / insertion /
+substitution on its token ids; ``entropy`` and ``color`` with the model's next-token probabilities
+(:class:`sims.torch_backend.lm_oracle.ModelOracle`); ``paraphrase`` by the LM itself
 (:func:`sims.torch_backend.paraphrase.paraphrase_generation`: decoded, rewritten, re-tokenised)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pathlib
 from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
-REAL_KINDS = ("deletion", "insertion", "substitution")  # on a real LM's token ids; paraphrase by the LM itself
+TOKEN_EDITS = ("deletion", "insertion", "substitution")  # need no LM
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,18 +35,22 @@ def run(args) -> int:
     m = gen.meta
     if is_synthetic(m["lm"]):
         out = attack(gen, args.kind, args.rate, args.seed, lm=lm_from_meta(m))
-    elif args.kind == "paraphrase":  # a real LM's texts: the LM itself rewrites the decoded text
+    elif args.kind in TOKEN_EDITS:
+        out = attack(gen, args.kind, args.rate, args.seed)
+    else:
         from sims.torch_backend.model import load
-        from sims.torch_backend.paraphrase import paraphrase_generation
 
         model, tok = load(m["lm"])
-        if tok is None:
-            raise ValueError(f"--kind paraphrase needs a tokenizer; the random test model {m['lm']!r} has none")
-        out = paraphrase_generation(gen, args.rate, args.seed, model, tok)
-    elif args.kind in REAL_KINDS:
-        out = attack(gen, args.kind, args.rate, args.seed)  # token edits need no LM
-    else:
-        raise ValueError(f"--kind must be one of {REAL_KINDS + ('paraphrase',)} for a real LM's texts; got {args.kind!r}")
+        if args.kind == "paraphrase":  # the LM itself rewrites the decoded text
+            from sims.torch_backend.paraphrase import paraphrase_generation
+
+            if tok is None:
+                raise ValueError(f"--kind paraphrase needs a tokenizer; the random test model {m['lm']!r} has none")
+            out = paraphrase_generation(gen, args.rate, args.seed, model, tok)
+        else:
+            from sims.torch_backend.lm_oracle import ModelOracle
+
+            out = attack(gen, args.kind, args.rate, args.seed, lm=ModelOracle(model, m["vocab_size"]))
     out.save(args.out)
     print(json.dumps(dict(out=str(args.out), attacks=out.meta["attacks"])))
     return 0

@@ -23,11 +23,13 @@ def run(args) -> int:
     if args.workers is not None and args.workers < 0:
         raise ValueError(f"--workers must be in [0, inf); got {args.workers}")
     grid = load_grid(args.grid)
-    real_generate = None
+    real_generate = real_oracle = None
     if any(c.real for c in grid.configs):
         from sims.torch_backend.real_lm import generate_on as real_generate
+        from sims.torch_backend.real_lm import oracle_on as real_oracle
     try:
-        run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force, real_generate=real_generate)
+        run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force, real_generate=real_generate,
+                  real_oracle=real_oracle)
     except RuntimeError as exc:  # failed tasks: the finished chunks are kept
         print(f"error: {exc}")
         return 1

@@ -33,6 +33,7 @@ from sims.core.record import Generation
 from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")
+LM_KINDS = ("entropy", "color", "paraphrase")  # they ask the LM's next-token probabilities
 SPAN = 4
 
 
@@ -83,8 +84,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
     V = gen.meta["vocab_size"]
     rows = _rows(gen)
     changed = 0
-    needs_lm = kind in ("entropy", "color", "paraphrase")
-    if needs_lm and lm is None:
+    if kind in LM_KINDS and lm is None:
         raise ValueError(f"attack {kind!r} needs the LM (pass lm)")
     out = []
     for i, row in enumerate(rows):

@@ -84,7 +84,8 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
 
     ``task``: ``config`` (:meth:`~sims.experiments.sweep_grid.Config.as_dict` plus ``id``), ``seed``,
     ``chunk`` and the grid's ``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``,
-    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks``.
+    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks`` (a real LM's also ``real_generate`` and
+    ``real_oracle``).
     """
     cfg = task["config"]
     size = task["chunk_size"]
@@ -99,8 +100,8 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
     elif cfg["lm"] == "uniform":
         lm = None
         gen = _uniform_texts(seed=s, **kw)
-    else:
-        lm = None
+    else:  # a real LM: its probabilities where detection or an attack asks them (sweep.tasks)
+        lm = task["real_oracle"](cfg["lm"]) if task.get("real_oracle") else None
         gen = _generate_real(task, algo, seed=s, **kw)
     meta = gen.meta
     parts = [(False, "none", _metrics(gen, detect.score(gen, lm, dedup=task["dedup"]), task, algo))]

@@ -42,6 +42,7 @@ from sims.core import defaults
 from sims.core.lm_names import REAL_LMS
 from sims.detect.scores import KEYED_ORDER_ALGOS
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
+from sims.experiments.attacks import LM_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
 from sims.lm.synthetic import LM_PRESETS
 from sims.watermarks.generate import ALGOS, algo_params
@@ -215,7 +216,7 @@ def _expand_algo(loc: _Locator, table: dict, k: int) -> list[tuple[str, dict]]:
     return out
 
 
-def _attacks(loc: _Locator, tables: list, real: bool) -> tuple[tuple[str, float], ...]:
+def _attacks(loc: _Locator, tables: list) -> tuple[tuple[str, float], ...]:
     out = []
     for k, t in enumerate(tables):
         start = loc.header("attack", k)
@@ -225,13 +226,17 @@ def _attacks(loc: _Locator, tables: list, real: bool) -> tuple[tuple[str, float]
         kind = t.get("kind")
         if kind not in ATTACK_KINDS:
             raise loc.error("kind", f"unknown attack {kind!r}: one of {ATTACK_KINDS}", start)
-        if real and kind in ("entropy", "color", "paraphrase"):
-            raise loc.error("kind", f"attack {kind!r} needs a synthetic LM's exact probabilities", start)
         for r in _as_list(t.get("rate", 0.1)):
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
                 raise loc.error("rate", f"must be in [0, 1]; got {r!r}", start)
             out.append((kind, float(r)))
     return tuple(out)
+
+
+def needs_oracle(grid: Grid, cfg: Config) -> bool:
+    """True when configuration ``cfg`` of ``grid`` asks a real LM's next-token probabilities: UW /
+    ITS detection, or an entropy, colour or paraphrase attack."""
+    return cfg.real and (cfg.algo in KEYED_ORDER_ALGOS or any(kind in LM_KINDS for kind, _ in grid.attacks))
 
 
 def load_grid(path) -> Grid:
@@ -275,10 +280,8 @@ def load_grid(path) -> Grid:
     configs = tuple(Config(lm, a, tuple(p.items())) for lm in lms for a, p in expanded)
     if len({c.id for c in configs}) < len(configs):
         raise GridError(f"{path}: the grid lists a configuration twice")
-    attacks = _attacks(loc, raw.get("attack", []), any(c.lm not in LM_PRESETS for c in configs))
+    attacks = _attacks(loc, raw.get("attack", []))
     if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
-    if any(c.real and c.algo in KEYED_ORDER_ALGOS for c in configs):
-        raise loc.error("name", "its / uw-delta / uw-gamma on a real LM: their detector needs the LM's probabilities at every step")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
                 float(ttd), tuple(metrics), attacks)

@@ -28,6 +28,7 @@ from sims.detect import scores as detect
 from sims.experiments.evaluate import NULL_SEED_OFFSET, redgreen_ttd, summarize
 from sims.torch_backend import batch as batching
 from sims.torch_backend.generate_torch import generate
+from sims.torch_backend.lm_oracle import ModelOracle
 from sims.torch_backend.model import load, sampled_vocab, stop_ids
 from sims.torch_backend.processors import ALGOS, make_processor
 from sims.torch_backend.prompts import prompt_ids
@@ -220,14 +221,27 @@ def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = de
                      gen_seconds=gen_s, det_seconds=det_s, return_arrays=return_arrays)
 
 
+def _load_on(lm: str, dtype=None, device=None):
+    """(model on ``device``, tokenizer, sampled vocabulary) of LM ``lm`` loaded by name; the device
+    defaults to the GPU when there is one, else the CPU."""
+    model, tok = load(lm, dtype=dtype)
+    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    return model, tok, sampled_vocab(model, tok)
+
+
+def oracle_on(lm: str, dtype=None, device=None) -> ModelOracle:
+    """The next-token probabilities :func:`generate_on` samples from, as a :class:`.lm_oracle.ModelOracle`
+    (the LM-dependent attacks and UW / ITS detection of those texts ask it)."""
+    model, _, V = _load_on(lm, dtype, device)
+    return ModelOracle(model, V)
+
+
 def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, device=None,
                 stop_at_eos: bool = False, **kw) -> Generation:
     """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``,
     on ``device`` (default: the GPU when there is one, else the CPU); ``stop_at_eos``: each row
     ends at the model's first end token (:func:`.model.stop_ids`)."""
-    model, tok = load(lm, dtype=dtype)
-    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    V = sampled_vocab(model, tok)
+    model, tok, V = _load_on(lm, dtype, device)
     stops = stop_ids(model, tok) if stop_at_eos else ()
     return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
                           lm=lm, stop_ids=stops, **kw)

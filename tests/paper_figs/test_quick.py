@@ -45,39 +45,41 @@ def test_report_verdicts_are_computed(quick_out, tmp_path):
 
 
 def test_a_real_lm_plugs_in_through_generations():
-    """A real LM (the random Llama) gives the same Generation record; a figure needing a synthetic
-    LM's exact probabilities says so."""
+    """A real LM (the random Llama) gives the same Generation record, and its next-token oracle
+    answers over the vocabulary the texts were sampled from."""
     pytest.importorskip("torch")
     from paper_figs._data import generations, get_lm
 
     g = generations("random-llama", "dualga", 2, 6, 0, Delta=0.3)
     assert g.tokens.shape == (2, 6) and g.meta["algo"] == "dualga" and g.meta["lm"] == "random-llama"
     assert np.all(np.isfinite(g.kl)) and np.all(np.isfinite(g.lam))
-    with pytest.raises(ValueError, match="exact next-token probabilities"):
-        get_lm("random-llama")
+    oracle = get_lm("random-llama")
+    assert oracle.vocab_size == g.meta["vocab_size"]
+    p = oracle.next_probs(np.concatenate([g.prompts[0], g.tokens[0]]))
+    assert p.shape == (g.meta["vocab_size"],) and abs(p.sum() - 1) < 1e-12
 
 
 def test_tables_run_through_the_sweep_engine_on_a_real_lm(tmp_path):
     """tab_performance_ext --lm random-llama: its grid goes through the sweep engine (chunk files on
-    disk, in this process without a GPU), UW is left out on a real LM, and each cell's rates are the
-    chunk rows' rates."""
+    disk, in this process without a GPU), UW included (detected with the model's probabilities), and
+    each cell's rates are the chunk rows' rates."""
     pytest.importorskip("torch")
     pq = pytest.importorskip("pyarrow.parquet")
     assert main(["--quick", "--only", "tab_performance_ext", "--lm", "random-llama", "--out", str(tmp_path)]) == 0
     d = json.loads((tmp_path / "tab_performance_ext.json").read_text())
-    assert [c["algo"] for c in d["cells"]] == ["srl", "srl", "ems", "atw", "dualga"] and {c["lm"] for c in d["cells"]} == {"random-llama"}
+    assert [c["algo"] for c in d["cells"]] == ["srl", "srl", "ems", "uw-delta", "atw", "dualga"] and {c["lm"] for c in d["cells"]} == {"random-llama"}
     (folder,) = (tmp_path / "sweeps").iterdir()
     lp = {}
     for f in (folder / "chunks").glob("*.parquet"):
         t = pq.read_table(f, columns=["config", "null", "log10_p"]).to_pydict()
         lp[t["config"][0]] = [p for p, nl in zip(t["log10_p"], t["null"]) if not nl]
-    assert len(lp) == 5 and all(len(v) == d["n"] for v in lp.values())
+    assert len(lp) == 6 and all(len(v) == d["n"] for v in lp.values())
     assert sorted(np.mean(np.array(v) <= -4) for v in lp.values()) == sorted(c["tpr_at_1e-4"] for c in d["cells"])
 
 
 def test_report_columns_per_lm(quick_out, tmp_path):
     """A column of another LM: its verdict where the folder holds the script's JSON, n/a where the
-    script takes no LM or needs a synthetic LM's probabilities, pending with the command otherwise;
+    script takes no LM, pending with the command otherwise;
     the stealing section is read from fig_stealing.json."""
     col = tmp_path / "smollm2"
     col.mkdir()
@@ -87,7 +89,7 @@ def test_report_columns_per_lm(quick_out, tmp_path):
     row = lambda start: next(ln for ln in md.splitlines() if ln.startswith(f"| {start}"))  # noqa: E731
     assert f"{_cell_tpr(d):.4g}, n={d['n']}, T={d['T']}: **reproduced**" in row("DualGA Delta=0.3: TPR")
     assert "n/a (no LM)" in row("DualGA regret")
-    assert "n/a (needs a synthetic LM's exact probabilities)" in row("DualGA-AutoCov")
+    assert f"pending: `python -m paper_figs --only fig_autocov --lm smollm2 --out {col}`" in row("DualGA-AutoCov")
     assert f"pending: `python -m paper_figs --only fig_box4 --lm smollm2 --out {col}`" in row("Hyperparameters: robust")
     assert "## What it takes to forge each scheme" in md and "| h=1 hard gamma=0.25 |" in md
     # the column's own number decides its verdict: a failing TPR flips it

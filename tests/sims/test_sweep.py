@@ -194,3 +194,29 @@ def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
     np.testing.assert_allclose(first["kl"][wm], gen.kl.mean(axis=1), rtol=1e-12)
     null = generate_on("random-llama", "none", n=3, T=12, seed=chunk_seed(0, 1, NULL_STREAM), key=g.key, gamma=gen.meta["gamma"])
     np.testing.assert_array_equal(first["log10_p"][first["null"]], scores.score(null, None, dedup=g.dedup, algo="srl").log10_p)
+
+
+def test_real_lm_grid_asks_the_model_for_uw_and_lm_attacks(tmp_path):
+    """UW-delta on a real LM with an entropy attack: the unattacked texts score as real_lm.score's
+    batched teacher-forced path scores them, the attacked ones as the entropy attack on the
+    model's own probabilities; run_sweep without real_oracle refuses before anything runs."""
+    pytest.importorskip("torch")
+    from sims.cli.main import main
+    from sims.detect import scores
+    from sims.experiments.attacks import attack
+    from sims.torch_backend import real_lm
+
+    grid = _grid(tmp_path, 'lm = "random-llama"\nn = 3\nT = 16\nchunk = 3\n\n[[algo]]\nname = "uw-delta"\n\n'
+                           '[[attack]]\nkind = "entropy"\nrate = 0.25\n')
+    with pytest.raises(ValueError, match="real_oracle"):
+        sweep.run_sweep(grid, tmp_path / "refused", workers=0, real_generate=real_lm.generate_on, log=lambda s: None)
+    assert not (tmp_path / "refused").exists()
+    assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
+    (rows,) = _rows(tmp_path / "out").values()
+    g = load_grid(grid)
+    gen = real_lm.generate_on("random-llama", "uw-delta", n=3, T=16, seed=chunk_seed(0, 0), key=g.key)
+    plain = rows["attack"] == "none"
+    np.testing.assert_allclose(rows["log10_p"][plain], real_lm.score(gen).log10_p, rtol=1e-6)
+    oracle = real_lm.oracle_on("random-llama")
+    att = attack(gen, "entropy", 0.25, seed=chunk_seed(0, 0, 2), lm=oracle)
+    np.testing.assert_allclose(rows["log10_p"][rows["attack"] == "entropy:0.25"], scores.score(att, oracle).log10_p, rtol=1e-12)

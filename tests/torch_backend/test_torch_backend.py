@@ -408,9 +408,42 @@ def test_cli_generate_detect_attack_on_a_real_lm(tmp_path):
     assert g.meta["lm"] == "random-gpt2" and g.meta["batch"] == 2 and np.isfinite(g.entropy).all()
     assert main(["attack", str(f), "--kind", "deletion", "--rate", "0.2", "--out", str(f2)]) == 0
     assert Generation.load(f2).lengths.max() == 48
+    assert main(["attack", str(f), "--kind", "color", "--rate", "0.5", "--out", str(f2)]) == 0  # the model's probabilities
+    assert detect.score(Generation.load(f2)).score.sum() < 0.75 * detect.score(g).score.sum()  # half the tokens: greens made red
     assert main(["detect", str(f), "--key", "15485863", "--json"]) == 0
     assert main(["generate", "--lm", "no-such-lm", "--out", str(f)]) == 2
     assert main(["generate", "--lm", "random-gpt2", "--n", "8", "--T", "120", "--stop-at-eos", "--out", str(f)]) == 0
     g = Generation.load(f)  # random-gpt2's end token is id 0: a row holds it only as its last token
     assert all(0 not in g.text(i)[:-1] and (g.lengths[i] == 120 or g.text(i)[-1] == 0) for i in range(g.n))
     assert main(["generate", "--lm", "news", "--stop-at-eos", "--out", str(f)]) == 2
+
+
+def test_model_oracle_answers_as_a_fresh_forward_pass():
+    """ModelOracle.next_probs (a cache cut back to the shared prefix) equals a fresh forward pass on
+    the context, through the access pattern of the attacks (extensions, an earlier token replaced,
+    a shorter context, padding); probs_along (one pass per text) scores UW texts as the batched,
+    left-padded teacher-forced path does; the LM-dependent attacks run on it."""
+    from sims.experiments.attacks import attack
+    from sims.torch_backend import real_lm
+    from sims.torch_backend.lm_oracle import ModelOracle
+
+    model, _ = load("random-llama")
+    V = model.config.vocab_size
+    oracle = ModelOracle(model, V)
+    seq = np.random.default_rng(0).integers(0, V, 40)
+
+    def fresh(ctx):
+        with torch.no_grad():
+            return torch.softmax(model(input_ids=torch.tensor(ctx)[None]).logits[0, -1, :V].double(), -1).numpy()
+
+    for ctx in (seq[:5], seq[:9], seq[:10], np.r_[seq[:7], 3, seq[8:20]], seq[:3], np.r_[-1, -1, seq[:30]], seq[:30]):
+        np.testing.assert_allclose(oracle.next_probs(ctx), fresh(ctx[ctx >= 0]), atol=1e-7)
+    gen = real_lm.generate_texts(model, [[1, 2, 3], [4, 5], [6, 7, 8, 9]], 30, "uw-delta", seed=2, batch=3, show=False)
+    mine, ref = detect.score(gen, oracle), real_lm.score(gen, model)
+    np.testing.assert_array_equal(mine.score, ref.score)
+    np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-6)
+    for kind in ("entropy", "paraphrase", "color"):
+        att = attack(gen, kind, 0.3, seed=1, lm=oracle)
+        assert att.meta["attacks"][-1]["n_changed"] > 0 and att.tokens.min() >= 0 and att.tokens.max() < V
+    with pytest.raises(ValueError, match="context must hold at least one token"):
+        oracle.next_probs([-1, -1])
