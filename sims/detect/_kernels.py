@@ -76,9 +76,12 @@ def _table_size(T):
 
 
 @njit(cache=True, inline="always")
-def _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored):
-    """Statistic summed over the scored tokens of text i (and their number) into sums[i], scored[i]."""
+def _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, values, scored):
+    """Text i: the statistic summed over its scored tokens (in the text, and the first occurrence
+    of their (context, token) pair when ``dedup``) and their number; when the rows ``values`` and
+    ``scored`` are not empty, also each scored token's statistic and mark (left untouched elsewhere)."""
     P = prompts.shape[1]
+    per_token = values.shape[0] > 0
     table = np.zeros(size, dtype=np.uint64)
     has_zero = np.zeros(1, dtype=np.bool_)
     acc = 0.0
@@ -89,62 +92,57 @@ def _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, 
         pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
         if dedup and _seen_before(table, pair, has_zero):
             continue
+        v = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+        acc += v
         cnt += 1
-        acc += _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
-    sums[i] = acc
-    scored[i] = cnt
+        if per_token:
+            values[t] = v
+            scored[t] = True
+    return acc, cnt
 
 
 @njit(cache=True, inline="always")
-def _scan_start(tokens, key, dedup, stream):
-    """Output arrays, the stream's context seed and the dedup table size of a scan."""
-    n, T = tokens.shape
+def _scan_setup(T, key, dedup, stream):
+    """The stream's context seed and the dedup table size of a scan of texts of width ``T``."""
     seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
-    return np.zeros(n), np.zeros(n, dtype=np.int64), seed_c, _table_size(T) if dedup else 1
+    return seed_c, _table_size(T) if dedup else 1
 
 
 @njit(cache=True, parallel=True)
 def scan_sums(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
     """Per text: the statistic summed over scored tokens, and the number of scored tokens
     (texts in parallel; :func:`scan_sums_serial` for small inputs)."""
-    sums, scored, seed_c, size = _scan_start(tokens, key, dedup, stream)
-    for i in prange(tokens.shape[0]):
-        _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
-    return sums, scored
+    n = tokens.shape[0]
+    sums, counts = np.zeros(n), np.zeros(n, dtype=np.int64)
+    seed_c, size = _scan_setup(tokens.shape[1], key, dedup, stream)
+    no_values, no_marks = np.empty(0), np.empty(0, dtype=np.bool_)
+    for i in prange(n):
+        sums[i], counts[i] = _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, no_values, no_marks)
+    return sums, counts
 
 
 @njit(cache=True)
 def scan_sums_serial(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix):
     """:func:`scan_sums` on one thread: no parallel-region barrier, which on a loaded 2-core
     machine can cost milliseconds when another process holds a core."""
-    sums, scored, seed_c, size = _scan_start(tokens, key, dedup, stream)
-    for i in range(tokens.shape[0]):
-        _text_sum(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, sums, scored)
-    return sums, scored
+    n = tokens.shape[0]
+    sums, counts = np.zeros(n), np.zeros(n, dtype=np.int64)
+    seed_c, size = _scan_setup(tokens.shape[1], key, dedup, stream)
+    no_values, no_marks = np.empty(0), np.empty(0, dtype=np.bool_)
+    for i in range(n):
+        sums[i], counts[i] = _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, no_values, no_marks)
+    return sums, counts
 
 
 @njit(cache=True, parallel=True)
 def scan_tokens(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix, values, scored):
     """Per token: its statistic (``values``) and whether it is scored (in the text, and the
     first occurrence of its (context, token) pair when ``dedup``).  Unscored cells get 0."""
-    n, T = tokens.shape
-    P = prompts.shape[1]
-    seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
-    size = _table_size(T) if dedup else 1
-    for i in prange(n):
-        table = np.zeros(size, dtype=np.uint64)
-        has_zero = np.zeros(1, dtype=np.bool_)
-        for t in range(T):
-            values[i, t] = 0.0
-            scored[i, t] = False
-        for t in range(lengths[i]):
-            y = tokens[i, t]
-            ctx = _ctx(seed_c, prompts, tokens, i, t, P, h)
-            pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
-            if dedup and _seen_before(table, pair, has_zero):
-                continue
-            scored[i, t] = True
-            values[i, t] = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+    seed_c, size = _scan_setup(tokens.shape[1], key, dedup, stream)
+    for i in prange(tokens.shape[0]):
+        values[i, :] = 0.0
+        scored[i, :] = False
+        _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, values[i], scored[i])
 
 
 @njit(cache=True, parallel=True)
