@@ -42,6 +42,12 @@ def _cell(d: dict, algo: str, **params) -> dict:
     return next(c for c in d["cells"] if c["algo"] == algo and all(c["params"].get(k) == v for k, v in params.items()))
 
 
+def _spread_ratio(d: dict, key: str) -> float:
+    """Mean of ``key`` over fig_zscore_dg's DualGA configurations / its mean over the SRL ones."""
+    mean = lambda algo: sum(c[key] for c in d["configs"] if c["algo"] == algo) / sum(c["algo"] == algo for c in d["configs"])  # noqa: E731
+    return mean("dualga") / mean("srl")
+
+
 def _med(d: dict, kind: str, prefix: str, rate: float) -> float:
     row = next(v for k, v in d["attacks"][kind].items() if k.startswith(prefix))
     return row["median_log10_p"][d["rates"].index(rate)]
@@ -57,6 +63,11 @@ CLAIMS = [
     Claim("Per-prompt DG concentrates at Delta under DualGA, not under a population-tuned SRL", "DualGA meets Delta per prompt", "fig_consistency",
           lambda d: d["algos"]["dualga"]["dg_spread"] / d["algos"]["srl"]["dg_spread"], "sd of per-prompt DG, DualGA / SRL <= 0.5",
           lambda v: _ok(v <= 0.5, refuted=v >= 1)),
+    Claim("Per-text realised DG: DualGA meets Delta precisely, SRL's is dispersed (fig. LFQA_scatter)", "SRL dispersed, DualGA precise",
+          "fig_zscore_dg", lambda d: _spread_ratio(d, "dg_sd"), "mean sd of per-text DG, DualGA / SRL configurations <= 0.5",
+          lambda v: _ok(v <= 0.5, refuted=v >= 1)),
+    Claim("DualGA's z-scores are less dispersed than SRL's (fig. LFQA_boxplot_zscore)", "smaller dispersion", "fig_zscore_dg",
+          lambda d: _spread_ratio(d, "z_sd"), "mean sd of z, DualGA / SRL configurations < 1", lambda v: _ok(v < 1)),
     Claim("DualGA Delta=0.3: TPR at FPR 1e-4", "0.99 (C4), 0.98 (LFQA)", "tab_performance", lambda d: _cell(d, "dualga", Delta=0.3)["tpr_at_1e-4"],
           ">= 0.95 on the first LM", lambda v: _ok(v >= 0.95)),
     Claim("EMS (tau=1) and UW distort more than DualGA Delta=0.3 (per-key KL = entropy)", "KL 1.03 / 2.3 vs 0.34", "tab_performance",

@@ -101,3 +101,15 @@ def test_report_columns_per_lm(quick_out, tmp_path):
 
 def _cell_tpr(d: dict) -> float:
     return next(c for c in d["cells"] if c["algo"] == "dualga" and c["params"].get("Delta") == 0.3)["tpr_at_1e-4"]
+
+
+def test_zscore_dg_claims_compare_dualga_with_srl():
+    """The two fig_zscore_dg claims: mean per-text DG sd and z sd of the DualGA configurations over
+    the SRL ones (EMS left out); a DualGA that disperses more flips both."""
+    row = lambda algo, dg, z: dict(algo=algo, dg_sd=dg, z_sd=z)  # noqa: E731
+    dg_claim, z_claim = (c for c in report.CLAIMS if c.script == "fig_zscore_dg")
+    d = dict(configs=[row("srl", 0.01, 1.2), row("srl", 0.03, 1.0), row("dualga", 0.002, 0.5), row("ems", 0.5, 3.0)])
+    assert dg_claim.value(d) == pytest.approx(0.1) and dg_claim.verdict(dg_claim.value(d)) == report.REPRODUCED
+    assert z_claim.value(d) == pytest.approx(0.5 / 1.1) and z_claim.verdict(z_claim.value(d)) == report.REPRODUCED
+    d["configs"][2] = row("dualga", 0.05, 1.5)
+    assert dg_claim.verdict(dg_claim.value(d)) == report.REFUTED and z_claim.verdict(z_claim.value(d)) == report.NOT_REPRODUCED
