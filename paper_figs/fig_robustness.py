@@ -26,6 +26,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import theory
     from paper_figs._data import generations, get_lm, is_synthetic, sized
     from paper_figs._oracle import score_oracle
+    from sims.core.progress import progress
     from sims.detect import scores as detect
     from sims.experiments.attacks import KINDS, attack
 
@@ -41,6 +42,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     axes = axes.ravel()
     summary = dict(lm=name, n=n, T=T, rates=rates, attacks={})
     gens = {}
+    bar = progress(len(CONFIGS) * len(kinds), f"fig_robustness on {name}", unit="attack")
     for algo, params in CONFIGS:
         gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
         label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
@@ -54,6 +56,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             axes[j].plot(rates, med, "o-", ms=3, label=label)
             if kind == "substitution":
                 axes[7].plot(rates, tpr, "o-", ms=3, label=label)
+            bar.update()
+    bar.close()
     for j, kind in enumerate(kinds):
         axes[j].axhline(-4, c="k", ls="--", lw=1)
         axes[j].axhline(np.log10(0.5), c="r", ls="--", lw=1)
