@@ -197,7 +197,9 @@ def render(out: pathlib.Path, quick: bool = False, proofs_report: pathlib.Path =
         + (" (QUICK sizes: tiny samples, verdicts indicative only)" if quick else "")
         + "".join(f"; column {lm} from {folder}" for lm, folder in columns.items()) + ".",
         "Every verdict is computed from the JSON by the criterion in its row (paper_figs/report.py); none is written by hand.  "
-        "A real LM's column is drawn at the size its cell states (python -m paper_figs --real-n / --real-T).",
+        "A real LM's column is drawn at the size its cell states (python -m paper_figs --real-n / --real-T).  "
+        "The p-values are exact, hence discrete: two columns can share a median log10 p when their median texts have the "
+        "same green and scored counts.",
         "", "| claim | paper | ours, synthetic presets | criterion | verdict | " + " | ".join(f"ours, {lm}" for lm in columns)
         + " | command |", "|---|---|---|---|---|" + "---|" * len(columns) + "---|",
     ]
