@@ -42,22 +42,21 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     axes = axes.ravel()
     summary = dict(lm=name, n=n, T=T, rates=rates, attacks={})
     gens = {}
-    bar = progress(len(CONFIGS) * len(kinds), f"fig_robustness on {name}", unit="attack")
-    for algo, params in CONFIGS:
-        gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
-        label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
-        gens[label] = gen
-        for j, kind in enumerate(kinds):
-            att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
-            lps = [detect.score(att(r) if r > 0 else gen, lm).log10_p for r in rates]
-            med = [float(np.median(lp)) for lp in lps]
-            tpr = [float(np.mean(lp <= -4.0)) for lp in lps]  # TPR at FPR 1e-4 (exact null)
-            summary["attacks"].setdefault(kind, {})[label] = dict(median_log10_p=med, tpr_at_1e_4=tpr)
-            axes[j].plot(rates, med, "o-", ms=3, label=label)
-            if kind == "substitution":
-                axes[7].plot(rates, tpr, "o-", ms=3, label=label)
-            bar.update()
-    bar.close()
+    with progress(len(CONFIGS) * len(kinds), f"fig_robustness on {name}", unit="attack") as bar:
+        for algo, params in CONFIGS:
+            gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
+            label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
+            gens[label] = gen
+            for j, kind in enumerate(kinds):
+                att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
+                lps = [detect.score(att(r) if r > 0 else gen, lm).log10_p for r in rates]
+                med = [float(np.median(lp)) for lp in lps]
+                tpr = [float(np.mean(lp <= -4.0)) for lp in lps]  # TPR at FPR 1e-4 (exact null)
+                summary["attacks"].setdefault(kind, {})[label] = dict(median_log10_p=med, tpr_at_1e_4=tpr)
+                axes[j].plot(rates, med, "o-", ms=3, label=label)
+                if kind == "substitution":
+                    axes[7].plot(rates, tpr, "o-", ms=3, label=label)
+                bar.update()
     for j, kind in enumerate(kinds):
         axes[j].axhline(-4, c="k", ls="--", lw=1)
         axes[j].axhline(np.log10(0.5), c="r", ls="--", lw=1)
