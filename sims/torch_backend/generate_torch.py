@@ -21,6 +21,7 @@ from sims.core.record import RECORDS, Generation
 from sims.core.rng import stream_key
 from sims.torch_backend import batch as batching
 from sims.torch_backend.fused import check_nan, inverse_cdf
+from sims.torch_backend.model import cached_forward, new_cache
 from sims.torch_backend.prf_torch import _s64, counter_uniform
 from sims.torch_backend.processors import ALGOS, make_processor  # noqa: F401  (re-exported)
 
@@ -101,11 +102,10 @@ def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None
     first_nan = torch.full((B,), -1, dtype=torch.int64, device=device)
     stop = torch.as_tensor(sorted(int(i) for i in stop_ids), dtype=torch.int64, device=device) if len(stop_ids) else None
     lengths = torch.full((B,), T, dtype=torch.int64, device=device)
-    past = None
+    cache = new_cache(model)
     t0 = time.perf_counter()
     for t in range(T):
-        res = model(input_ids=inp, attention_mask=attn, position_ids=pos, past_key_values=past, use_cache=True, logits_to_keep=1)
-        past = res.past_key_values
+        res = cached_forward(model, cache, input_ids=inp, attention_mask=attn, position_ids=pos, logits_to_keep=1)
         scores = res.logits[:, -1, :].float()
         first_nan = torch.where(torch.isnan(scores[:, :V]).any(-1) & (first_nan < 0), t, first_nan)
         if processor is not None:

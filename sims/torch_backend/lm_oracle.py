@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from sims.torch_backend.model import cached_forward, new_cache
+
 
 class ModelOracle:
     """Next-token probabilities of a causal LM, as :class:`sims.lm.synthetic.SyntheticLM` gives them.
@@ -56,12 +58,12 @@ class ModelOracle:
         differ = np.flatnonzero(self._ids[:m] != ids[:m])
         keep = int(differ[0]) if differ.size else m
         if keep == 0:
-            self._cache = None
+            self._cache = new_cache(self.model)
         else:
             self._cache.crop(keep - self._ids.size)  # a count of tokens to remove (<= 0)
         x = torch.from_numpy(ids[keep:]).to(self._device)[None]
-        out = self.model(input_ids=x, past_key_values=self._cache, use_cache=True)
-        self._cache, self._ids = out.past_key_values, ids
+        out = cached_forward(self.model, self._cache, input_ids=x)
+        self._ids = ids
         return self._softmax(out.logits[0, -1])
 
     @torch.no_grad()

@@ -11,7 +11,9 @@ transformers model folder.  :func:`load_tokenizer` gives the tokenizer alone, wi
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import os
 import pathlib
 
@@ -142,3 +144,43 @@ def sampled_vocab(model, tokenizer=None) -> int:
     """The ids a model samples: its tokenizer's length (the logits may be padded past it), else the
     model's vocabulary (the random test models have no tokenizer)."""
     return len(tokenizer) if tokenizer is not None else model.config.vocab_size
+
+
+def new_cache(model):
+    """An empty key-value cache for ``model`` (``transformers.DynamicCache``, sized from its config
+    where the installed transformers takes one)."""
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(config=model.config)
+    except TypeError:  # transformers < 4.56 builds the cache without a config
+        return DynamicCache()
+
+
+def cached_forward(model, cache, **inputs):
+    """One forward pass of ``model`` that reads and extends ``cache`` in place.
+
+    transformers renamed the cache argument of ``forward`` from ``past_key_values`` (4.x) to
+    ``cache`` (5.24, the old name deprecated); the name is read off the signature, and the cache
+    object is passed in and kept by the caller, so the output's renamed field is never read.
+    One call site for every supported release (4.45 to 5.x), no deprecation warning.
+
+    Parameters
+    ----------
+    model : transformers causal LM
+    cache : transformers.Cache
+        From :func:`new_cache`, or a cache this function has extended.
+    **inputs
+        ``input_ids``, ``attention_mask``, ``position_ids``, ``logits_to_keep``, ...
+
+    Returns
+    -------
+    The model's output (``.logits``); ``cache`` now also holds the new positions.
+    """
+    return model(**inputs, **{_cache_argument(type(model)): cache}, use_cache=True)
+
+
+@functools.cache
+def _cache_argument(model_class) -> str:
+    params = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in params else "past_key_values"
