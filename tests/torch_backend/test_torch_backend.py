@@ -230,7 +230,7 @@ def test_bad_input(tmp_path, monkeypatch):
 
     def poisoned(*a, **kw):
         out = forward(*a, **kw)
-        if kw["past_key_values"] is not None and kw["attention_mask"].shape[1] >= 4:  # prompt 2 + step 2
+        if kw["attention_mask"].shape[1] >= 4:  # prompt 2 + step 2
             out.logits[1] = float("nan")
         return out
 
