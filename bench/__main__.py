@@ -1,8 +1,10 @@
-"""Run the benchmarks: ``python -m bench [--only NAME]``; results go to bench/results/."""
+"""Run the benchmarks: ``python -m bench [--only NAME] [--out DIR]``.
+
+Results go to ``out/bench/NAME.json``; the committed results in ``bench/results/`` change only
+on purpose (``--out bench/results``)."""
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import pathlib
@@ -13,7 +15,8 @@ import time
 
 import bench
 
-RESULTS = pathlib.Path(__file__).parent / "results"
+RESULTS = pathlib.Path(__file__).parent / "results"  # committed: written only with --out bench/results
+OUT = pathlib.Path("out/bench")
 
 
 def names() -> list[str]:
@@ -21,10 +24,17 @@ def names() -> list[str]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m bench")
+    from sims.cli.checks import writable_folder
+    from sims.cli.main import Parser
+
+    ap = Parser(prog="python -m bench")
     ap.add_argument("--only", action="append", choices=names())
+    ap.add_argument("--out", type=pathlib.Path, default=OUT, help=f"results folder (default {OUT}; the committed ones: {RESULTS})")
     args = ap.parse_args(argv)
-    RESULTS.mkdir(exist_ok=True)
+    try:
+        writable_folder("out", args.out)
+    except ValueError as exc:
+        ap.error(str(exc))
     for name in args.only or names():
         print(f"== {name}", flush=True)
         res = importlib.import_module(f"bench.{name}").main([])
@@ -32,7 +42,7 @@ def main(argv=None) -> int:
             print(f"   skipped: {res['skipped']}")
             continue
         res = {"machine": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d"), **res}
-        (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
+        (args.out / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
     return 0
 
 

@@ -3,6 +3,11 @@
 ``python -m paper_figs [--quick] [--only NAME] [--lm LM ...] [--out DIR] [--workers N | --scheduler ADDRESS]
 [--report [--report-path FILE]]``
 
+Quick runs and reports write under ``out/`` unless ``--out`` names another folder; the committed
+report (``docs/reproduction.md``) is rewritten only from the committed folder
+(``--report --out docs/results``) or when ``--report-path`` names it.  ``--threads`` / ``--quiet``
+as for ``python -m sims``.
+
 ``--lm`` (repeatable) picks the LM(s) of every script that draws texts (its first one, or its
 first two for the two-LM figures); default each script's own presets.  ``--report`` runs the
 scripts whose JSON is missing from ``--out``, then writes the reproduction report (:mod:`paper_figs.report`).
@@ -21,6 +26,9 @@ import time
 
 import paper_figs
 from paper_figs import _data, _sweep
+
+COMMITTED_RESULTS = pathlib.Path("docs/results")  # the synthetic presets' committed outputs
+COMMITTED_REPORT = pathlib.Path("docs/reproduction.md")
 
 
 def scripts() -> list[str]:
@@ -44,7 +52,13 @@ def report_columns() -> dict[str, pathlib.Path]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m paper_figs", description=__doc__)
+    from sims.cli.checks import writable_file, writable_folder
+    from sims.cli.lms import check_lm
+    from sims.cli.main import Parser, add_common_arguments
+    from sims.cli.threads import apply as apply_threads
+    from sims.core.progress import shown
+
+    ap = Parser(prog="python -m paper_figs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=pathlib.Path, default=None, help="output folder (default out/figs, out/figs-quick with --quick)")
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests and make demo)")
     ap.add_argument("--full", action="store_true", help="full paper sizes (the default; e.g. tab_performance: 20 configurations x 500 texts x 200 tokens)")
@@ -59,8 +73,15 @@ def main(argv=None) -> int:
                          + ", ".join(f"{k}={v}" for k, v in report_columns().items()) + ")")
     ap.add_argument("--report", action="store_true", help="write the reproduction report from the JSON outputs in --out")
     ap.add_argument("--no-run", action="store_true", help="with --report: run no script; rows whose JSON is missing say so")
-    ap.add_argument("--report-path", type=pathlib.Path, default=pathlib.Path("docs/reproduction.md"))
+    ap.add_argument("--report-path", type=pathlib.Path, default=None,
+                    help=f"where --report writes (default {COMMITTED_REPORT} with --out {COMMITTED_RESULTS}, else OUT/reproduction.md)")
+    add_common_arguments(ap)
     args = ap.parse_args(argv)
+    for lm in args.lm or ():
+        try:
+            check_lm(lm)
+        except ValueError as exc:
+            ap.error(f"argument --lm: {exc}")
     if args.workers is not None and args.workers < 0:
         ap.error(f"--workers must be in [0, inf); got {args.workers}")
     for k in ("n", "T"):
@@ -69,21 +90,38 @@ def main(argv=None) -> int:
         _data.REAL_SIZE[k] = getattr(args, f"real_{k}")
     _sweep.WHERE.update(workers=args.workers, scheduler=args.scheduler)
     out = args.out or pathlib.Path("out/figs-quick" if args.quick else "out/figs")
+    try:
+        writable_folder("out", out)
+        report_path = writable_file("report-path", args.report_path or default_report_path(out, args.quick))
+    except ValueError as exc:
+        ap.error(str(exc))
+    apply_threads(args.threads)
+    with shown(not args.quiet):
+        return _main(args, ap, out, report_path)
+
+
+def default_report_path(out: pathlib.Path, quick: bool) -> pathlib.Path:
+    """The committed report for the committed results folder at full size; OUT/reproduction.md otherwise
+    (so a quick run never rewrites the committed report)."""
+    committed = not quick and out.resolve() == (pathlib.Path.cwd() / COMMITTED_RESULTS).resolve()
+    return COMMITTED_REPORT if committed else out / "reproduction.md"
+
+
+def _main(args, ap, out: pathlib.Path, report_path: pathlib.Path) -> int:
     if args.report:
         from paper_figs import report
 
         missing = [s for s in report.needed_scripts() if not (out / f"{s}.json").exists()]
         if not args.no_run:
             run(args.only or missing, out, args.quick, args.lm)
-        args.report_path.parent.mkdir(parents=True, exist_ok=True)
         columns = report_columns()
         for c in args.column:
             lm, sep, folder = c.partition("=")
             if not sep or not lm or not folder:
                 ap.error(f"--column must be LM=DIR; got {c!r}")
             columns[lm] = pathlib.Path(folder)
-        args.report_path.write_text(report.render(out, quick=args.quick, columns=columns))
-        print(f"report: {args.report_path}")
+        report_path.write_text(report.render(out, quick=args.quick, columns=columns))
+        print(f"report: {report_path}")
         return 0
     run(args.only or scripts(), out, args.quick, args.lm)
     return 0

@@ -70,8 +70,9 @@ def run(args) -> int:
     import importlib
     import time
 
-    out: pathlib.Path = args.out
-    out.mkdir(parents=True, exist_ok=True)
+    from sims.cli.checks import writable_folder
+
+    out = writable_folder("out", args.out)
     t0 = time.perf_counter()
     sections: list[str] = []
 
@@ -112,9 +113,16 @@ def run(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m paper_figs.demo", description=HELP)
+    from sims.cli.main import Parser
+
+    parser = Parser(prog="python -m paper_figs.demo", description=HELP)
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        return run(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import argparse
 import json
 import pathlib
 
+from sims.cli.checks import writable_file
 from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
@@ -31,6 +32,7 @@ def run(args) -> int:
     from sims.experiments.attacks import attack
     from sims.lm.synthetic import lm_from_meta
 
+    writable_file("out", args.out)
     gen = Generation.load(args.file)
     m = gen.meta
     if is_synthetic(m["lm"]):

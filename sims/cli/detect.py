@@ -31,6 +31,7 @@ import sys
 
 import numpy as np
 
+from sims.cli.checks import writable_file
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
@@ -212,6 +213,21 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     return doc, marked
 
 
+def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
+    """The detection document of an .npz (``sims detect FILE.npz --key KEY --fpr FPR --json``)."""
+    from sims.detect.report import check_fpr
+
+    args = build_arguments([str(file), "--key", str(key), "--fpr", str(fpr)])
+    return _score_npz(args, _int_in("key", args.key, 0, 2**64), check_fpr(float(args.fpr)), False)[0]
+
+
+def build_arguments(argv: list[str]) -> argparse.Namespace:
+    """This subcommand's arguments parsed from ``argv``."""
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    return p.parse_args(argv)
+
+
 def _table(doc: dict) -> None:
     col = "green" if doc["statistic"] == "green count" else "score"
     print(f"# {doc['input']}: scheme {doc['scheme']}, algo {doc['algo']}, gamma {doc['gamma']}, h {doc['h']}, dedup {doc['dedup']}, fpr {doc['fpr']:g}")
@@ -234,6 +250,7 @@ def run(args) -> int:
         raise ValueError(f"fpr must be in (0, 1); got {args.fpr!r}") from None
     if (args.file is None) == (args.text is None):
         raise ValueError("give either FILE.npz or --text FILE.txt|FILE.jsonl|- (exactly one)")
+    writable_file("html", args.html)
     if args.text is not None:
         doc, marked = _score_text(args, key, fpr)
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from sims.cli.generate import add_algo_arguments, algo_kwargs, real_lm_kwargs
+from sims.cli.generate import add_algo_arguments, algo_kwargs, check_size, real_lm_kwargs
 from sims.cli.lms import check_lm
 from sims.cli.main import emit
 
@@ -21,6 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    check_size(args, args.n + (args.n if args.n_null is None else max(0, args.n_null)))
     if check_lm(args.lm) == "synthetic":
         from sims.experiments.evaluate import evaluate
     else:

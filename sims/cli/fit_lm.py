@@ -14,6 +14,8 @@ import argparse
 import json
 import pathlib
 
+from sims.cli.checks import writable_file
+
 HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
 
 
@@ -24,7 +26,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--T", type=int, default=200, help="tokens sampled per prompt")
     p.add_argument("--order", type=int, default=2, help="context width of the fitted LM")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     p.add_argument("--out", type=pathlib.Path, required=True, help="the fitted LM, .npz")
     p.add_argument("--stats-out", type=pathlib.Path, default=None, help="also save the recorded statistics (.npz)")
     p.add_argument("--reference-out", type=pathlib.Path, default=None, help="also run SRL / DualGA on the real LM (JSON)")
@@ -33,18 +34,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     import numpy as np
-    import torch
 
     from sims.lm import fitted
     from sims.torch_backend import lm_stats
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    if args.out.suffix != ".npz":
+        raise ValueError(f"--out must end in .npz (how --lm FILE.npz recognises a fitted LM); got {str(args.out)!r}")
+    for name in ("out", "stats_out", "reference_out"):
+        writable_file(name.replace("_", "-"), getattr(args, name))
     st = lm_stats.record_stats(args.lm, args.prompts, n=args.n, T=args.T, seed=args.seed)
     meta = st.pop("meta")
     if args.stats_out is not None:
-        np.savez_compressed(args.stats_out, meta=json.dumps(meta),
-                            **{k: v.astype(np.int32 if k in ("tokens", "prompt_lens") else np.float32) for k, v in st.items()})
+        with open(args.stats_out, "wb") as f:  # exactly the name given (numpy would add .npz)
+            np.savez_compressed(f, meta=json.dumps(meta),
+                                **{k: v.astype(np.int32 if k in ("tokens", "prompt_lens") else np.float32) for k, v in st.items()})
     fit = fitted.fit(dict(entropy=st["entropy"], coll=st["coll"], vocab_size=meta["vocab_size"]), order=args.order, seed=args.seed)
     fitted.save_fit(args.out, fit)
     out = dict(out=str(args.out), vocab_size=fit["vocab_size"], bump_scale=fit["bump_scale"], latent_a2_b2_w=fit["latent"],

@@ -10,6 +10,7 @@ import pathlib
 
 import numpy as np
 
+from sims.cli.checks import check_memory, writable_file
 from sims.cli.lms import LM_HELP, check_lm
 from sims.core import defaults
 from sims.watermarks.generate import ALGOS
@@ -62,7 +63,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "engine); default: every text has T tokens, as in the paper's experiments")
 
 
+def check_size(args, n_texts: int) -> None:
+    """Refuse ``n_texts`` texts of ``--T`` tokens that would not fit in memory (before any work)."""
+    from sims.core.record import Generation
+
+    for name in ("n", "T"):
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name} must be an integer in [1, inf); got {getattr(args, name)}")
+    check_memory(Generation.nbytes(n_texts, args.T), f"{n_texts} texts of {args.T} tokens")
+
+
 def run(args) -> int:
+    writable_file("out", args.out)
+    check_size(args, args.n)
     if check_lm(args.lm) == "synthetic":
         if args.stop_at_eos:
             raise ValueError(f"--stop-at-eos: a synthetic LM ({args.lm!r}) has no end token; its texts always have T tokens")

@@ -3,6 +3,12 @@
 Each module named in ``COMMANDS`` defines ``HELP`` (one line),
 ``add_arguments(parser)`` and ``run(args) -> int``; modules are imported only
 when their subcommand runs, so ``--help`` stays fast.
+
+Every subcommand also takes ``--threads N`` (torch's and Numba's threads, see
+:mod:`sims.cli.threads`) and ``--quiet`` (no progress bar).  Bad input never shows
+a traceback: a ``ValueError`` from the library, an unreadable or unwritable file and
+an argument that does not parse each end in one line on stderr and exit status 2;
+output cut short by its reader (``... | head``) ends quietly.
 """
 
 from __future__ import annotations
@@ -10,12 +16,17 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+
+from sims.cli import threads as threads_mod
+from sims.core import progress
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "reduced": ("sims.cli.reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
     "generate": ("sims.cli.generate", "watermarked text from a synthetic or real LM, saved as .npz"),
     "detect": ("sims.cli.detect", "was this text watermarked? a decision per text (.npz or raw text), JSON, HTML"),
+    "show": ("sims.cli.show", "print or export the texts of an .npz (decoded words for a real LM) with the key's decision"),
     "evaluate": ("sims.cli.evaluate", "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6"),
     "attack": ("sims.cli.attack", "delete / insert / substitute / paraphrase tokens of saved texts"),
     "sweep": ("sims.cli.sweep", "a grid of experiments on Dask (local or a cluster): Parquet rows, TPR / KL / DG summary"),
@@ -24,9 +35,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line on stderr (exit status 2), not a usage block."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def add_common_arguments(p: argparse.ArgumentParser) -> None:
+    """``--threads`` and ``--quiet``, which every subcommand takes."""
+    g = p.add_argument_group("run")
+    g.add_argument("--threads", type=threads_mod.parse, default=None,
+                   help=f"CPU threads of torch and Numba, in [1, {os.cpu_count()}] (default: {threads_mod.DEFAULT_HELP})")
+    g.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m sims", description="Watermarking simulators on synthetic and real LMs.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = Parser(prog="python -m sims", description="Watermarking simulators on synthetic and real LMs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (modname, summary) in COMMANDS.items():
         if name != selected:
             sub.add_parser(name, help=summary)
@@ -34,6 +60,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         mod = importlib.import_module(modname)
         p = sub.add_parser(name, help=mod.HELP, description=mod.HELP)
         mod.add_arguments(p)
+        add_common_arguments(p)
         p.set_defaults(_run=mod.run)
     return parser
 
@@ -47,6 +74,11 @@ def emit(out: dict, as_json: bool) -> None:
             print(f"{k:28s} {v}")
 
 
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     selected = next((a for a in argv if a in COMMANDS), None)
@@ -55,8 +87,27 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "_run", None) is None:
         parser.print_help()
         return 2
+    threads_mod.apply(args.threads)
     try:
-        return int(args._run(args) or 0)
+        with progress.shown(not args.quiet):
+            return int(args._run(args) or 0)
     except ValueError as exc:  # bad input: one clear line, no traceback
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(str(exc))
+    except OSError as exc:  # a file that cannot be read or written
+        if isinstance(exc, BrokenPipeError):
+            return _quiet_broken_pipe()
+        where = f" {exc.filename!r}" if exc.filename else ""
+        return _fail(f"{exc.strerror or exc}{':' if where else ''}{where}")
+    except MemoryError:
+        return _fail("out of memory: lower --n, --T or --batch")
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (``| head``): stop writing, say nothing (Python's advice:
+    point stdout at /dev/null so the interpreter's final flush cannot fail again)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 0

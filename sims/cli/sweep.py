@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import pathlib
+import sys
+
+from sims.cli.checks import writable_folder
 
 HELP = "run a grid of experiments (TOML) on a local Dask cluster or a running one; Parquet rows + summary"
 
@@ -22,6 +25,9 @@ def run(args) -> int:
 
     if args.workers is not None and args.workers < 0:
         raise ValueError(f"--workers must be in [0, inf); got {args.workers}")
+    if not args.grid.is_file():
+        raise ValueError(f"grid must be an existing TOML file (see examples/sweep_quick.toml); got {str(args.grid)!r}")
+    writable_folder("out", args.out)
     grid = load_grid(args.grid)
     real_generate = real_oracle = None
     if any(c.real for c in grid.configs):
@@ -31,6 +37,6 @@ def run(args) -> int:
         run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force, real_generate=real_generate,
                   real_oracle=real_oracle)
     except RuntimeError as exc:  # failed tasks: the finished chunks are kept
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -90,11 +90,18 @@ class Generation:
         return self.tokens[i, : self.lengths[i]]
 
     def save(self, path) -> None:
-        """Write a compressed ``.npz`` (no pickles; ``meta`` as JSON)."""
-        np.savez_compressed(
-            path, format=FORMAT, tokens=self.tokens, prompts=self.prompts, prompt_lens=self.prompt_lens, lengths=self.lengths,
-            meta=json.dumps(self.meta), **{k: getattr(self, k) for k in RECORDS},
-        )
+        """Write a compressed ``.npz`` archive (no pickles; ``meta`` as JSON) to exactly ``path``
+        (NumPy would add ``.npz`` to a name without it)."""
+        with open(path, "wb") as f:
+            np.savez_compressed(
+                f, format=FORMAT, tokens=self.tokens, prompts=self.prompts, prompt_lens=self.prompt_lens, lengths=self.lengths,
+                meta=json.dumps(self.meta), **{k: getattr(self, k) for k in RECORDS},
+            )
+
+    @staticmethod
+    def nbytes(n: int, T: int) -> int:
+        """Bytes that ``n`` texts of ``T`` tokens take in memory: int64 tokens and the float64 ``RECORDS``."""
+        return int(n) * int(T) * 8 * (1 + len(RECORDS))
 
     @classmethod
     def load(cls, path) -> Generation:
@@ -104,8 +111,8 @@ class Generation:
             raise ValueError(f"{path}: no such file")
         try:
             z = np.load(path, allow_pickle=False)
-        except (ValueError, OSError, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{path} is not a wmstats generation file (.npz written by Generation.save): {exc}") from None
+        except (ValueError, OSError, zipfile.BadZipFile):  # numpy's own message would suggest unpickling: never
+            raise ValueError(f"{path} is not a wmstats generation file (an .npz archive written by Generation.save)") from None
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise ValueError(f"{path} is not a wmstats generation file: a single array, not an .npz archive")
         with z:

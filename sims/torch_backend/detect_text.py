@@ -101,3 +101,24 @@ def lm_vocab_size(name: str, tokenizer) -> int:
     if cfg.is_file():
         return int(json.loads(cfg.read_text()).get("vocab_size", len(tokenizer)))
     return len(tokenizer)
+
+
+def id_text_pieces(ids, tokenizer) -> list[str]:
+    """The piece of text each generated token id adds, so that the pieces join to ``tokenizer.decode(ids)``.
+
+    A token's piece is what decoding the ids up to it adds to decoding the ids before it; a token
+    that ends in the middle of a character (byte-level vocabularies) adds nothing, and the next
+    token carries the whole character.
+    """
+    ids = [int(t) for t in ids]
+    pieces, before = [], ""
+    for i in range(len(ids)):
+        now = tokenizer.decode(ids[: i + 1])
+        if now.startswith(before) and not now.endswith("\ufffd"):
+            pieces.append(now[len(before):])
+            before = now
+        else:
+            pieces.append("")
+    if pieces:
+        pieces[-1] += tokenizer.decode(ids)[len(before):]
+    return pieces
