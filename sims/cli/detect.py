@@ -64,8 +64,12 @@ def _int_in(name: str, value: str, lo: int, hi: int) -> int:
     return v
 
 
-def read_texts(source: str) -> list[str]:
-    """Texts of ``--text``: ``-`` (stdin, one text), ``.jsonl`` (one ``{"text": ...}`` per line), else one text per file."""
+def read_texts(source: str, generated: list | None = None) -> list[str]:
+    """Texts of ``--text``: ``-`` (stdin, one text), ``.jsonl`` (one ``{"text": ...}`` per line), else one text per file.
+
+    ``generated``, if a list, receives each text's ``"ids"`` field (the token ids an LM generated,
+    as ``sims show --jsonl`` writes them), or None where a line has none."""
+    generated = [] if generated is None else generated
     if source == "-":
         texts = [sys.stdin.read()]
     else:
@@ -90,12 +94,32 @@ def read_texts(source: str) -> list[str]:
                 if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                     raise ValueError(f"--text {source} line {i}: expected an object {{\"text\": \"...\"}}")
                 texts.append(obj["text"])
+                generated.append(obj.get("ids"))
             if not texts:
                 raise ValueError(f"--text {source}: no texts (expected one {{\"text\": ...}} per line)")
     for i, t in enumerate(texts):
         if not t.strip():
             raise ValueError(f"--text {source}: text {i} is empty")
     return texts
+
+
+def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
+    """One line saying how many tokens of each text re-encoded to other ids than the LM generated
+    (decoded text need not re-encode to the sampled ids: a tokenizer merges or splits pieces its own
+    way), or None when every text with ``ids`` re-encoded to them exactly."""
+    import difflib
+
+    diffs = []
+    for i, (row, ids) in enumerate(zip(rows, generated)):
+        if ids is None:
+            continue
+        same = sum(b.size for b in difflib.SequenceMatcher(None, list(map(int, row)), list(map(int, ids)), autojunk=False).get_matching_blocks())
+        if same != len(row) or same != len(ids):
+            diffs.append(f"text {i}: {len(ids)} generated ids -> {len(row)} re-encoded, {max(len(row), len(ids)) - same} differ")
+    if not diffs:
+        return None
+    return (f"note: {len(diffs)} of {sum(g is not None for g in generated)} texts re-encode to other token ids than the LM generated "
+            f"({'; '.join(diffs[:3])}{'; ...' if len(diffs) > 3 else ''}); the counts below are of the re-encoded ids")
 
 
 def _padded(rows: list[np.ndarray], start: int) -> np.ndarray:
@@ -123,11 +147,15 @@ def _score_text(args, key: int, fpr: float):
     h = defaults.H if args.h is None else args.h
     if h < 1:
         raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
-    texts = read_texts(args.text)
+    generated: list = []
+    texts = read_texts(args.text, generated)
     tok = load_tokenizer(args.lm)
     if tok is None:
         raise ValueError(f"lm {args.lm!r} has no tokenizer (a random test model): --text needs 'smollm2' or a model folder with one")
     rows, pieces = tokenize(texts, tok)
+    note = retokenization_note(rows, generated)
+    if note:
+        print(note, file=sys.stderr)
     lefthash = args.scheme == "transformers-lefthash"
     V = lm_vocab_size(args.lm, tok) if lefthash else len(tok)
     hi = max(int(r.max()) for r in rows if r.size)
@@ -159,7 +187,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     from sims.cli.lms import is_synthetic
     from sims.core.record import Generation
     from sims.detect import report, scores
-    from sims.detect.report_html import MarkedText, id_pieces
+    from sims.detect.report_html import MarkedText
     from sims.lm.synthetic import lm_from_meta
 
     if args.text is not None:
@@ -201,16 +229,35 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     doc = report.document(text_rows, input=str(args.file), scheme="wmstats", algo=algo, statistic=report.STATISTICS[family], key=key,
                           gamma=gamma, h=m["h"], dedup=args.dedup, vocab_size=m["vocab_size"], fpr=fpr)
     if not want_marks:
-        return doc, None
+        return doc, None, True
     if not redgreen:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
     green = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5
     scored = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, dedup=args.dedup, **kw)[1]
+    pieces, ids = _piece_maker(m["lm"])
     marked = []
     for i, r in enumerate(text_rows):
         L = r["n_tokens"]
-        marked.append(MarkedText(r, id_pieces(gen.prompts[i][gen.prompts[i] >= 0]), id_pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L]))
-    return doc, marked
+        marked.append(MarkedText(r, pieces(gen.prompt(i)), pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L]))
+    return doc, marked, ids
+
+
+def _piece_maker(lm: str):
+    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for a real
+    LM with a tokenizer, else the ids."""
+    from sims.cli.lms import is_synthetic
+    from sims.detect.report_html import id_pieces
+
+    tok = None
+    if not is_synthetic(lm):
+        from sims.torch_backend.model import load_tokenizer
+
+        tok = load_tokenizer(lm)
+    if tok is None:
+        return id_pieces, True
+    from sims.torch_backend.detect_text import id_text_pieces
+
+    return (lambda ids: id_text_pieces(ids, tok)), False
 
 
 def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
@@ -252,11 +299,11 @@ def run(args) -> int:
         raise ValueError("give either FILE.npz or --text FILE.txt|FILE.jsonl|- (exactly one)")
     writable_file("html", args.html)
     if args.text is not None:
-        doc, marked = _score_text(args, key, fpr)
+        (doc, marked), ids = _score_text(args, key, fpr), False
     else:
-        doc, marked = _score_npz(args, key, fpr, args.html is not None)
+        doc, marked, ids = _score_npz(args, key, fpr, args.html is not None)
     if args.html is not None:
-        args.html.write_text(render(doc, marked, ids=args.text is None), encoding="utf-8")
+        args.html.write_text(render(doc, marked, ids=ids), encoding="utf-8")
     if args.json:
         print(json.dumps(doc))
     else:

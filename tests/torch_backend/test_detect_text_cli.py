@@ -163,3 +163,31 @@ def test_smollm2_transformers_watermark_detected(tmp_path, capsys):
     assert (r["n_scored"], r["score"]) == (theirs.num_tokens_scored[0], theirs.num_green_tokens[0]) and r["watermarked"]
     doc = run_json(capsys, "--text", tmp_path / "t.txt", "--lm", "smollm2", "--key", HKEY + 1, "--scheme", "transformers-lefthash")
     assert not doc["texts"][0]["watermarked"]
+
+
+def test_a_real_lms_texts_read_as_words_and_retokenisation_is_reported(tiny_folder, tmp_path, capsys):
+    """``show`` decodes a real LM's texts, ``detect --html`` colours words (not ids), and
+    ``detect --text`` on ``show --jsonl``'s export says how many tokens re-encoded differently."""
+    _, folder = tiny_folder
+    gen = tmp_path / "g.npz"
+    assert main(["generate", "--lm", str(folder), "--algo", "srl", "--delta", "4", "--n", "2", "--T", "30", "--out", str(gen), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["show", str(gen), "--quiet"]) == 0
+    shown = capsys.readouterr().out
+    assert "reply:  w" in shown and "watermarked (log10 p" in shown
+    assert main(["detect", str(gen), "--key", "15485863", "--html", str(tmp_path / "r.html"), "--quiet"]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert '">w' in page
+    export = tmp_path / "t.jsonl"
+    assert main(["show", str(gen), "--jsonl", str(export), "--quiet"]) == 0
+    rows = [json.loads(line) for line in export.read_text().splitlines()]
+    assert rows[0]["text"].split() == [f"w{i}" for i in rows[0]["ids"]]
+    capsys.readouterr()
+    assert main(["detect", "--text", str(export), "--lm", str(folder), "--key", "15485863", "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert len(json.loads(out)["texts"]) == 2 and err == ""  # the word tokenizer round-trips: no note
+    rows[1]["ids"] = rows[1]["ids"][:5] + [0] + rows[1]["ids"][5:]  # as if the LM had sampled one more token that decodes to nothing
+    export.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["detect", "--text", str(export), "--lm", str(folder), "--key", "15485863", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: 1 of 2 texts re-encode to other token ids") and "text 1: 31 generated ids -> 30 re-encoded, 1 differ" in err
