@@ -128,9 +128,9 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
 def check_watermark(algo: str, **params) -> None:
     """Refuse an algorithm that is no watermark (unknown, or the control "none") and a parameter
     it does not take (:func:`sims.watermarks.registry.check_params`)."""
-    watermarks = tuple(a for a in registry.names() if a != registry.NULL)
-    if algo not in watermarks:
-        raise ValueError(f"algo must be one of {watermarks}; got {algo!r}")
+    registry.get(algo)
+    if algo == registry.NULL:
+        raise ValueError(f"algo must be one of {tuple(a for a in registry.names() if a != registry.NULL)}; got {algo!r}")
     registry.check_params(algo, **params)
 
 

@@ -72,6 +72,7 @@ ALGOS = registry.names()
 # the kernel's algorithm codes (each record's ``code``)
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
 
 AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them (floats; 0.0 where unused):
@@ -428,7 +429,8 @@ def generate(
         ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.scores.score`
         detects with the same.
     """
-    registry.get(algo)
+    if registry.get(algo).code not in STEPS:
+        raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
     if int(h) < 1:

@@ -134,6 +134,10 @@ class Algorithm:
         The key-averaged q equals p.
     point_mass : bool
         q is a point mass at the token drawn (KL = -log p(y)).
+    backends : tuple of str
+        Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
+        in ``generate.STEPS``), ``"torch"`` (its processor in
+        :data:`sims.torch_backend.processors.PROCESSORS`).
     doc : str
     """
 
@@ -149,6 +153,7 @@ class Algorithm:
     stealable: bool = False
     distortion_free: bool = False
     point_mass: bool = False
+    backends: tuple[str, ...] = ("numba", "torch")
     doc: str = ""
 
     @property
@@ -165,9 +170,9 @@ def register(algo: Algorithm) -> Algorithm:
     if algo.name in _REGISTRY or any(a.code == algo.code for a in _REGISTRY.values()):
         raise ValueError(f"algorithm {algo.name!r} or code {algo.code} is registered already")
     unknown = [p for p in (*algo.params, *algo.defaults) if p not in PARAMS]
-    if unknown or algo.family not in FAMILIES:
-        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)} and family in {FAMILIES}; got {algo.params}, "
-                         f"{algo.family!r}")
+    if unknown or algo.family not in FAMILIES or not set(algo.backends) <= {"numba", "torch"}:
+        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family in {FAMILIES} and backends in "
+                         f"('numba', 'torch'); got {algo.params}, {algo.family!r}, {algo.backends}")
     _REGISTRY[algo.name] = algo
     return algo
 
