@@ -515,7 +515,7 @@ def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
     """``n`` fresh texts of the owner's scheme (the haul's LM, algorithm, parameters, key, length and
     prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
     m = haul.wm.meta
-    params = {k: m[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M") if m.get(k) is not None}
+    params = registry.own(m["algo"], {k: m[k] for k in registry.PARAMS if m.get(k) is not None})
     return generate(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
                     green_kind=m["green_kind"], prompt_len=haul.wm.prompts.shape[1], **params)
 

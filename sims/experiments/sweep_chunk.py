@@ -32,7 +32,7 @@ from sims.watermarks.generate import generate
 
 UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
-PARAM_COLUMNS = ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M")
+PARAM_COLUMNS = tuple(registry.PARAMS)
 
 
 def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:

@@ -261,7 +261,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
         stacked = sampler.stacked()
         meta = processor_meta(None, V, seed)
         meta.update(algo=algo, key=int(key), gamma=info["gamma"], h=h,
-                    **{k: float(info[k]) for k in ("delta", "Delta", "eta", "lam1", "M") if info[k] is not None and algo != "none"})
+                    **{k: float(info[k]) for k in registry.get(algo).params})
         if algo == "none":
             stacked.pop("lam", None)  # no boost: nan, as the processors record
         engine = f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else "")

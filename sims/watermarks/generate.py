@@ -74,10 +74,9 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
 
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
-AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them (floats; 0.0 where unused):
-``delta`` SRL/ATW boost, ``Delta`` DualGA/AutoCov target, ``eta`` step size, ``lam1`` first lambda,
-``M`` projection bound, ``tau`` EMS temperature, ``alpha`` ATW entropy threshold, ``gamma`` green ratio."""
+AlgoParams = namedtuple("AlgoParams", tuple(registry.PARAMS))
+AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
+:data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
 LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
