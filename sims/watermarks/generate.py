@@ -74,7 +74,9 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
 
-AlgoParams = namedtuple("AlgoParams", tuple(registry.PARAMS))
+# every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
+# vectorised sums (a new parameter is appended)
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
