@@ -1,13 +1,13 @@
 """Exact next-token distributions of every watermark on small LMs, for enumeration.
 
 :func:`step` returns the watermarked distribution :math:`q_t` (a full vector) after a
-prefix, and the algorithm's state after each possible next token.  It is written
-from the algorithms' definitions in the paper (Algorithms kirchen, DualGA,
-DualGA_autocov; EMS, ITS, UW as in appendix "Watermarking Algorithms"), in plain
-NumPy on full vectors, independently of the Numba generator :mod:`sims.watermarks.generate`;
-only the keyed randomness (green lists, EMS uniforms, the keyed order, ITS's
-per-position uniform) is read from :mod:`sims.core.prf` / :mod:`sims.core.rng`, since a watermark
-*is* its key.  ``check_info_lower_bound`` tests this model against the generator.
+prefix, and the algorithm's state after each possible next token: the NumPy reference step of
+the algorithm's record (:mod:`sims.watermarks.registry`), written from the algorithms'
+definitions in the paper (Algorithms kirchen, DualGA, DualGA_autocov; EMS, ITS, UW as in
+appendix "Watermarking Algorithms") on full vectors, independently of the Numba generator
+:mod:`sims.watermarks.generate`; only the keyed randomness (green lists, EMS uniforms, the keyed
+order, ITS's per-position uniform) is read from :mod:`sims.core.prf` / :mod:`sims.core.rng`,
+since a watermark *is* its key.  ``check_info_lower_bound`` tests this model against the generator.
 
 The state is ``(lambda, colour of the previous token)``; DualGA's lambda update does
 not depend on the sampled token, DualGA-AutoCov's next step does (through the colour).
@@ -17,76 +17,31 @@ from __future__ import annotations
 
 import numpy as np
 
-import theory
-from sims.core import prf, rng
-from sims.core.keys import ITS_STREAM, keyed_order
+from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-ALGOS = ("srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
-"""Every watermark of :data:`sims.watermarks.generate.ALGOS` (``none`` is p itself)."""
+ALGOS = tuple(sorted(registry.names(), key=lambda a: not registry.get(a).siphash))[1:]
+"""Every watermark of the registry (``none`` is p itself), the boosting schemes first."""
 
 State = tuple[float, bool]
 
 
-def _tilt(p: np.ndarray, mask: np.ndarray, d: float) -> np.ndarray:
-    q = p * np.exp(d * mask)
-    return q / q.sum()
-
-
 def step(algo: str, lm, key: int, prefix: np.ndarray, t: int, state: State, params: dict) -> tuple[np.ndarray, list[State]]:
-    r"""Watermarked :math:`q_t` after ``prefix`` (prompt + t generated tokens) and the next states.
+    r"""Watermarked :math:`q_t` after ``prefix`` (prompt + t generated tokens) and the next states:
+    the registry's NumPy reference step of ``algo`` on :math:`p_t` = ``lm.probs(prefix)``.
 
     .. math:: q_{t,k} = \frac{p_{t,k} e^{\delta_t 1\{k\ \mathrm{green}\}}}{\sum_{k'} p_{t,k'} e^{\delta_t 1\{k'\ \mathrm{green}\}}}
               \quad\text{(soft schemes)},\qquad q_t = \text{point mass (EMS, ITS, UW-}\delta\text{)}
 
-    Returns ``(q, states)`` with ``states[k]`` the state after emitting token k.
+    Returns ``(q, states)`` with ``states[k]`` the state after emitting token k; an unknown
+    ``algo`` raises ValueError (:func:`sims.watermarks.registry.get`).
     """
-    p = lm.probs(prefix)
-    V = lm.vocab_size
-    window = prefix[-1:]
-    green = prf.green_mask(prf.context_hash(key, window), V, params["gamma"])
-    G = float(p[green].sum())
-    lam, prev_green = state
-    same = [state] * V
-    if algo in ("srl", "dualga", "atw"):
-        d = lam if algo == "dualga" else params["delta"]
-        if algo == "atw" and theory.entropy(p) <= params["alpha"]:
-            d = 0.0
-        q = _tilt(p, green, d)
-        if algo == "dualga":
-            lam = theory.dualga_update(lam, q[green].sum() - G, params["Delta"], params["eta"], params["M"])
-            same = [(lam, False)] * V
-        return q, same
-    if algo == "autocov":
-        # after a green token boost the red list, after a red one the green list
-        q = _tilt(p, ~green if prev_green else green, lam)
-        lam = theory.autocov_update(lam, q[green].sum() - G, prev_green, params["gamma"], params["Delta"], params["eta"], params["M"])
-        return q, [(lam, bool(green[k])) for k in range(V)]
-    if algo == "hard":
-        q = np.where(green, p, 0.0)
-        return (q / q.sum() if q.sum() > 0 else p), same
-    q = np.zeros(V)
-    if algo == "ems":
-        r = prf.uniforms(prf.context_hash(key, window, prf.EMS), np.arange(V))
-        q[int(np.argmax(np.log(r) / p))] = 1.0
-        return q, same
-    perm = keyed_order(key, V)
-    sctx = prf.context_hash(key, window, prf.STEP)
-    if algo == "uw-gamma":
-        order = perm[::-1] if prf.uniforms(sctx, np.array([V + 1]))[0] < 0.5 else perm
-        cum = np.cumsum(p[order])
-        prev = np.concatenate([[0.0], cum[:-1]])
-        q[order] = 2.0 * (np.maximum(cum, 0.5) - np.maximum(prev, 0.5))
-        return q, same
-    u = rng.uniforms(rng.stream_key(key, ITS_STREAM), np.array([t]))[0] if algo == "its" else prf.uniforms(sctx, np.array([V]))[0]
-    cum = np.cumsum(p[perm])
-    q[perm[min(int(np.searchsorted(cum, u)), V - 1)]] = 1.0
-    return q, same
+    return registry.get(algo).reference(lm.probs(prefix), prefix[-params.get("h", 1):], t, key, state, params)
 
 
 def default_params(algo: str) -> dict:
     """The generator's documented defaults (DualGA/AutoCov: Delta = 0.3; SRL/ATW: delta = 2, alpha = 1)."""
-    _, info = algo_params(algo, alpha=1.0)  # Delta, delta: sims.core.defaults; alpha = 1 so that ATW's threshold bites
+    _, info = algo_params(algo, alpha=1.0 if "alpha" in registry.get(algo).params else None)  # alpha = 1 so that ATW's threshold bites
     return info
 
 

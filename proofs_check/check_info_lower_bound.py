@@ -18,6 +18,7 @@ import theory
 from proofs_check._check import Check
 from proofs_check._exact import ALGOS, default_params, sequence_laws
 from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 RESULT = "prop:info_lower_bound"
@@ -53,7 +54,7 @@ def run(quick: bool, rng) -> list[Check]:
         _, q1, kl1 = sequence_laws(algo, lm, key, prompt, 1)
         prm = default_params(algo)
         gen = generate(lm, algo, n=n, T=2, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
-                       delta=prm.get("delta"), Delta=prm.get("Delta"), alpha=prm["alpha"])
+                       **registry.own(algo, prm))
         outside, pv = _gof(gen.tokens, q2, V)
         worst_out, min_p = max(worst_out, outside), min(min_p, pv)
         worst_kl = max(worst_kl, float(np.max(np.abs(gen.kl[:, 0] - kl1))))

@@ -18,9 +18,10 @@ from scipy.stats import chisquare, norm
 
 import theory
 from proofs_check._check import Check
-from proofs_check._exact import default_params, initial_state, kl_vec, step
+from proofs_check._exact import ALGOS, default_params, initial_state, kl_vec, step
 from proofs_check._numba import single_thread
 from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 RESULT = "prop:KL_cvx / eg:ems"
@@ -28,7 +29,7 @@ JENSEN_TOL = 1e-12  # rounding of means of 1e3..1e4 numbers of size O(1)
 RECORD_TOL = 1e-12  # generator's KL record vs -log p(y) from lm.probs (two float64 softmaxes)
 ALPHA = 1e-3  # level of every chi-square and two-sided z-test in this module
 Z_CRIT = float(norm.isf(ALPHA / 2))
-POINT_MASS = ("ems", "its", "uw-delta")
+POINT_MASS = registry.names(point_mass=True)
 
 
 def run(quick: bool, rng) -> list[Check]:
@@ -40,7 +41,7 @@ def run(quick: bool, rng) -> list[Check]:
     n_keys = 3000 if quick else 40000
     keys = rng.integers(0, 2**62, size=n_keys)
     out = []
-    for algo in ("srl", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma"):
+    for algo in ALGOS:
         params = default_params(algo)
         qs = np.array([step(algo, lm, int(k), prefix, 0, initial_state(params), params)[0] for k in keys])
         per_key = np.array([kl_vec(q, p) for q in qs])
@@ -48,7 +49,7 @@ def run(quick: bool, rng) -> list[Check]:
         out.append(Check(RESULT, f"{algo}: mean_key KL(q||p) - KL(mean_key q || p)", gap, ">= 0", f"-{JENSEN_TOL:g}",
                          gap >= -JENSEN_TOL, f"{n_keys} random keys at one context of the tiny LM (exact q per key)"))
     n_gen = 3000 if quick else 40000
-    for algo in ("ems", "its", "uw-delta", "uw-gamma"):
+    for algo in registry.names(distortion_free=True)[1:]:  # the watermarks (not "none")
         toks, kls = np.empty(n_gen, dtype=np.int64), np.empty(n_gen)
         with single_thread():
             for j, k in enumerate(keys[:n_gen]):

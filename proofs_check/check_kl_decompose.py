@@ -23,6 +23,7 @@ from proofs_check._check import Check
 from proofs_check._exact import ALGOS, default_params, kl_vec, sequence_laws
 from sims.core import defaults, prf
 from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 RESULT = "prop:KL_decompose"
@@ -73,8 +74,8 @@ def run(quick: bool, rng) -> list[Check]:
     for algo in ("srl", "dualga", "autocov"):
         p, q, _ = sequence_laws(algo, lm, key, prompt, T)
         exact = kl_vec(q, p)
-        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)), delta=defaults.DELTA,
-                       Delta=defaults.TARGET_DG)
+        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
+                       **registry.own(algo, dict(delta=defaults.DELTA, Delta=defaults.TARGET_DG)))
         s = gen.kl.sum(axis=1)
         z = float((s.mean() - exact) / (s.std(ddof=1) / np.sqrt(n)))
         out.append(Check(RESULT, f"tiny LM, {algo}: z of mean realised sum of KL_t vs enumerated KL", z, "0 (unbiased)", f"|z| < {Z_CRIT:.2f}",
@@ -83,7 +84,7 @@ def run(quick: bool, rng) -> list[Check]:
     n, T = (150, 30) if quick else (1500, 100)
     for algo in ("srl", "dualga"):
         prm = default_params(algo)
-        gen = generate(big, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=23, delta=prm["delta"], Delta=prm["Delta"])
+        gen = generate(big, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=23, **registry.own(algo, dict(delta=prm["delta"], Delta=prm["Delta"])))
         A, B, rec = _replay(big, gen, algo, prm)
         D = A - B
         z = float(D.mean() / (D.std(ddof=1) / np.sqrt(n)))

@@ -13,7 +13,7 @@ import numpy as np
 from sims.cli.checks import check_memory, writable_file
 from sims.cli.lms import LM_HELP, check_lm
 from sims.core import defaults
-from sims.watermarks.generate import ALGOS
+from sims.watermarks import registry
 
 HELP = "watermarked text from a synthetic or real LM, saved as .npz"
 DTYPES = ("float32", "bfloat16", "float16")
@@ -21,14 +21,9 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lm", default="news", help=LM_HELP)
-    p.add_argument("--algo", choices=ALGOS, default="dualga")
-    p.add_argument("--gamma", type=float, default=None, help="green-list ratio (default 0.25; DualGA: gamma*(Delta))")
-    p.add_argument("--delta", type=float, default=None, help="SRL / ATW boost")
-    p.add_argument("--Delta", type=float, default=None, help="DualGA / AutoCov DG target (default 0.3)")
-    p.add_argument("--eta", type=float, default=None, help="DualGA step size (default 0.5)")
-    p.add_argument("--lam1", type=float, default=None, help="initial dual variable (default delta*(Delta, gamma))")
-    p.add_argument("--tau", type=float, default=1.0, help="EMS temperature")
-    p.add_argument("--alpha", type=float, default=2.0, help="ATW entropy threshold (nats)")
+    p.add_argument("--algo", choices=registry.names(), default="dualga")
+    for name, prm in registry.PARAMS.items():  # one option per registry parameter; unset (None) means the default
+        p.add_argument(f"--{name}", type=float, default=None, help=f"{', '.join(registry.taking(name)) if name != 'gamma' else 'all'}: {prm.help}")
     p.add_argument("--h", type=int, default=1, help="context width of the green-list hash")
     p.add_argument("--n", type=int, default=100, help="number of texts")
     p.add_argument("--T", type=int, default=200, help="tokens per text")
@@ -45,7 +40,10 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def algo_kwargs(args) -> dict:
-    return dict(gamma=args.gamma, delta=args.delta, Delta=args.Delta, eta=args.eta, lam1=args.lam1, tau=args.tau, alpha=args.alpha)
+    """The registry parameters given on the command line; one that ``--algo`` does not take is refused."""
+    given = {name: getattr(args, name) for name in registry.PARAMS if getattr(args, name) is not None}
+    registry.check_params(args.algo, **given)
+    return given
 
 
 def real_lm_kwargs(args) -> dict:

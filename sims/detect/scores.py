@@ -27,10 +27,11 @@ import numpy as np
 from sims.core import defaults, prf, prf_crypto, rng
 from sims.detect import _kernels as K
 from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
+from sims.watermarks import registry
 
-REDGREEN_ALGOS = ("none", "srl", "hard", "dualga", "atw")
-KEYED_ORDER_ALGOS = ("its", "uw-delta", "uw-gamma")
-DETECTABLE_ALGOS = REDGREEN_ALGOS + ("autocov", "ems") + KEYED_ORDER_ALGOS
+REDGREEN_ALGOS = registry.names(family="redgreen")
+KEYED_ORDER_ALGOS = registry.names(family="keyed")
+DETECTABLE_ALGOS = registry.names()
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
@@ -337,7 +338,7 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
-    if algo not in KEYED_ORDER_ALGOS:
+    if registry.get(algo).family != "keyed":
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
     key = gen.meta["key"] if key is None else int(key)
     h, V = gen.meta["h"], gen.meta["vocab_size"]
@@ -464,10 +465,11 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
 
 
 def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None) -> DetectResult:
-    """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm.
+    """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm, by its
+    record's family (:mod:`sims.watermarks.registry`).
 
     red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
-    :func:`score_autocov`; ``ems``: :func:`score_ems`; its / uw-delta / uw-gamma:
+    :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
     :func:`score_keyed_order` (needs ``lm``).
 
     ``key`` defaults to the generation's (another key scores the text as a stranger would:
@@ -478,12 +480,11 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     """
     m = gen.meta
     algo = m["algo"] if algo is None else algo
-    if algo not in DETECTABLE_ALGOS:
-        raise ValueError(f"algo must be one of {DETECTABLE_ALGOS}; got {algo!r}")
+    family = registry.get(algo).family
     key = m["key"] if key is None else key
     prf = m.get("prf", defaults.PRF)
-    if prf != defaults.PRF and algo not in REDGREEN_ALGOS + ("autocov",):
-        raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {REDGREEN_ALGOS + ('autocov',)}; got {algo!r}")
+    if prf != defaults.PRF and not registry.get(algo).siphash:
+        raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {registry.names(siphash=True)}; got {algo!r}")
     if gamma is None:
         gamma = m["gamma"]
     elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
@@ -493,11 +494,11 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
     green_kind = m.get("green_kind", "bernoulli")
     prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
-    if algo in REDGREEN_ALGOS:
+    if family == "redgreen":
         return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
-    if algo == "autocov":
+    if family == "autocov":
         return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, **kw)
-    if algo == "ems":
+    if family == "ems":
         return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")

@@ -19,13 +19,20 @@ from sims.core import defaults
 from sims.core.progress import progress
 from sims.detect import scores as detect
 from sims.lm.synthetic import SyntheticLM, get_lm
-from sims.watermarks.generate import ALGOS, generate
+from sims.watermarks import registry
+from sims.watermarks.generate import generate
 
 FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
 CI_LEVEL = 0.95
 TTD_LEVEL = 1e-4  # tokens_to_detect: prefix p-value at or below this level from then on
-PREFIX_ALGOS = detect.REDGREEN_ALGOS + ("ems",)  # algorithms with exact prefix p-values
+PREFIX_ALGOS = registry.names(prefix_pvalues=True)  # algorithms with exact prefix p-values
+DETECTORS = {
+    "redgreen": "red-green count, exact binomial tail P(Bin(n, gamma) >= k)",
+    "ems": "EMS sum of -log(1 - r), exact Gamma(n, 1) tail",
+    "autocov": "AutoCov Z_T, exact lower tail under i.i.d. Bernoulli(gamma) colours",
+    "keyed": "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities",
+}  # each detector family's name (:data:`sims.watermarks.registry.FAMILIES`)
 
 
 def _fpr_key(a: float) -> str:
@@ -69,7 +76,7 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
     Parameters
     ----------
     lm : preset name (:data:`sims.lm.synthetic.LM_PRESETS`) or a :class:`~sims.lm.synthetic.SyntheticLM`
-    algo : one of :data:`sims.watermarks.generate.ALGOS` except "none"
+    algo : one of :data:`sims.watermarks.generate.ALGOS` except "none" (:mod:`sims.watermarks.registry`)
     n, T, seed, key :
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
@@ -79,7 +86,8 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
     return_arrays : bool
         Add per-text arrays (kl, dg, log10_p, z, null_log10_p, tokens_to_detect) under "arrays".
     **params :
-        The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, h, green_kind, M).
+        The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, h, green_kind, M); one
+        it does not take is refused.
 
     Returns
     -------
@@ -90,8 +98,7 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
     on; red-green and EMS; None if fewer than half the texts get there), the detector's name
     and null, timings.
     """
-    if algo not in ALGOS or algo == "none":
-        raise ValueError(f"algo must be one of {tuple(a for a in ALGOS if a != 'none')}; got {algo!r}")
+    check_watermark(algo, **params)
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
     model = get_lm(lm) if isinstance(lm, str) else lm
@@ -118,13 +125,22 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
                      det_seconds=det_s, return_arrays=return_arrays)
 
 
+def check_watermark(algo: str, **params) -> None:
+    """Refuse an algorithm that is no watermark (unknown, or the control "none") and a parameter
+    it does not take (:func:`sims.watermarks.registry.check_params`)."""
+    registry.get(algo)
+    if algo == registry.NULL:
+        raise ValueError(f"algo must be one of {tuple(a for a in registry.names() if a != registry.NULL)}; got {algo!r}")
+    registry.check_params(algo, **params)
+
+
 def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
     """Tokens to detect (prefix p <= TTD_LEVEL from then on) of each text; None for detectors
     without exact prefix p-values."""
     algo, m = gen.meta["algo"], gen.meta
     if algo not in PREFIX_ALGOS:
         return None
-    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="ems" if algo == "ems" else "green",
+    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="ems" if registry.get(algo).family == "ems" else "green",
                                 gamma=m["gamma"], h=m["h"], green_kind=m.get("green_kind", "bernoulli"), dedup=dedup,
                                 vocab_size=m["vocab_size"])
     return detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
@@ -140,8 +156,8 @@ def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int,
     lp = res.log10_p
     out = dict(
         lm=lm, algo=algo, n=int(n), n_null=int(n_null), T=int(T), seed=int(seed), key=int(key), dedup=bool(dedup),
-        params={k: gen.meta[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M", "h", "green_kind") if k in gen.meta},
-        detector=_detector_name(algo),
+        params={k: gen.meta[k] for k in (*registry.PARAMS, "h", "green_kind") if k in gen.meta},
+        detector=DETECTORS[registry.get(algo).family],
         kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
         realized_dg=float(gen.dg.mean()), realized_dg_per_text_sd=float(gen.dg.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
         mean_entropy=float(gen.entropy.mean()),
@@ -165,16 +181,6 @@ def _median_or_none(ttd) -> float | None:
         return None
     med = float(np.median(np.where(np.isnan(ttd), np.inf, ttd)))
     return med if np.isfinite(med) else None
-
-
-def _detector_name(algo: str) -> str:
-    if algo in detect.REDGREEN_ALGOS:
-        return "red-green count, exact binomial tail P(Bin(n, gamma) >= k)"
-    if algo == "ems":
-        return "EMS sum of -log(1 - r), exact Gamma(n, 1) tail"
-    if algo == "autocov":
-        return "AutoCov Z_T, exact lower tail under i.i.d. Bernoulli(gamma) colours"
-    return "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities"
 
 
 def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, lm: str | SyntheticLM | None = None,

@@ -57,9 +57,10 @@ from sims.detect import scores as detect
 from sims.detect import spoof as spoof_test
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
+from sims.watermarks import registry
 from sims.watermarks.generate import generate, sample_prompts
 
-STEALABLE_ALGOS = ("srl", "hard", "dualga", "autocov", "atw")
+STEALABLE_ALGOS = registry.names(stealable=True)
 BASE_SEED_OFFSET = 2_000_003  # the attacker's base-LM texts
 EVAL_SEED_OFFSET = 3_000_017  # held-out base text for the accuracy of the estimate
 SPOOF_SEED_OFFSET = 4_000_037  # the attacker's prompts and sampling
@@ -391,7 +392,8 @@ def spoof(lm: SyntheticLM, est: GreenEstimate, owner_meta: dict, *, n: int, T: i
     if prompts.shape[0] != n or prompts.shape[1] < max(lm.order, est.h) or prompts.min() < 0 or prompts.max() >= lm.vocab_size:
         raise ValueError(f"prompts must have shape (n={n}, P >= {max(lm.order, est.h)}) with ids in [0, {lm.vocab_size - 1}]; got {prompts.shape}")
     out = np.empty((int(n), int(T)), dtype=np.int64)
-    _spoof_kernel(*_lm_args(lm), prompts, int(T), int(seed), est.h, *_est_args(est), float(boost), owner_meta["algo"] == "autocov", out)
+    alternate = registry.get(owner_meta["algo"]).family == "autocov"
+    _spoof_kernel(*_lm_args(lm), prompts, int(T), int(seed), est.h, *_est_args(est), float(boost), alternate, out)
     return _as_owner(out, prompts, owner_meta, dict(spoofed=dict(n_stolen=est.n_stolen, boost=float(boost))))
 
 
@@ -450,8 +452,9 @@ def make_haul(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: in
 
     ``base`` and ``held_out`` (from an earlier haul of the same LM, sizes and seed: unwatermarked
     text does not depend on the scheme) are reused instead of generated when given."""
-    if algo not in STEALABLE_ALGOS:
+    if not registry.get(algo).stealable:
         raise ValueError(f"algo must be one of {STEALABLE_ALGOS}; got {algo!r}")
+    registry.check_params(algo, **params)
     _check_key(key)
     kw = dict(T=T, key=key, h=h, prompt_len=max(prompt_len, h, lm.order))
     wm = generate(lm, algo, n=n_max, seed=seed, **kw, **params)
@@ -512,7 +515,7 @@ def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
     """``n`` fresh texts of the owner's scheme (the haul's LM, algorithm, parameters, key, length and
     prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
     m = haul.wm.meta
-    params = {k: m[k] for k in ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M") if m.get(k) is not None}
+    params = registry.own(m["algo"], {k: m[k] for k in registry.PARAMS if m.get(k) is not None})
     return generate(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
                     green_kind=m["green_kind"], prompt_len=haul.wm.prompts.shape[1], **params)
 

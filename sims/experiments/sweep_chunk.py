@@ -27,11 +27,12 @@ from sims.detect import scores as detect
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.lm.synthetic import LM_PRESETS, get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
-PARAM_COLUMNS = ("gamma", "delta", "Delta", "eta", "lam1", "tau", "alpha", "M")
+PARAM_COLUMNS = tuple(registry.PARAMS)
 
 
 def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:
@@ -73,7 +74,8 @@ def _metrics(gen, res, task: dict, algo: str) -> dict:
                n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
     if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS:
         meta = gen.meta
-        pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat="ems" if algo == "ems" else "green", gamma=meta["gamma"],
+        stat = "ems" if registry.get(algo).family == "ems" else "green"
+        pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat=stat, gamma=meta["gamma"],
                                     h=meta["h"], green_kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
         out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
     return {k: v for k, v in out.items() if k in task["metrics"]}

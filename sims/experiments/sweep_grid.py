@@ -40,19 +40,14 @@ import tomllib
 
 from sims.core import defaults
 from sims.core.lm_names import REAL_LMS
-from sims.detect.scores import KEYED_ORDER_ALGOS
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
 from sims.experiments.attacks import LM_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
 from sims.lm.synthetic import LM_PRESETS
-from sims.watermarks.generate import ALGOS, algo_params
+from sims.watermarks import registry
+from sims.watermarks.generate import algo_params
 
-# parameters each algorithm reads (gamma, h and green_kind set the green list every record uses)
-COMMON_PARAMS = ("gamma", "h", "green_kind")
-ALGO_PARAMS = {
-    "none": (), "srl": ("delta",), "hard": (), "dualga": ("Delta", "eta", "lam1", "M"), "autocov": ("Delta", "eta", "lam1", "M"),
-    "ems": ("tau",), "its": (), "uw-delta": (), "uw-gamma": (), "atw": ("delta", "alpha"),
-}
+COMMON_PARAMS = registry.COMMON  # gamma, h and green_kind set the green list every record uses
 NULL_LMS = ("uniform",)  # i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
 METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
@@ -190,9 +185,10 @@ def _check_params(loc: _Locator, algo: str, params: dict, start: int) -> None:
 def _expand_algo(loc: _Locator, table: dict, k: int) -> list[tuple[str, dict]]:
     start = loc.header("algo", k)
     algo = table.get("name")
-    if algo not in ALGOS:
-        raise loc.error("name", f"unknown algorithm {algo!r}: one of {ALGOS}", start)
-    allowed = COMMON_PARAMS + ALGO_PARAMS[algo]
+    try:
+        allowed = COMMON_PARAMS + registry.get(algo).params
+    except ValueError:
+        raise loc.error("name", f"unknown algorithm {algo!r}: one of {registry.names()}", start) from None
     zipped = table.get("zip", {})
     if not isinstance(zipped, dict):
         raise loc.error("zip", f"must be a table of equal-length lists; got {zipped!r}", start)
@@ -236,7 +232,7 @@ def _attacks(loc: _Locator, tables: list) -> tuple[tuple[str, float], ...]:
 def needs_oracle(grid: Grid, cfg: Config) -> bool:
     """True when configuration ``cfg`` of ``grid`` asks a real LM's next-token probabilities: UW /
     ITS detection, or an entropy, colour or paraphrase attack."""
-    return cfg.real and (cfg.algo in KEYED_ORDER_ALGOS or any(kind in LM_KINDS for kind, _ in grid.attacks))
+    return cfg.real and (registry.get(cfg.algo).family == "keyed" or any(kind in LM_KINDS for kind, _ in grid.attacks))
 
 
 def load_grid(path) -> Grid:

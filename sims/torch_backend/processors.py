@@ -19,13 +19,15 @@ tokens) stay -inf; NaN logits raise after generation, naming the first step and 
 
 Constructors are keyword-only, with the parameter names and defaults of the synthetic
 generator (:func:`sims.watermarks.generate.algo_params`, :mod:`sims.core.defaults`);
-:func:`make_processor` builds any algorithm of ``ALGOS`` by name.  ``input_ids`` may hold
+:func:`make_processor` builds any algorithm of ``ALGOS`` by name from the table :data:`PROCESSORS`
+(one class per record of :mod:`sims.watermarks.registry`, marked by the decorator :func:`processor`).  ``input_ids`` may hold
 left padding (any id); only the last ``h`` tokens (``h + 1`` for AutoCov) are read, and
 those are always real tokens since every prompt holds at least ``h``.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import torch
@@ -33,12 +35,21 @@ import torch
 import theory
 from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
-from sims.detect.scores import KEYED_ORDER_ALGOS
 from sims.torch_backend import prf_crypto_torch, prf_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
-from sims.watermarks.generate import SIPHASH_ALGOS, algo_params
+from sims.watermarks import registry
+from sims.watermarks.generate import algo_params
 
-ALGOS = ("none", "srl", "hard", "dualga", "autocov", "atw", "ems", "its", "uw-delta", "uw-gamma")
+ALGOS = registry.names()
+PROCESSORS: dict[str, type] = {}
+"""The processor class of each algorithm of the registry, by name (filled by :func:`processor`)."""
+
+
+def processor(cls: type) -> type:
+    """Class decorator: the torch processor of the registered algorithm ``cls.name``."""
+    registry.get(cls.name)
+    PROCESSORS[cls.name] = cls
+    return cls
 
 
 class _KeyedProcessor:
@@ -161,6 +172,7 @@ class _KeyedProcessor:
         return out
 
 
+@processor
 class NoneProcessor(_KeyedProcessor):
     """No watermark: the logits pass unchanged; records G_t (the key's green mass at ``gamma``),
     the entropy, KL = DG = 0 and lambda = nan -- the unwatermarked control's records."""
@@ -175,6 +187,7 @@ class NoneProcessor(_KeyedProcessor):
         return scores
 
 
+@processor
 class SRLProcessor(_KeyedProcessor):
     """Soft red list (Algorithm kirchen) with a fixed boost ``delta``."""
 
@@ -193,6 +206,7 @@ class SRLProcessor(_KeyedProcessor):
         return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
 
 
+@processor
 class DualGAProcessor(_KeyedProcessor):
     """Algorithm DualGA: delta_t = lambda_t; lambda <- Pi_[0, M](lambda + eta (Delta - DG_t)), on device."""
 
@@ -221,6 +235,7 @@ class DualGAProcessor(_KeyedProcessor):
         return out
 
 
+@processor
 class ATWProcessor(SRLProcessor):
     """Adaptive text watermark: the boost applies only where the entropy of p_t exceeds ``alpha``."""
 
@@ -237,6 +252,7 @@ class ATWProcessor(SRLProcessor):
         return self._emit(scores, logits, green, delta, G)
 
 
+@processor
 class HardProcessor(_KeyedProcessor):
     """Hard red list (delta = inf): sample from p restricted to the green list; KL = -log G,
     DG = 1 - G, lambda = nan.  A step with G = 0 is left unwatermarked (as the generator)."""
@@ -257,6 +273,7 @@ class HardProcessor(_KeyedProcessor):
         return out
 
 
+@processor
 class EMSProcessor(_KeyedProcessor):
     """Exponential minimum sampling at temperature tau: the logits become a point mass at
     argmax_k log(r_k) / p_tau,k with r from the key (stream EMS); KL = -log p(y)."""
@@ -285,17 +302,15 @@ class KeyedOrderProcessor(_KeyedProcessor):
 
     ITS takes u_t from the key stream at position t; UW-delta from the context hash
     (stream STEP, slot V); UW-gamma keeps the upper half of the cumulative mass in the
-    keyed order or its reverse (slot V + 1) with doubled probability.
+    keyed order or its reverse (slot V + 1) with doubled probability.  One subclass per algorithm
+    (:class:`ITSProcessor`, :class:`UWDeltaProcessor`, :class:`UWGammaProcessor`) names it.
     """
 
-    def __init__(self, *, algo: str, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma: float = defaults.GAMMA):
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma: float = defaults.GAMMA):
         from sims.core.keys import ITS_STREAM, keyed_order
         from sims.core.rng import stream_key
 
-        if algo not in KEYED_ORDER_ALGOS:
-            raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
         super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
-        self.name = algo
         self.perm = torch.as_tensor(keyed_order(key, vocab_size))
         self.its_key = int(stream_key(key, ITS_STREAM))
 
@@ -329,6 +344,28 @@ class KeyedOrderProcessor(_KeyedProcessor):
         return self._point_mass(scores, p, green, G, perm[idx])
 
 
+@processor
+class ITSProcessor(KeyedOrderProcessor):
+    """Inverse transform sampling (:class:`KeyedOrderProcessor`)."""
+
+    name = "its"
+
+
+@processor
+class UWDeltaProcessor(KeyedOrderProcessor):
+    """UW delta-reweight (:class:`KeyedOrderProcessor`)."""
+
+    name = "uw-delta"
+
+
+@processor
+class UWGammaProcessor(KeyedOrderProcessor):
+    """UW gamma-reweight (:class:`KeyedOrderProcessor`)."""
+
+    name = "uw-gamma"
+
+
+@processor
 class AutoCovProcessor(DualGAProcessor):
     """Algorithm DualGA_autocov: boost the green list after a red token and the red list after
     a green one, lambda <- Pi_[0, M](lambda + eta (Delta + DA_t)); y_0 counts as red.
@@ -415,37 +452,30 @@ class TransformersSRLProcessor(_KeyedProcessor):
         return torch.tensor(out)
 
 
-def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma=None, delta=None, Delta=None,
-                   eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, M: float = defaults.M,
-                   green_kind: str = defaults.GREEN_KIND, fused: bool | None = None, max_steps: int = 4096,
-                   prf: str = defaults.PRF) -> _KeyedProcessor:
-    """The processor of ``algo`` (one of ``ALGOS``) with the synthetic generator's parameters and
-    defaults (:func:`sims.watermarks.generate.algo_params`); only Bernoulli green lists.
+def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
+                   fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF, **params) -> _KeyedProcessor:
+    """The processor of ``algo`` (:data:`PROCESSORS`) with the synthetic generator's parameters and
+    defaults (``params``: :func:`sims.watermarks.registry.resolve`; one ``algo`` does not take is
+    refused); only Bernoulli green lists.  ``fused`` and ``max_steps`` reach the processors with a
+    fused step (SRL, DualGA).
 
     ``prf="siphash"`` (128-bit ``key``, :mod:`sims.core.prf_crypto`) keys the red-green schemes
     of :data:`sims.watermarks.generate.SIPHASH_ALGOS`, as the synthetic generator does."""
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {ALGOS} for the torch backend; got {algo!r}")
+    rec = registry.get(algo)
+    if algo not in PROCESSORS:
+        raise ValueError(f"algo {algo!r} has no torch processor: one of {tuple(PROCESSORS)}")
     if green_kind != "bernoulli":
         raise ValueError(f"green_kind must be 'bernoulli' on a real LM (per-token green lists); got {green_kind!r}")
     if prf not in ("splitmix64", "siphash"):
         raise ValueError(f"prf must be 'splitmix64' or 'siphash'; got {prf!r}")
-    if prf != defaults.PRF and algo not in SIPHASH_ALGOS:
-        raise ValueError(f"prf={prf!r} keys the red-green schemes {SIPHASH_ALGOS} only; got algo={algo!r}")
-    _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
-    kw = dict(vocab_size=vocab_size, key=key, h=h)
-    if algo in SIPHASH_ALGOS:
+    if prf != defaults.PRF and not rec.siphash:
+        raise ValueError(f"prf={prf!r} keys the red-green schemes {registry.names(siphash=True)} only; got algo={algo!r}")
+    registry.check_params(algo, **params)
+    info = registry.resolve(algo, **params)
+    cls = PROCESSORS[algo]
+    kw = dict(vocab_size=vocab_size, key=key, h=h, gamma=info["gamma"], **{p: info[p] for p in rec.params})
+    if rec.siphash:
         kw["prf"] = prf
-    if algo in ("dualga", "autocov"):
-        cls = DualGAProcessor if algo == "dualga" else AutoCovProcessor
-        return cls(**kw, Delta=info["Delta"], gamma=info["gamma"], eta=info["eta"], lam1=info["lam1"], M=M, fused=fused, max_steps=max_steps)
-    if algo == "srl":
-        return SRLProcessor(**kw, gamma=info["gamma"], delta=info["delta"], fused=fused, max_steps=max_steps)
-    if algo == "atw":
-        return ATWProcessor(**kw, gamma=info["gamma"], delta=info["delta"], alpha=alpha)
-    if algo == "ems":
-        return EMSProcessor(**kw, tau=tau, gamma=info["gamma"])
-    if algo in KEYED_ORDER_ALGOS:
-        return KeyedOrderProcessor(algo=algo, **kw, gamma=info["gamma"])
-    return (HardProcessor if algo == "hard" else NoneProcessor)(**kw, gamma=info["gamma"])
-
+    if "fused" in inspect.signature(cls).parameters:
+        kw.update(fused=fused, max_steps=max_steps)
+    return cls(**kw)

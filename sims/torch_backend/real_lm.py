@@ -25,14 +25,15 @@ from sims.core import defaults
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
 from sims.detect import scores as detect
-from sims.experiments.evaluate import NULL_SEED_OFFSET, redgreen_ttd, summarize
+from sims.experiments.evaluate import NULL_SEED_OFFSET, check_watermark, redgreen_ttd, summarize
 from sims.torch_backend import batch as batching
 from sims.torch_backend.generate_torch import generate
 from sims.torch_backend.lm_oracle import ModelOracle
 from sims.torch_backend.model import load, sampled_vocab, stop_ids
-from sims.torch_backend.processors import ALGOS, make_processor
+from sims.torch_backend.processors import make_processor
 from sims.torch_backend.prompts import prompt_ids
 from sims.torch_backend.static_decode import generate_static
+from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
 ENGINES = ("loop", "static")
@@ -108,8 +109,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     if len(stop_ids) and engine != "loop":
         raise ValueError(f"stop_ids needs engine='loop' (the static engine decodes a fixed T); got engine={engine!r}")
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
+    registry.get(algo)
     ids, lens = batching.pad_left(prompts)
     n = len(lens)
     batching.check_prompts(lens, T, h=h, window=batching.context_window(model.config))
@@ -179,7 +179,7 @@ def score(gen: Generation, model=None, *, dedup: bool = False, key: int | None =
     """:func:`sims.detect.scores.score` for texts of a real LM; ITS / UW read the model's
     teacher-forced probabilities (``model`` default: ``load(gen.meta["lm"])``)."""
     algo = gen.meta["algo"] if algo is None else algo
-    if algo not in detect.KEYED_ORDER_ALGOS:
+    if registry.get(algo).family != "keyed":
         return detect.score(gen, None, dedup=dedup, key=key, gamma=gamma, algo=algo)
     if model is None:
         model, _ = load(gen.meta["lm"])
@@ -198,8 +198,7 @@ def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = de
     models).  The ``n_null`` (default ``n``) controls are unwatermarked texts after the same
     prompts (cycled), seed ``seed + NULL_SEED_OFFSET``, scored with the watermark's detector.
     """
-    if algo not in ALGOS or algo == "none":
-        raise ValueError(f"algo must be one of {tuple(a for a in ALGOS if a != 'none')}; got {algo!r}")
+    check_watermark(algo, **params)
     n_null = int(n) if n_null is None else int(n_null)
     if n_null < 1:
         raise ValueError(f"n_null must be in [1, inf); got {n_null}")

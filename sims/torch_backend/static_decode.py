@@ -37,10 +37,11 @@ from sims.torch_backend import batch as batching
 from sims.torch_backend.fused import FusedBoost, check_nan, default_backend, inverse_cdf, triton_next_pow2, triton_usable
 from sims.torch_backend.generate_torch import processor_meta, records_or_nan, row_keys
 from sims.torch_backend.prf_torch import counter_uniform
-from sims.torch_backend.processors import ALGOS, make_processor
+from sims.torch_backend.processors import make_processor
+from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-FUSED_ALGOS = ("none", "srl", "dualga")  # one fused step (FusedBoost), CUDA graphs on a GPU
+FUSED_ALGOS = registry.names(fused=True)  # one fused step (FusedBoost), CUDA graphs on a GPU
 BUCKET = 64
 
 
@@ -221,8 +222,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     ``records=False`` with ``algo="none"`` skips green lists and records (the bare baseline).
     Returns the same :class:`~sims.core.record.Generation` as the loop engine.
     """
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
+    registry.get(algo)
     ids, lens = batching.pad_left(prompts)
     B, P = ids.shape
     rows = np.arange(B) if rows is None else np.asarray(rows, dtype=np.int64)
@@ -232,6 +232,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     dec.set_pads(P - lens)
     inp = torch.as_tensor(ids, device=dec.device).clamp(min=0)
     if algo in FUSED_ALGOS and params.get("prf", defaults.PRF) == defaults.PRF:  # the fused kernels hash with SplitMix64
+        registry.check_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if algo == "dualga" else (info["delta"] or 0.0, 0.0, 0.0)
         sampler = FusedBoost(key, info["gamma"], V, B, T, dec.device, h=h, lam1=lam1, Delta=Delta, eta=eta, M=info["M"],
@@ -260,7 +261,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
         stacked = sampler.stacked()
         meta = processor_meta(None, V, seed)
         meta.update(algo=algo, key=int(key), gamma=info["gamma"], h=h,
-                    **{k: float(info[k]) for k in ("delta", "Delta", "eta", "lam1", "M") if info[k] is not None and algo != "none"})
+                    **{k: float(info[k]) for k in registry.get(algo).params})
         if algo == "none":
             stacked.pop("lam", None)  # no boost: nan, as the processors record
         engine = f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else "")

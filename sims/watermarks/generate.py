@@ -58,7 +58,6 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-import theory
 from sims.core import defaults, prf, prf_crypto, rng
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.prf import green_threshold, token_mix
@@ -66,17 +65,20 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import _kernels as kern
+from sims.watermarks import registry
 from theory import _scalar
 
-ALGOS = ("none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw")
-# the kernel's algorithm codes: the index in ALGOS
-NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = range(len(ALGOS))
-_CODE = {a: i for i, a in enumerate(ALGOS)}
+ALGOS = registry.names()
+# the kernel's algorithm codes (each record's ``code``)
+NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
+    "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
 
+# every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
+# vectorised sums (a new parameter is appended)
 AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
-AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them (floats; 0.0 where unused):
-``delta`` SRL/ATW boost, ``Delta`` DualGA/AutoCov target, ``eta`` step size, ``lam1`` first lambda,
-``M`` projection bound, ``tau`` EMS temperature, ``alpha`` ATW entropy threshold, ``gamma`` green ratio."""
+AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
+:data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
 LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
@@ -86,7 +88,7 @@ Keying.__doc__ = """The watermark's keyed objects: ``key`` (uint64), context wid
 threshold of :func:`sims.core.prf.green_threshold`, ``partition`` (exactly ``n_green`` green ids
 instead of Bernoulli lists), the PRF's per-token mix ``tokmix``, the keyed order ``perm``, and
 ``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`)."""
-SIPHASH_ALGOS = ("none", "srl", "hard", "dualga", "autocov", "atw")  # the red-green schemes prf="siphash" keys
+SIPHASH_ALGOS = registry.names(siphash=True)  # the red-green schemes prf="siphash" keys
 
 
 @njit(cache=True, inline="always")
@@ -380,45 +382,21 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
             ctx[L] = y
 
 
-def algo_params(algo: str, *, gamma=None, delta=None, Delta=None, eta=None, lam1=None, tau=defaults.TAU, alpha=defaults.ALPHA,
-                M=defaults.M) -> tuple[AlgoParams, dict]:
-    """Validate an algorithm's parameters and apply the documented defaults (:mod:`sims.core.defaults`).
+def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
+    """Validate an algorithm's parameters and apply the documented defaults (:func:`sims.watermarks.registry.resolve`).
 
-    Returns the kernel's :class:`AlgoParams` and the same values as a dict (``None`` where the
-    algorithm has no such parameter) for the record's ``meta``.
+    Returns the kernel's :class:`AlgoParams` and every parameter as a dict (what the record's
+    ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
-    if algo not in ALGOS:
-        raise ValueError(f"algo must be one of {ALGOS}; got {algo!r}")
-    if algo in ("dualga", "autocov"):
-        Delta = defaults.TARGET_DG if Delta is None else float(Delta)
-        if not (0.0 < Delta < 1.0):
-            raise ValueError(f"Delta must be in (0, 1); got {Delta!r}")
-        gamma = theory.gamma_star(Delta) if gamma is None else gamma
-    gamma = defaults.GAMMA if gamma is None else gamma
-    theory._validate.gamma(gamma)
-    if algo in ("srl", "atw"):
-        delta = defaults.DELTA if delta is None else delta
-        if not (0.0 <= float(delta) < math.inf):
-            raise ValueError(f"delta must be in [0, inf); got {delta!r}")
-    eta = defaults.ETA if eta is None else float(eta)
-    if not (eta > 0.0 and math.isfinite(eta)):
-        raise ValueError(f"eta must be in (0, inf); got {eta!r}")
-    if not (tau > 0.0 and math.isfinite(tau)):
-        raise ValueError(f"tau must be in (0, inf); got {tau!r}")
-    if algo in ("dualga", "autocov") and lam1 is None:
-        lam1 = min(theory.delta_star(Delta, gamma), M) if Delta < 1.0 - gamma else M
-    lam1 = 0.0 if lam1 is None else float(lam1)
-    if not (0.0 <= lam1 <= M):
-        raise ValueError(f"lam1 must be in [0, M] = [0, {M}]; got {lam1!r}")
-    info = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
+    info = registry.resolve(algo, **given)
     prm = AlgoParams(*(float(0.0 if info[f] is None else info[f]) for f in AlgoParams._fields))
     return prm, info
 
 
 def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
-    eta=None, lam1=None, tau: float = defaults.TAU, alpha: float = defaults.ALPHA, h: int = defaults.H,
-    green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M: float = defaults.M,
+    eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
+    green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
     prf: str = defaults.PRF,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
@@ -426,7 +404,7 @@ def generate(
     Parameters
     ----------
     lm : SyntheticLM
-    algo : one of ``ALGOS``
+    algo : one of ``ALGOS`` (:mod:`sims.watermarks.registry`)
     n, T : int
         Number of texts and tokens per text.
     seed : int
@@ -434,7 +412,8 @@ def generate(
     key : int or bytes
         Watermark key in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
     gamma, delta, Delta, eta, lam1, tau, alpha :
-        The paper's parameters (see module docstring for defaults).
+        The paper's parameters (defaults: :data:`sims.watermarks.registry.PARAMS`); one that
+        ``algo`` does not take, given, is refused (:func:`sims.watermarks.registry.check_params`).
     h : int
         Context width of the green-list hash (>= 1).
     green_kind : {"bernoulli", "partition"}
@@ -451,6 +430,8 @@ def generate(
         ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.scores.score`
         detects with the same.
     """
+    if registry.get(algo).code not in STEPS:
+        raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
     if int(h) < 1:
@@ -469,10 +450,10 @@ def generate(
         k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    if not (M > 0.0 and math.isfinite(M)):
-        raise ValueError(f"M must be in (0, inf); got {M!r}")
-    prm, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=None if lam1 is None else min(lam1, M), tau=tau,
-                            alpha=alpha, M=M)
+    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
+    registry.check_params(algo, **given)
+    M = registry.PARAMS["M"].check(defaults.M if M is None else M)
+    prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})
     V = lm.vocab_size
     if prompts is None:
         prompts = sample_prompts(lm, n, seed, prompt_len)
@@ -487,7 +468,7 @@ def generate(
     keying = Keying(np.uint64(key64), int(h), green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
                     token_mix(V), keyed_order(key64, V), siphash, np.uint64(k0), np.uint64(k1))
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
-    _generate(_CODE[algo], tables, keying, prm, prompts, int(T), int(seed), out)
+    _generate(registry.get(algo).code, tables, keying, prm, prompts, int(T), int(seed), out)
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     if siphash:
         meta["prf"] = "siphash"

@@ -1,4 +1,4 @@
-"""Synthetic LMs and watermarked generation: kernel == NumPy, exact per-token records."""
+"""Synthetic LMs and watermarked generation: kernel == NumPy (the records against each algorithm's reference step: test_registry_battery.py)."""
 
 import re
 
@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import theory
-from proofs_check import _exact
 from sims.core import prf
 from sims.core.record import Generation
 from sims.lm.synthetic import LM_PRESETS, get_lm, logits_into
@@ -22,48 +21,6 @@ def test_lm_kernel_equals_numpy_logits(name):
         ctx = rng.integers(0, lm.vocab_size, size=4)
         logits_into(lm.vocab_size, lm.order, lm.seed, lm.params, lm.levels, lm.base, ctx, out)
         assert np.array_equal(out, lm.logits(ctx))
-
-
-def _reference_step(algo, lm, key, prefix, t, state, params):
-    """The NumPy twin of one generator step: q_t over the whole vocabulary and the state after
-    each next token, from the algorithms' definitions (:mod:`proofs_check._exact`, which
-    computes p_t with ``lm.probs`` and never calls the Numba generator); ``none`` is p_t itself."""
-    if algo == "none":
-        return lm.probs(prefix), [state] * lm.vocab_size
-    return _exact.step(algo, lm, key, prefix, t, state, params)
-
-
-@pytest.mark.parametrize("algo", ALGOS)
-def test_records_are_exact(algo):
-    """Twin test over EVERY algorithm: replaying each text with the NumPy reference, the kernel's
-    G, entropy, KL = KL(q_t || p_t), DG = q_t(green) - G_t and lambda_t (DualGA, AutoCov: the
-    state carried through the sampled tokens, AutoCov's colour included) equal the recomputation
-    from the exact p_t, and every sampled token has q_t(y) > 0.  LM lfqa at V = 2000, 2 texts x 30
-    tokens, seed 3, key 99."""
-    lm = get_lm("lfqa", vocab_size=2000)
-    key, T = 99, 30
-    gen = generate(lm, algo, n=2, T=T, seed=3, key=key)
-    params = gen.meta
-    P = gen.prompts.shape[1]
-    for i in range(2):
-        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
-        state = _exact.initial_state(params)
-        for t in range(T):
-            p = lm.probs(seq[: P + t])
-            green = prf.green_mask(prf.context_hash(key, seq[P + t - 1 : P + t]), lm.vocab_size, params["gamma"])
-            q, states = _reference_step(algo, lm, key, seq[: P + t], t, state, params)
-            y = gen.tokens[i, t]
-            G = p[green].sum()
-            assert q[y] > 0.0, (i, t)
-            assert gen.G[i, t] == pytest.approx(G, rel=1e-12, abs=1e-15)
-            assert gen.entropy[i, t] == pytest.approx(theory.entropy(p), rel=1e-10)
-            assert gen.kl[i, t] == pytest.approx(_exact.kl_vec(q, p), rel=1e-9, abs=1e-14)
-            assert gen.dg[i, t] == pytest.approx(q[green].sum() - G, rel=1e-9, abs=1e-12)
-            if algo in ("dualga", "autocov"):
-                assert gen.lam[i, t] == pytest.approx(state[0], rel=1e-12)
-            else:
-                assert np.isnan(gen.lam[i, t])
-            state = states[y]
 
 
 def test_dualga_lambda_follows_algorithm():

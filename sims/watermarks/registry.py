@@ -1,0 +1,364 @@
+"""The algorithm registry: one record per watermark, read by every other module.
+
+A record (:class:`Algorithm`) holds what makes an algorithm: its name, the parameters it takes
+(:class:`Param`: default, valid range and the check with the package's error wording), its
+detector family, its flags, the code of its step in the Numba generator
+(:func:`sims.watermarks.generate._generate`) and its NumPy reference step, written from the
+paper's definitions on full vectors.  The generator, the torch processors
+(:data:`sims.torch_backend.processors.PROCESSORS`), the CLI's options, sweep grids, evaluation,
+stealing, the detectors' dispatch and ``proofs_check`` all read it; one battery
+(``tests/sims/test_registry_battery.py``) runs every record on every backend it declares
+against its reference step.  How to add one: the book's page "Adding a watermark".
+
+Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
+the green list is recorded even where it is not boosted), ``delta``, ``Delta``, ``eta``,
+``lam1``, ``tau``, ``alpha``, ``M``.  :func:`resolve` fills the defaults of
+:mod:`sims.core.defaults` (and the per-algorithm ones: gamma*(Delta), lambda_1 =
+delta*(Delta, gamma)) and checks the values; :func:`check_params` refuses a parameter the
+algorithm does not take; :func:`get` refuses an unknown name.
+
+Reference steps share one signature, ``step(p, window, t, key, state, prm) -> (q, states)``:
+``p`` the next-token distribution (V,), ``window`` the last ``h`` tokens, ``t`` the 0-based
+position, ``state = (lambda, colour of the previous token)`` and ``prm`` the resolved
+parameters; ``q`` is the watermarked distribution (V,) and ``states[k]`` the state after
+emitting token k.  Only the keyed randomness is read from :mod:`sims.core.prf` /
+:mod:`sims.core.rng`, since a watermark *is* its key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import theory
+from sims.core import defaults, prf, rng
+from sims.core.keys import ITS_STREAM, keyed_order
+
+FAMILIES = ("redgreen", "autocov", "ems", "keyed")
+"""Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits."""
+COMMON = ("gamma", "h", "green_kind")
+"""The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
+NULL = "none"
+"""The unwatermarked control: sampling from p, scored with a watermark's detector."""
+
+State = tuple[float, bool]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: its default, its valid range, and what ``meta`` records where an algorithm does not take it.
+
+    The range is ``[low, high]`` with open ends where ``low_open`` / ``high_open``; ``high`` may
+    name another parameter (``lam1`` lies in [0, M]).  ``exact`` keeps the value as given
+    (otherwise it is converted to float), as the generator's records always have.
+    """
+
+    name: str
+    default: float | None
+    low: float
+    high: float | str
+    low_open: bool
+    high_open: bool
+    help: str
+    unused: float | None = None
+    exact: bool = True
+
+    def range(self, resolved: dict | None = None) -> str:
+        hi = self.high
+        if isinstance(hi, str):
+            hi = f"{hi}] = [{_fmt(self.low)}, {resolved[hi]}" if resolved else hi
+        return f"{'(' if self.low_open else '['}{_fmt(self.low)}, {_fmt(hi)}{')' if self.high_open else ']'}"
+
+    def check(self, value, resolved: dict | None = None):
+        """``value`` if it lies in the range (as float unless ``exact``), else ValueError naming the
+        parameter, the value and the valid range."""
+        hi = float(resolved[self.high]) if isinstance(self.high, str) else self.high
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = math.nan
+        lo_ok = x > self.low if self.low_open else x >= self.low
+        hi_ok = x < hi if self.high_open else x <= hi
+        if not (lo_ok and hi_ok):
+            raise ValueError(f"{self.name} must be in {self.range(resolved)}; got {value!r}")
+        return value if self.exact else x
+
+
+def _fmt(x) -> str:
+    return x if isinstance(x, str) else ("inf" if x == math.inf else f"{x:g}")
+
+
+PARAMS = {p.name: p for p in (
+    Param("gamma", defaults.GAMMA, 0.0, 1.0, True, True, "green-list ratio (default 0.25; DualGA / AutoCov: gamma*(Delta))"),
+    Param("delta", defaults.DELTA, 0.0, math.inf, False, True, "logit boost of the green list (default 2)"),
+    Param("Delta", defaults.TARGET_DG, 0.0, 1.0, True, True, "target DG per token (default 0.3)", exact=False),
+    Param("eta", defaults.ETA, 0.0, math.inf, True, True, "dual step size (default 0.5)", unused=defaults.ETA, exact=False),
+    Param("lam1", None, 0.0, "M", False, False, "initial dual variable (default delta*(Delta, gamma))", unused=0.0, exact=False),
+    Param("tau", defaults.TAU, 0.0, math.inf, True, True, "EMS temperature (default 1)", unused=defaults.TAU),
+    Param("alpha", defaults.ALPHA, 0.0, math.inf, False, True, "entropy threshold in nats (default 2)", unused=defaults.ALPHA),
+    Param("M", defaults.M, 0.0, math.inf, True, True, "projection bound of lambda (default 15)", unused=defaults.M),
+)}
+"""Every parameter by name, in the order of the records' ``meta``."""
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One watermark algorithm.
+
+    Attributes
+    ----------
+    name : str
+    code : int
+        Its branch in the Numba generator; permanent (a new algorithm takes the next free
+        code: Numba's cache keys kernels on ``generate.py`` alone).
+    params : tuple of str
+        The parameters of :data:`PARAMS` it takes besides ``gamma``.
+    family : str
+        Its detector (:data:`FAMILIES`).
+    reference : callable
+        Its NumPy reference step (module docstring).
+    defaults : dict
+        Per-algorithm defaults: name -> function of the values resolved so far.
+    keyed_order : bool
+        Samples along the key's vocabulary order (ITS, UW).
+    siphash : bool
+        Boosts a green or red list, which ``prf="siphash"`` can key (:mod:`sims.core.prf_crypto`).
+    fused : bool
+        Runs as one :class:`sims.torch_backend.fused.FusedBoost` step on the static decoder.
+    stealable : bool
+        Its green lists can be estimated from text (:mod:`sims.experiments.steal`).
+    distortion_free : bool
+        The key-averaged q equals p.
+    point_mass : bool
+        q is a point mass at the token drawn (KL = -log p(y)).
+    backends : tuple of str
+        Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
+        in ``generate.STEPS``), ``"torch"`` (its processor in
+        :data:`sims.torch_backend.processors.PROCESSORS`).
+    doc : str
+    """
+
+    name: str
+    code: int
+    params: tuple[str, ...]
+    family: str
+    reference: Callable
+    defaults: dict = field(default_factory=dict)
+    keyed_order: bool = False
+    siphash: bool = False
+    fused: bool = False
+    stealable: bool = False
+    distortion_free: bool = False
+    point_mass: bool = False
+    backends: tuple[str, ...] = ("numba", "torch")
+    doc: str = ""
+
+    @property
+    def prefix_pvalues(self) -> bool:
+        """Its detector has exact prefix p-values (tokens to detect)."""
+        return self.family in ("redgreen", "ems")
+
+
+_REGISTRY: dict[str, Algorithm] = {}
+
+
+def register(algo: Algorithm) -> Algorithm:
+    """Add ``algo`` to the registry (its name and code unused, its parameters known); returns it."""
+    if algo.name in _REGISTRY or any(a.code == algo.code for a in _REGISTRY.values()):
+        raise ValueError(f"algorithm {algo.name!r} or code {algo.code} is registered already")
+    unknown = [p for p in (*algo.params, *algo.defaults) if p not in PARAMS]
+    if unknown or algo.family not in FAMILIES or not set(algo.backends) <= {"numba", "torch"}:
+        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family in {FAMILIES} and backends in "
+                         f"('numba', 'torch'); got {algo.params}, {algo.family!r}, {algo.backends}")
+    _REGISTRY[algo.name] = algo
+    return algo
+
+
+def names(**flags) -> tuple[str, ...]:
+    """The registered names in code order, those whose attributes equal ``flags`` (e.g. ``family="redgreen"``, ``stealable=True``)."""
+    return tuple(a.name for a in sorted(_REGISTRY.values(), key=lambda a: a.code) if all(getattr(a, k) == v for k, v in flags.items()))
+
+
+def get(name: str) -> Algorithm:
+    """The record of ``name``; ValueError listing the registered names if there is none."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"algo must be one of {names()}; got {name!r}") from None
+
+
+def taking(param: str) -> tuple[str, ...]:
+    """The algorithms that take ``param``."""
+    return tuple(a for a in names() if param == "gamma" or param in _REGISTRY[a].params)
+
+
+def check_params(name: str, **given) -> None:
+    """Refuse a parameter of :data:`PARAMS` that algorithm ``name`` does not take, given explicitly
+    (``None`` counts as not given; other keywords, such as ``h`` or ``prf``, are the caller's to check).
+
+    Raises ValueError naming the parameter and the algorithms that take it.
+    """
+    algo = get(name)
+    for k, v in given.items():
+        if v is None or k not in PARAMS or k == "gamma" or k in algo.params:
+            continue
+        raise ValueError(f"algo {name!r} takes no parameter {k!r} (got {k}={v!r}); {k} is a parameter of {taking(k)}")
+
+
+def resolve(name: str, **given) -> dict:
+    """Every parameter of :data:`PARAMS` for algorithm ``name``: the given value or the default,
+    checked; one it does not take holds ``Param.unused`` (or the value given, unchecked: use
+    :func:`check_params` to refuse it)."""
+    algo = get(name)
+    takes = ("gamma",) + algo.params
+    out = {}
+    for p in PARAMS.values():
+        v = given.get(p.name)
+        out[p.name] = v if v is not None else (p.default if p.name in takes else p.unused)
+    deferred = [k for k in algo.defaults if given.get(k) is None]
+    for k in takes:  # checked once all are known: lam1's range is [0, M]
+        if k not in deferred:
+            out[k] = PARAMS[k].check(out[k], out)
+    for k in deferred:  # gamma*(Delta), then delta*(Delta, gamma)
+        out[k] = PARAMS[k].check(algo.defaults[k](out), out)
+    return out
+
+
+def own(name: str, prm: dict) -> dict:
+    """The entries of ``prm`` that algorithm ``name`` takes (``gamma`` included)."""
+    algo = get(name)
+    return {k: v for k, v in prm.items() if k == "gamma" or k in algo.params}
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy reference steps (module docstring), one beside each record
+
+
+def _green(p, window, key, prm) -> np.ndarray:
+    return prf.green_mask(prf.context_hash(key, np.asarray(window)), p.shape[0], prm["gamma"])
+
+
+def _tilt(p: np.ndarray, mask: np.ndarray, d: float) -> np.ndarray:
+    q = p * np.exp(d * mask)
+    return q / q.sum()
+
+
+def _point_mass(k: int, V: int) -> np.ndarray:
+    q = np.zeros(V)
+    q[k] = 1.0
+    return q
+
+
+def _ref_none(p, window, t, key, state, prm):
+    """Sampling from p."""
+    return p, [state] * p.shape[0]
+
+
+def _ref_srl(p, window, t, key, state, prm):
+    r"""Algorithm kirchen: :math:`q_k \propto p_k e^{\delta 1\{k\ \mathrm{green}\}}`."""
+    return _tilt(p, _green(p, window, key, prm), prm["delta"]), [state] * p.shape[0]
+
+
+def _ref_hard(p, window, t, key, state, prm):
+    """p restricted to the green list (delta = inf); p itself where the green mass is 0."""
+    q = np.where(_green(p, window, key, prm), p, 0.0)
+    return (q / q.sum() if q.sum() > 0 else p), [state] * p.shape[0]
+
+
+def _ref_dualga(p, window, t, key, state, prm):
+    """Algorithm DualGA: delta_t = lambda_t; lambda <- Pi_[0, M](lambda + eta (Delta - DG_t)) (:func:`theory.dualga_update`)."""
+    green = _green(p, window, key, prm)
+    lam = state[0]
+    q = _tilt(p, green, lam)
+    lam = theory.dualga_update(lam, q[green].sum() - p[green].sum(), prm["Delta"], prm["eta"], prm["M"])
+    return q, [(lam, False)] * p.shape[0]
+
+
+def _ref_autocov(p, window, t, key, state, prm):
+    """Algorithm DualGA_autocov: boost the red list after a green token, the green list after a red
+    one (y_0 counts as red); :func:`theory.autocov_update`."""
+    green = _green(p, window, key, prm)
+    lam, prev_green = state
+    q = _tilt(p, ~green if prev_green else green, lam)
+    lam = theory.autocov_update(lam, q[green].sum() - p[green].sum(), prev_green, prm["gamma"], prm["Delta"], prm["eta"], prm["M"])
+    return q, [(lam, bool(g)) for g in green]
+
+
+def _ref_ems(p, window, t, key, state, prm):
+    r"""Exponential minimum sampling: a point mass at :math:`\arg\max_k \log(r_k) / p_{\tau,k}`, r the keyed uniforms (stream EMS)."""
+    V = p.shape[0]
+    r = prf.uniforms(prf.context_hash(key, np.asarray(window), prf.EMS), np.arange(V))
+    with np.errstate(divide="ignore"):
+        w = p if prm["tau"] == 1.0 else np.exp(np.log(p) / prm["tau"])  # p_tau up to its normaliser
+        return _point_mass(int(np.argmax(np.log(r) / w)), V), [state] * V
+
+
+def _keyed_cdf_pick(p, perm, u):
+    cum = np.cumsum(p[perm])
+    return _point_mass(int(perm[min(int(np.searchsorted(cum, u)), p.shape[0] - 1)]), p.shape[0])
+
+
+def _ref_its(p, window, t, key, state, prm):
+    """Inverse transform sampling: the token where the keyed-order CDF passes u_t, u_t from the key and the position t."""
+    u = rng.uniforms(rng.stream_key(key, ITS_STREAM), np.array([t]))[0]
+    return _keyed_cdf_pick(p, keyed_order(key, p.shape[0]), u), [state] * p.shape[0]
+
+
+def _ref_uw_delta(p, window, t, key, state, prm):
+    """UW delta-reweight: as ITS with u_t from the context hash (stream STEP, slot V)."""
+    V = p.shape[0]
+    u = prf.uniforms(prf.context_hash(key, np.asarray(window), prf.STEP), np.array([V]))[0]
+    return _keyed_cdf_pick(p, keyed_order(key, V), u), [state] * V
+
+
+def _ref_uw_gamma(p, window, t, key, state, prm):
+    """UW gamma-reweight: in the keyed order, or its reverse (slot V + 1 of stream STEP), the mass
+    below the CDF's midpoint is dropped and the mass above doubled."""
+    V = p.shape[0]
+    perm = keyed_order(key, V)
+    order = perm[::-1] if prf.uniforms(prf.context_hash(key, np.asarray(window), prf.STEP), np.array([V + 1]))[0] < 0.5 else perm
+    cum = np.cumsum(p[order])
+    prev = np.concatenate([[0.0], cum[:-1]])
+    q = np.zeros(V)
+    q[order] = 2.0 * (np.maximum(cum, 0.5) - np.maximum(prev, 0.5))
+    return q, [state] * V
+
+
+def _ref_atw(p, window, t, key, state, prm):
+    """Adaptive text watermark: SRL's boost where the entropy of p exceeds alpha, p elsewhere."""
+    d = prm["delta"] if theory.entropy(p) > prm["alpha"] else 0.0
+    return _tilt(p, _green(p, window, key, prm), d), [state] * p.shape[0]
+
+
+def _gamma_star(v: dict) -> float:
+    return theory.gamma_star(v["Delta"])
+
+
+def _lam1_star(v: dict) -> float:
+    """lambda_1 = delta*(Delta, gamma) capped at M (M where Delta >= 1 - gamma: no finite boost reaches it)."""
+    Delta, gamma, M = v["Delta"], v["gamma"], v["M"]
+    return min(theory.delta_star(Delta, gamma), M) if Delta < 1.0 - gamma else M
+
+
+_DUAL = dict(params=("Delta", "eta", "lam1", "M"), defaults=dict(gamma=_gamma_star, lam1=_lam1_star), siphash=True, stealable=True)
+
+register(Algorithm("none", 0, (), "redgreen", _ref_none, siphash=True, fused=True, distortion_free=True, doc="sample from p"))
+register(Algorithm("srl", 1, ("delta",), "redgreen", _ref_srl, siphash=True, fused=True, stealable=True,
+                   doc="soft red list, fixed boost delta (Algorithm kirchen)"))
+register(Algorithm("hard", 2, (), "redgreen", _ref_hard, siphash=True, stealable=True, doc="hard red list (delta = inf)"))
+register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=True, **_DUAL,
+                   doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta"))
+register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, **_DUAL,
+                   doc="Algorithm DualGA_autocov: green after a red token, red after a green one"))
+register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True, doc="exponential minimum sampling (Gumbel-max), stream EMS"))
+register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, distortion_free=True, point_mass=True,
+                   doc="inverse transform sampling over the keyed order (Kuditipudi et al.)"))
+register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, distortion_free=True, point_mass=True,
+                   doc="unbiased watermark, delta-reweight"))
+register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, distortion_free=True,
+                   doc="unbiased watermark, gamma-reweight"))
+register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True,
+                   doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
