@@ -59,7 +59,9 @@ def main(argv=None) -> int:
                          + ", ".join(f"{k}={v}" for k, v in report_columns().items()) + ")")
     ap.add_argument("--report", action="store_true", help="write the reproduction report from the JSON outputs in --out")
     ap.add_argument("--no-run", action="store_true", help="with --report: run no script; rows whose JSON is missing say so")
-    ap.add_argument("--report-path", type=pathlib.Path, default=pathlib.Path("docs/reproduction.md"))
+    ap.add_argument("--report-path", type=pathlib.Path, default=None,
+                    help="where the report goes (default docs/reproduction.md; with --quick OUT/reproduction.md, so that a quick run never "
+                         "overwrites the committed report)")
     args = ap.parse_args(argv)
     if args.workers is not None and args.workers < 0:
         ap.error(f"--workers must be in [0, inf); got {args.workers}")
@@ -75,6 +77,8 @@ def main(argv=None) -> int:
         missing = [s for s in report.needed_scripts() if not (out / f"{s}.json").exists()]
         if not args.no_run:
             run(args.only or missing, out, args.quick, args.lm)
+        if args.report_path is None:
+            args.report_path = out / "reproduction.md" if args.quick else pathlib.Path("docs/reproduction.md")
         args.report_path.parent.mkdir(parents=True, exist_ok=True)
         columns = report_columns()
         for c in args.column:

@@ -63,7 +63,8 @@ def _ci(x: np.ndarray) -> list[float]:
 
 
 def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0) -> dict:
-    """Curves and pairwise comparisons on one LM from its per-text arrays.
+    """Curves and pairwise comparisons on one LM from its per-text arrays (and each point's
+    per-text correlation of KL with realised DG, the paper's scatter_4 remark).
 
     ``per_text``: configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length
     across configurations: the texts are paired); ``configs``: id -> (algo, params)."""
@@ -75,11 +76,13 @@ def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple
     for cid, (algo, params) in configs.items():
         v = per_text[cid]
         st = mt.point_stats(v["kl"], v["dg"], v["log10_p"], w)
-        points.append(dict(curve=curve_name(algo, params), algo=algo, params=params, stats=st))
+        ok = np.isfinite(v["dg"]) & np.isfinite(v["kl"])
+        corr = float(np.corrcoef(v["kl"][ok], v["dg"][ok])[0, 1]) if ok.sum() > 2 and np.ptp(v["kl"][ok]) > 0 and np.ptp(v["dg"][ok]) > 0 else float("nan")
+        points.append(dict(curve=curve_name(algo, params), algo=algo, params=params, stats=st, kl_dg_corr=corr))
     curves = _curves(points)
     pairs = [("DualGA", c) for c in COMPARATORS] + list(EXTRA_PAIRS)
     comparisons = [dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA)) for a, b in pairs if a in curves and b in curves for m in METRICS]
-    out_points = [dict(curve=p["curve"], algo=p["algo"], params=p["params"],
+    out_points = [dict(curve=p["curve"], algo=p["algo"], params=p["params"], kl_dg_corr=p["kl_dg_corr"],
                        **{m: float(p["stats"][m][0]) for m in ("kl", "dg", "tpr_1e-4", "tpr_1e-6", "strength")},
                        **{f"{m}_ci95": _ci(p["stats"][m]) for m in ("kl", "tpr_1e-4", "tpr_1e-6", "strength")}) for p in points]
     return dict(points=out_points, comparisons=comparisons)
@@ -108,7 +111,7 @@ def _figure(plt, result: dict):
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """Quick: news only, 12 configurations, 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else
-    the grid's 168 configurations x 400 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels."""
+    the grid's 162 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels."""
     from paper_figs._sweep import run_grid, sweep_grid, text_values
 
     plt = agg()
