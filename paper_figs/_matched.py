@@ -1,0 +1,182 @@
+"""Matched-distortion comparison: algorithms' (KL, detection) curves compared at common KL and at
+common TPR, with a paired bootstrap over texts.
+
+A *curve* is one algorithm family over its parameter (DualGA over Delta, SRL over delta at one
+gamma, ...) on one LM: each point is a configuration with per-text KL per token, realised DG and
+exact log10 p.  A curve may be an *envelope* of several sub-curves (SRL at its best gamma):
+at each KL its detection is the best of the sub-curves defined there.
+
+Comparison of curve ``a`` with curve ``b`` on a metric:
+
+* at common KL (``tpr_1e-4``, ``tpr_1e-6``, ``strength`` = -median log10 p; higher is better):
+  ``K`` levels spaced evenly in log KL over the overlap of the two curves' KL ranges, trimmed by
+  :data:`TRIM` of that log range at each end; each curve's metric is interpolated linearly in
+  log KL between its points (no extrapolation);
+* at common TPR at 1e-4 (``kl_at_tpr``; lower KL is better): ``K`` levels evenly spaced over the
+  overlap of the TPR ranges within [:data:`TPR_RANGE`]; the KL where a curve first reaches a
+  level is read from its running maximum of TPR over increasing KL (linear interpolation).
+
+The texts of an LM are resampled jointly across configurations (the sweep draws every
+configuration's text ``j`` from the same prompt and counter stream, so the comparison is paired);
+each of ``B`` replicates recomputes every point and every interpolation.  At each level the
+difference ``a - b`` (for KL, ``b - a``: positive means ``a`` is better) gets a percentile interval
+at confidence ``1 - alpha / K`` (Bonferroni over the levels, so the ``K`` intervals hold together
+at ``1 - alpha``).  Verdict (:func:`verdict`): ``better`` when some level's interval lies above 0
+and none below, ``worse`` the reverse, ``mixed`` when both happen (the curves cross), else ``tied``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TRIM = 0.05  # share of the overlap's log-KL range left out at each end (interpolation stays inside every replicate's range)
+TPR_RANGE = (0.05, 0.95)  # TPR levels inside this band (outside it the KL at a TPR is ill-determined: TPR saturates)
+MIN_DEFINED = 0.9  # a level whose difference is defined in fewer replicates than this gets no interval (counts as tied)
+METRICS_AT_KL = ("tpr_1e-4", "tpr_1e-6", "strength")
+BETTER, TIED, WORSE, MIXED = "better", "tied", "worse", "mixed"
+
+
+def point_stats(kl, dg, log10_p, weights=None) -> dict[str, np.ndarray]:
+    """Per-point statistics of per-text arrays (shape ``(n,)``), for each row of ``weights`` (shape
+    ``(B, n)``, bootstrap counts; default one row of ones): mean KL, mean DG, TPR at 1e-4 and 1e-6
+    (share of texts with log10 p <= -4, -6) and ``strength`` = -(weighted median of log10 p)."""
+    kl, dg, lp = (np.asarray(x, dtype=float) for x in (kl, dg, log10_p))
+    n = lp.size
+    if not (kl.shape == dg.shape == lp.shape == (n,)) or n == 0:
+        raise ValueError(f"kl, dg, log10_p must be 1-d arrays of one length >= 1; got shapes {kl.shape}, {dg.shape}, {lp.shape}")
+    w = np.ones((1, n)) if weights is None else np.asarray(weights, dtype=float)
+    tot = w.sum(axis=1)
+    order = np.argsort(lp, kind="stable")
+    cum = np.cumsum(w[:, order], axis=1)
+    med = lp[order][np.argmax(cum >= tot[:, None] / 2, axis=1)]  # lower weighted median
+    mean = lambda x: (w @ np.nan_to_num(x)) / tot  # noqa: E731
+    return {"kl": mean(kl), "dg": mean(dg) if np.isfinite(dg).all() else np.full(w.shape[0], np.nan), "tpr_1e-4": mean(lp <= -4),
+            "tpr_1e-6": mean(lp <= -6), "strength": -med}
+
+
+def metric_at_kl(kls: np.ndarray, ys: np.ndarray, levels: np.ndarray, bounds: tuple[float, float] | None = None) -> np.ndarray:
+    """A curve's metric at KL ``levels``: linear interpolation in log KL between its points
+    (``kls``, ``ys`` of one length, any order), held flat beyond its end points; nan outside
+    ``bounds`` (default the points' KL range; a bootstrap replicate passes the point estimate's
+    range, so that a replicate whose end point moved a little still answers there)."""
+    kls, ys = np.asarray(kls, float), np.asarray(ys, float)
+    o = np.argsort(kls)
+    x = np.log(np.maximum(kls[o], 1e-300))
+    lv = np.log(np.maximum(np.asarray(levels, float), 1e-300))
+    lo, hi = (x[0], x[-1]) if bounds is None else np.log(np.maximum(np.asarray(bounds, float), 1e-300))
+    out = np.interp(lv, x, ys[o])
+    return np.where((lv < lo - 1e-12) | (lv > hi + 1e-12), np.nan, out)
+
+
+def kl_at_tpr(kls: np.ndarray, tprs: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The least KL at which a curve reaches each TPR level: its TPR's running maximum over increasing
+    KL, inverted by linear interpolation; nan where the curve never reaches the level or starts above it."""
+    kls, tprs = np.asarray(kls, float), np.asarray(tprs, float)
+    o = np.argsort(kls)
+    k, t = kls[o], np.maximum.accumulate(tprs[o])
+    out = np.full(np.shape(levels), np.nan)
+    for i, lv in enumerate(np.atleast_1d(levels)):
+        j = int(np.argmax(t >= lv)) if np.any(t >= lv) else -1
+        if j < 0 or (j == 0 and t[0] > lv):
+            continue
+        if j == 0 or t[j] == t[j - 1]:
+            out[i] = k[j]
+        else:
+            out[i] = k[j - 1] + (lv - t[j - 1]) * (k[j] - k[j - 1]) / (t[j] - t[j - 1])
+    return out
+
+
+def envelope(subcurves: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray, *, at_kl: bool = True, bounds=None) -> np.ndarray:
+    """The best of several sub-curves (each ``(kls, ys)``) at each level: the highest metric at a KL
+    (``at_kl``), else the least KL at a TPR; nan where no sub-curve is defined (``bounds``: one
+    KL range per sub-curve, see :func:`metric_at_kl`)."""
+    bounds = bounds or [None] * len(subcurves)
+    vals = np.array([metric_at_kl(k, y, levels, b) if at_kl else kl_at_tpr(k, y, levels) for (k, y), b in zip(subcurves, bounds)])
+    if np.all(np.isnan(vals), axis=0).any():
+        vals = np.where(np.all(np.isnan(vals), axis=0), -np.inf if at_kl else np.inf, vals)
+    best = np.nanmax(vals, axis=0) if at_kl else np.nanmin(vals, axis=0)
+    return np.where(np.isinf(best), np.nan, best)
+
+
+def common_levels(range_a: tuple[float, float], range_b: tuple[float, float], k: int, *, log: bool) -> np.ndarray:
+    """``k`` levels over the overlap of two ranges (log-spaced and trimmed by :data:`TRIM` when ``log``);
+    empty when they do not overlap.  A degenerate range (one point) gives that point if the other covers it."""
+    lo, hi = max(range_a[0], range_b[0]), min(range_a[1], range_b[1])
+    if not lo <= hi:
+        return np.zeros(0)
+    if np.isclose(lo, hi, rtol=1e-9, atol=0):
+        return np.array([lo])
+    if log:
+        a, b = np.log(lo), np.log(hi)
+        pad = TRIM * (b - a)
+        return np.exp(np.linspace(a + pad, b - pad, k))
+    return np.linspace(lo, hi, k + 2)[1:-1]
+
+
+def verdict(lo: np.ndarray, hi: np.ndarray) -> str:
+    """``better`` / ``worse`` / ``mixed`` / ``tied`` from the per-level intervals of ``a - b`` (positive:
+    ``a`` better); a level whose interval is nan (a replicate fell outside a range) counts as tied."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    if lo.shape != hi.shape:
+        raise ValueError(f"lo and hi must have one shape; got {lo.shape} and {hi.shape}")
+    up, down = bool(np.any(lo > 0)), bool(np.any(hi < 0))
+    return MIXED if up and down else BETTER if up else WORSE if down else TIED
+
+
+def bootstrap_weights(n: int, B: int, seed: int) -> np.ndarray:
+    """``B`` rows of multinomial resampling counts over ``n`` texts (the first row: all ones, the point estimate)."""
+    if n < 1 or B < 1:
+        raise ValueError(f"n and B must be in [1, inf); got n={n}, B={B}")
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(n, np.full(n, 1.0 / n), size=B).astype(float)
+    return np.vstack([np.ones((1, n)), w])
+
+
+def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> dict:
+    """Compare two curves on ``metric`` (one of :data:`METRICS_AT_KL` or ``kl_at_tpr``).
+
+    A curve is a list of sub-curves; a sub-curve a list of points; a point the dict of
+    :func:`point_stats` arrays over replicates (row 0 the point estimate).  Returns the levels,
+    the point difference per level, its interval (confidence ``1 - alpha / k``) and the verdict."""
+    if not 0 < alpha < 1 or k < 1:
+        raise ValueError(f"alpha must be in (0, 1) and k in [1, inf); got alpha={alpha}, k={k}")
+    at_kl = metric != "kl_at_tpr"
+    key = metric if at_kl else "tpr_1e-4"
+
+    def series(curve, r):
+        return [(np.array([p["kl"][r] for p in sub]), np.array([p[key][r] for p in sub])) for sub in curve]
+
+    def rng_of(curve):
+        if at_kl:
+            ks = [p["kl"][0] for sub in curve for p in sub]
+            return min(ks), max(ks)
+        ts = [p["tpr_1e-4"][0] for sub in curve for p in sub]
+        return max(min(ts), TPR_RANGE[0]), min(max(ts), TPR_RANGE[1])
+
+    levels = common_levels(rng_of(curve_a), rng_of(curve_b), k, log=at_kl)
+    out = dict(metric=metric, levels=levels.tolist(), diff=[], lo=[], hi=[], verdict="n/a")
+    if levels.size == 0:
+        out["reason"] = "the two curves share no " + ("KL range" if at_kl else f"TPR range inside {TPR_RANGE}")
+        return out
+    R = len(curve_a[0][0]["kl"])
+    bounds = [[(min(p["kl"][0] for p in sub), max(p["kl"][0] for p in sub)) for sub in c] for c in (curve_a, curve_b)]
+    single = [c for c in (curve_a, curve_b) if sum(len(sub) for sub in c) == 1]
+
+    def at(r):  # a one-point curve (UW) is compared at its own KL in each replicate
+        if at_kl and single:
+            lv = np.array([single[0][0][0]["kl"][r]])
+            return [np.array([1.0]) * envelope(series(c, r), lv, at_kl=True) for c in (curve_a, curve_b)]
+        return [envelope(series(c, r), levels, at_kl=at_kl, bounds=b if at_kl else None) for c, b in zip((curve_a, curve_b), bounds)]
+
+    d = np.array([np.subtract(*at(r)) for r in range(R)])
+    if not at_kl:
+        d = -d  # less KL at the same TPR is better
+    q = alpha / levels.size / 2
+    boot = d[1:] if R > 1 else d
+    lo, hi = np.full(levels.size, np.nan), np.full(levels.size, np.nan)
+    ok = np.isfinite(boot).mean(axis=0) >= MIN_DEFINED
+    if ok.any():
+        fin = np.where(np.isfinite(boot[:, ok]), boot[:, ok], np.nan)
+        lo[ok], hi[ok] = np.nanquantile(fin, q, axis=0), np.nanquantile(fin, 1 - q, axis=0)
+    out.update(diff=d[0].tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi), confidence=1 - alpha / levels.size)
+    return out

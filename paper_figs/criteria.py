@@ -1,0 +1,275 @@
+"""The criteria of the reproduction report: each a named function from a measured value to a
+verdict, with its threshold a module constant, so that a test can feed it a case it must reject
+and one exactly at its threshold.
+
+Verdicts: ``reproduced``, ``not reproduced``, ``refuted`` (the measurement contradicts the claim
+outright) and ``n/a`` (the measurement cannot decide: too few samples, no overlap, no data).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+REPRODUCED, NOT_REPRODUCED, REFUTED, NA = "reproduced", "not reproduced", "refuted", "n/a"
+
+FRONTIER_TOL = 0.05  # a configuration is on the frontier when its KL is within 5 % of OPT at its DG
+SPREAD_RATIO = 0.5  # "concentrated": DualGA's sd at most half of SRL's
+TPR_HIGH = 0.95  # the paper's 0.99 / 0.98, less a margin for a 500-text estimate
+DISTORTION_RATIO = 2.0  # "distort more": at least twice the KL
+FPR_LEVEL, FPR_ALPHA, FPR_POWER, FPR_RESOLUTION = 1e-4, 0.05, 0.8, 10.0  # binomial test; n must reveal 10 x the level
+MEDIAN_P_LEVEL = -4.0  # log10 of the paper's 1e-4 line
+Z_LEVEL = 1.645  # one-sided 5 % (the paper's "FPR < 5 %")
+Z_LOST = 1.645  # "undetectable": the median z below the 5 % line
+LAMBDA_RISE = 1.5  # "spikes": mean lambda on repeated tokens 1.5 x elsewhere
+KL_STABLE = 1.25  # "stable": max / min KL within 25 %
+SRL_LIKE = 0.1  # "similar to SRL": KL within 10 % of SRL's at the same boost
+SUBOPTIMAL = 1.1  # "noticeably suboptimal": at least 10 % above the reasonable block's median KL
+MOST = 0.5  # "most": more than half
+RANK_AGREE = 0.7  # rank correlation for "the same ordering"
+TPR_CLOSE, TPR_CLOSE_SHARE = 0.1, 0.75  # a TPR "matches" within 0.1; three quarters of the cells must
+TPR_CONSISTENT = 0.1  # "largely consistent across LMs": mean |TPR difference| at most 0.1
+OVERHEAD = 20.0  # per cent
+REGRET_SLOPE = -0.4  # upper end of the CI of the log-log regret slope
+GREEN_RATIO = 1.5  # "a much larger proportion of green words"
+LAM1_ADVICE = (0.5, 2.0)  # "lambda_1 about 10 Delta": within a factor 2
+ETA_RANGE = (0.1, 2.0)  # the paper's tuned step sizes
+CLEAR = 0.5  # a difference of median log10 p counts (without an interval) only beyond half a decade
+
+
+def _ok(cond: bool, refuted: bool = False) -> str:
+    return REPRODUCED if cond else (REFUTED if refuted else NOT_REPRODUCED)
+
+
+def _finite(v) -> bool:
+    return v is not None and isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def on_frontier(gap: float) -> str:
+    """DualGA's largest relative KL excess over the hindsight frontier is at most :data:`FRONTIER_TOL`."""
+    return _ok(gap <= FRONTIER_TOL) if _finite(gap) else NA
+
+
+def at_least_one(count: float) -> str:
+    """At least one instance (e.g. an SRL configuration on one LM's frontier but not the other's)."""
+    return _ok(count >= 1) if _finite(count) else NA
+
+
+def concentrated(ratio: float) -> str:
+    """DualGA's spread over SRL's at most :data:`SPREAD_RATIO`; refuted when DualGA spreads more (>= 1)."""
+    return _ok(ratio <= SPREAD_RATIO, refuted=ratio >= 1) if _finite(ratio) else NA
+
+
+def less_dispersed(ratio: float) -> str:
+    """DualGA's spread over SRL's below 1."""
+    return _ok(ratio < 1) if _finite(ratio) else NA
+
+
+def tpr_high(tpr: float) -> str:
+    """TPR at least :data:`TPR_HIGH`."""
+    return _ok(tpr >= TPR_HIGH) if _finite(tpr) else NA
+
+
+def distorts_more(ratio: float) -> str:
+    """The distortion-free schemes' KL over DualGA's at least :data:`DISTORTION_RATIO` on ONE LM; refuted below 1."""
+    return _ok(ratio >= DISTORTION_RATIO, refuted=ratio < 1) if _finite(ratio) else NA
+
+
+def binom_sf(k: int, n: int, p: float) -> float:
+    """P(Bin(n, p) >= k), exact (scipy's regularised incomplete beta)."""
+    from scipy.stats import binom
+
+    if not (k >= 0 and n >= 0 and 0 <= p <= 1):
+        raise ValueError(f"need k >= 0, n >= 0, p in [0, 1]; got k={k}, n={n}, p={p}")
+    return 1.0 if k <= 0 else float(binom.sf(k - 1, n, p))
+
+
+def fpr_test(tests: list[tuple[int, int]], level: float = FPR_LEVEL, alpha: float = FPR_ALPHA) -> dict:
+    """Exact one-sided binomial test of "every detector's FPR <= level" from ``tests``: one
+    ``(rejections, nulls)`` per distinct detector on independent null texts (a null sample that
+    several cells share, scored by the same detector, is ONE test counted once).  Bonferroni over the
+    tests, so the family holds at ``alpha`` under any dependence between them.
+
+    Returns the smallest adjusted p-value, the rejection threshold ``k_star`` of the smallest test,
+    the FPR that test would reveal with power :data:`FPR_POWER` (``detectable``) and the nulls per
+    detector it would need to reveal :data:`FPR_RESOLUTION` x ``level`` (``n_needed``)."""
+    from scipy.stats import binom
+
+    if not tests or any(k < 0 or n < 1 or k > n for k, n in tests):
+        raise ValueError(f"tests must be (rejections, nulls) pairs with 0 <= rejections <= nulls, nulls >= 1; got {tests}")
+    m = len(tests)
+    p_adj = min(1.0, m * min(binom_sf(k, n, level) for k, n in tests))
+
+    def k_star(n):
+        return int(binom.isf(alpha / m, n, level)) + 1  # least k with m P(X >= k) <= alpha
+
+    def detectable(n):
+        ks = k_star(n)
+        lo, hi = level, 1.0
+        for _ in range(60):
+            mid = math.sqrt(lo * hi)
+            lo, hi = (mid, hi) if binom_sf(ks, n, mid) < FPR_POWER else (lo, mid)
+        return hi
+
+    n_min = min(n for _, n in tests)
+    n_needed = n_min
+    while detectable(n_needed) > FPR_RESOLUTION * level and n_needed < 10**9:
+        n_needed *= 2
+    return dict(tests=m, rejections=sum(k for k, _ in tests), p_adjusted=p_adj, n_min=n_min, k_star=k_star(n_min),
+                detectable=detectable(n_min), n_needed=n_needed, level=level, alpha=alpha)
+
+
+def fpr_kept(res: dict) -> str:
+    """:func:`fpr_test`'s verdict: refuted when the Bonferroni-adjusted p-value is <= alpha; n/a when
+    the smallest test could not reveal an FPR of :data:`FPR_RESOLUTION` x the level with power
+    :data:`FPR_POWER` (too few nulls to say anything about the level); else reproduced."""
+    if res["p_adjusted"] <= res["alpha"]:
+        return REFUTED
+    return NA if res["detectable"] > FPR_RESOLUTION * res["level"] else REPRODUCED
+
+
+def median_p_below(median_log10_p: float) -> str:
+    """Median log10 p at most :data:`MEDIAN_P_LEVEL` (p <= 1e-4)."""
+    return _ok(median_log10_p <= MEDIAN_P_LEVEL) if _finite(median_log10_p) else NA
+
+
+def most(share: float) -> str:
+    """A share above :data:`MOST` ("most methods")."""
+    return _ok(share > MOST) if _finite(share) else NA
+
+
+def all_of(share: float) -> str:
+    """Every instance (share 1); refuted when none holds."""
+    return _ok(share >= 1, refuted=share <= 0) if _finite(share) else NA
+
+
+def negative_rank(rho: float) -> str:
+    """A rank correlation at most -0.5 (e.g. more KL, smaller p); refuted when positive."""
+    return _ok(rho <= -0.5, refuted=rho > 0) if _finite(rho) else NA
+
+
+def positive(x: float) -> str:
+    """Strictly positive; refuted when negative."""
+    return _ok(x > 0, refuted=x < 0) if _finite(x) else NA
+
+
+def z_detectable(z: float) -> str:
+    """Median z at least :data:`Z_LEVEL` (one-sided 5 %)."""
+    return _ok(z >= Z_LEVEL) if _finite(z) else NA
+
+
+def z_lost(z: float) -> str:
+    """Median z below :data:`Z_LOST`: no longer detected at 5 %."""
+    return _ok(z < Z_LOST) if _finite(z) else NA
+
+
+def lambda_rises(ratio: float) -> str:
+    """Mean lambda on repeated tokens over elsewhere at least :data:`LAMBDA_RISE`; refuted at or below 1."""
+    return _ok(ratio >= LAMBDA_RISE, refuted=ratio <= 1) if _finite(ratio) else NA
+
+
+def kl_stable(ratio: float) -> str:
+    """Max / min KL over a set of settings at most :data:`KL_STABLE`."""
+    return _ok(ratio <= KL_STABLE) if _finite(ratio) else NA
+
+
+def srl_like(rel: float) -> str:
+    """Largest |KL / KL of SRL - 1| at most :data:`SRL_LIKE`."""
+    return _ok(rel <= SRL_LIKE) if _finite(rel) else NA
+
+
+def suboptimal(ratio: float) -> str:
+    """The extreme settings' least KL over the reasonable block's median KL at least :data:`SUBOPTIMAL`."""
+    return _ok(ratio >= SUBOPTIMAL) if _finite(ratio) else NA
+
+
+def rank_agrees(rho: float) -> str:
+    """Rank correlation at least :data:`RANK_AGREE`."""
+    return _ok(rho >= RANK_AGREE) if _finite(rho) else NA
+
+
+def tprs_match(share: float) -> str:
+    """Share of TPR cells within :data:`TPR_CLOSE` of the paper's at least :data:`TPR_CLOSE_SHARE`."""
+    return _ok(share >= TPR_CLOSE_SHARE) if _finite(share) else NA
+
+
+def consistent(mean_abs_diff: float) -> str:
+    """Mean |TPR difference| between two LMs at most :data:`TPR_CONSISTENT`."""
+    return _ok(mean_abs_diff <= TPR_CONSISTENT) if _finite(mean_abs_diff) else NA
+
+
+def overhead_small(pct: float) -> str:
+    """Runtime overhead at most :data:`OVERHEAD` per cent."""
+    return _ok(pct <= OVERHEAD) if _finite(pct) else NA
+
+
+def regret_rate(slope_hi: float) -> str:
+    """Upper end of the CI of the log-log regret slope at most :data:`REGRET_SLOPE`; refuted above 0."""
+    return _ok(slope_hi <= REGRET_SLOPE, refuted=slope_hi > 0) if _finite(slope_hi) else NA
+
+
+def greener(ratio: float) -> str:
+    """Green share of the watermarked text over the unwatermarked one at least :data:`GREEN_RATIO`."""
+    return _ok(ratio >= GREEN_RATIO) if _finite(ratio) else NA
+
+
+def within(x: float, lo: float, hi: float) -> str:
+    """``lo <= x <= hi``."""
+    return _ok(lo <= x <= hi) if _finite(x) else NA
+
+
+def dominates(verdicts: dict[str, str]) -> str:
+    """Matched comparison of DualGA with each comparator (comparator -> better / tied / worse /
+    mixed / n/a): reproduced when DualGA is ``better`` than every comparator with a common range;
+    refuted when it is ``worse`` than (or crosses, ``mixed``) any; n/a when no comparator shares a
+    range; else not reproduced (some comparison tied)."""
+    live = {k: v for k, v in verdicts.items() if v != NA}
+    if not live:
+        return NA
+    if any(v in ("worse", "mixed") for v in live.values()):
+        return REFUTED
+    return _ok(all(v == "better" for v in live.values()))
+
+
+def worse_than(verdict: str) -> str:
+    """A matched verdict of the first curve against the second read as "the first is worse":
+    reproduced for ``worse``, refuted for ``better``, not reproduced for tied / mixed, n/a without overlap."""
+    return {"worse": REPRODUCED, "better": REFUTED, "tied": NOT_REPRODUCED, "mixed": NOT_REPRODUCED}.get(verdict, NA)
+
+
+def better_than(verdict: str) -> str:
+    """As :func:`worse_than`, for "the first is better"."""
+    return {"better": REPRODUCED, "worse": REFUTED, "tied": NOT_REPRODUCED, "mixed": NOT_REPRODUCED}.get(verdict, NA)
+
+
+def tied_with(verdict: str) -> str:
+    """"A similar trade-off": reproduced for ``tied``, not reproduced otherwise, n/a without overlap."""
+    return NA if verdict not in ("better", "worse", "tied", "mixed") else _ok(verdict == "tied")
+
+
+def spearman(x, y) -> float:
+    """Spearman's rank correlation (average ranks for ties); nan for fewer than 3 pairs."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size < 3:
+        return float("nan")
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def off_frontier(gap: float) -> str:
+    """A configuration's relative KL excess over the frontier above :data:`FRONTIER_TOL`."""
+    return _ok(gap > FRONTIER_TOL) if _finite(gap) else NA
+
+
+def no_more_than(diff: float) -> str:
+    """At most 0 (e.g. DualGA's overhead minus the median of the others')."""
+    return _ok(diff <= 0) if _finite(diff) else NA
+
+
+def clear_sign(diff: float) -> str:
+    """A difference of median log10 p read without an interval: reproduced above +:data:`CLEAR`,
+    refuted below -:data:`CLEAR`, not reproduced in between (no clear difference)."""
+    return _ok(diff > CLEAR, refuted=diff < -CLEAR) if _finite(diff) else NA

@@ -1,0 +1,139 @@
+"""Matched distortion: every algorithm's curve of (KL per token, TPR at 1e-4 and 1e-6, median
+log10 p, realised DG) over its parameter on each LM, and DualGA compared with each of the others
+at common KL (and at common TPR), with a paired bootstrap over texts (:mod:`paper_figs._matched`).
+
+The paper's central claim (Section exp, Table exp_performance): "for a certain level of model
+distortion, our algorithm achieves a higher TPR, and conversely, for a certain level of TPR, our
+algorithm exhibits a smaller model distortion" than SRL, EMS, UW and ATW.  Its table holds one
+to nine configurations per algorithm; here each algorithm is a curve, so the comparison is made
+at the same KL rather than between configurations that happen to be near each other.  Run as
+the sweep ``examples/sweep_matched.toml`` (resumable).  SRL is compared at each gamma and at its
+best gamma per KL level (the envelope), which is the strongest SRL a user could tune.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from paper_figs import _matched as mt
+from paper_figs._out import agg, md_table, write
+
+TITLE = "Matched distortion: detection at the same KL, KL at the same TPR"
+LMS = ("news", "lfqa", "smollm2-fit")
+ALPHA = 0.05  # the family of K intervals of a comparison holds at 95 %
+SRL_BEST = "SRL (best gamma)"
+COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW", "AutoCov", "hard")
+EXTRA_PAIRS = (("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # the AutoCov appendix's claims
+METRICS = (*mt.METRICS_AT_KL, "kl_at_tpr")
+QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
+              ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7)}
+
+
+def curve_name(algo: str, params: dict) -> str:
+    """The curve a configuration belongs to (SRL: one per gamma)."""
+    if algo == "srl":
+        return f"SRL gamma={params['gamma']:g}"
+    return {"dualga": "DualGA", "ems": "EMS", "uw-delta": "UW-delta", "uw-gamma": "UW-gamma", "atw": "ATW", "autocov": "AutoCov",
+            "hard": "hard"}[algo]
+
+
+def _quick_keep(c) -> bool:
+    p = dict(c.params)
+    if c.algo == "srl" and p.get("gamma") != 0.5:
+        return False
+    return next((p.get(k) in v for (a, k), v in QUICK_KEEP.items() if a == c.algo), c.algo == "uw-gamma")
+
+
+def _curves(points: list[dict]) -> dict[str, list]:
+    """Curve name -> list of sub-curves (lists of points sorted by KL); SRL's envelope over its gammas."""
+    by: dict[str, list] = {}
+    for p in points:
+        by.setdefault(p["curve"], []).append(p)
+    curves = {k: [sorted((p["stats"] for p in v), key=lambda st: st["kl"][0])] for k, v in by.items()}
+    srl = [v[0] for k, v in curves.items() if k.startswith("SRL gamma")]
+    if srl:
+        curves[SRL_BEST] = srl
+    return curves
+
+
+def _ci(x: np.ndarray) -> list[float]:
+    return [float(np.quantile(x[1:], ALPHA / 2)), float(np.quantile(x[1:], 1 - ALPHA / 2))] if x.size > 1 else [float(x[0])] * 2
+
+
+def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0) -> dict:
+    """Curves and pairwise comparisons on one LM from its per-text arrays (and each point's
+    per-text correlation of KL with realised DG, the paper's scatter_4 remark).
+
+    ``per_text``: configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length
+    across configurations: the texts are paired); ``configs``: id -> (algo, params)."""
+    n = {v["log10_p"].size for v in per_text.values()}
+    if len(n) != 1:
+        raise ValueError(f"every configuration needs the same number of texts (paired bootstrap); got {sorted(n)}")
+    w = mt.bootstrap_weights(n.pop(), B, seed)
+    points = []
+    for cid, (algo, params) in configs.items():
+        v = per_text[cid]
+        st = mt.point_stats(v["kl"], v["dg"], v["log10_p"], w)
+        ok = np.isfinite(v["dg"]) & np.isfinite(v["kl"])
+        corr = float(np.corrcoef(v["kl"][ok], v["dg"][ok])[0, 1]) if ok.sum() > 2 and np.ptp(v["kl"][ok]) > 0 and np.ptp(v["dg"][ok]) > 0 else float("nan")
+        points.append(dict(curve=curve_name(algo, params), algo=algo, params=params, stats=st, kl_dg_corr=corr))
+    curves = _curves(points)
+    pairs = [("DualGA", c) for c in COMPARATORS] + list(EXTRA_PAIRS)
+    comparisons = [dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA)) for a, b in pairs if a in curves and b in curves for m in METRICS]
+    out_points = [dict(curve=p["curve"], algo=p["algo"], params=p["params"], kl_dg_corr=p["kl_dg_corr"],
+                       **{m: float(p["stats"][m][0]) for m in ("kl", "dg", "tpr_1e-4", "tpr_1e-6", "strength")},
+                       **{f"{m}_ci95": _ci(p["stats"][m]) for m in ("kl", "tpr_1e-4", "tpr_1e-6", "strength")}) for p in points]
+    return dict(points=out_points, comparisons=comparisons)
+
+
+def _figure(plt, result: dict):
+    lms = list(result["per_lm"])
+    fig, axes = plt.subplots(3, len(lms), figsize=(5.5 * len(lms), 11), squeeze=False)
+    for j, lm in enumerate(lms):
+        pts = result["per_lm"][lm]["points"]
+        for i, (m, lab) in enumerate((("tpr_1e-4", "TPR at FPR 1e-4"), ("tpr_1e-6", "TPR at FPR 1e-6"), ("strength", "-median log10 p"))):
+            ax = axes[i, j]
+            for c, name in enumerate(dict.fromkeys(p["curve"] for p in pts)):
+                ps = sorted((p for p in pts if p["curve"] == name), key=lambda p: p["kl"])
+                x = [p["kl"] for p in ps]
+                style = dict(c="red", lw=2.2, zorder=5) if name == "DualGA" else dict(c=f"C{c % 10}", lw=1)
+                ax.plot(x, [p[m] for p in ps], "o-" if len(ps) > 1 else "D", ms=3, label=name, **style)
+                ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=style["c"], alpha=0.15, lw=0)
+            ax.set(xscale="log", xlabel="KL per token (nats)", ylabel=lab, title=f"{lm} ({result['n']} texts x {result['T']})")
+            if m == "strength":
+                ax.set_yscale("log")
+        axes[0, j].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Quick: news only, 12 configurations, 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else
+    the grid's 162 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels."""
+    from paper_figs._sweep import run_grid, sweep_grid, text_values
+
+    plt = agg()
+    lms = tuple(lms or (("news",) if quick else LMS))
+    grid = sweep_grid("matched", lms=lms, algos=_quick_keep if quick else None, **(dict(n=16, T=50, chunk=16) if quick else {}))
+    B, k = (50, 3) if quick else (400, 5)
+    _, folder = run_grid(grid, out_dir, "matched", quick)
+    cols = {c: text_values(folder, c) for c in ("kl", "dg", "log10_p")}
+    result = dict(lms=list(lms), n=grid.n, T=grid.T, grid="examples/sweep_matched.toml", bootstrap=B, levels=k, alpha=ALPHA,
+                  trim=mt.TRIM, tpr_range=list(mt.TPR_RANGE), per_lm={})
+    rows = []
+    for lm in lms:
+        cfgs = {c.id: (c.algo, dict(c.params)) for c in grid.configs if c.lm == lm}
+        per_text = {cid: {m: cols[m][cid] for m in cols} for cid in cfgs}
+        res = analyse(per_text, cfgs, B=B, k=k)
+        result["per_lm"][lm] = res
+        for c in res["comparisons"]:
+            lv = ", ".join(f"{x:.3g}" for x in c["levels"])
+            span = "; ".join(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" for d, lo, hi in zip(c["diff"], c["lo"], c["hi"])) or c.get("reason", "")
+            rows.append([lm, f"{c['a']} vs {c['b']}", c["metric"], lv, span, c["verdict"]])
+    table = (f"{grid.n} texts x {grid.T} tokens per point; paired bootstrap over texts ({B} replicates), {k} levels per comparison, "
+             f"simultaneous {1 - ALPHA:.0%} (Bonferroni over levels).  diff = first - second (for kl_at_tpr: second's KL - first's, "
+             "so positive = first better).\n\n"
+             + md_table(["LM", "pair", "metric", "levels (KL or TPR)", "diff per level [interval]", "verdict"], rows))
+    return write(out_dir, "fig_matched", result, table, TITLE, _figure(plt, result))
