@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import time
 
-BATCH, T, REPS = 4, 60, 3
+BATCH, T, REPS = 4, 40, 2
 
 
 def _spin(stop) -> None:
