@@ -1,12 +1,12 @@
-"""Numba kernels of the score families (:mod:`sims.detect.gumbel_scores`, :mod:`sims.detect.lr_scores`),
-each with the plain NumPy reference beside it that the tests hold equal.
+"""Numba kernels of :mod:`sims.detect.sequential` (the public functions there validate and document).
 
-* :func:`crossing_logp` -- ln P(some uniform order statistic falls on or below its boundary),
-  the exact null tail of higher criticism and Tr-GoF (a Noe-type recursion on the counts of
-  points below each boundary, in log space);
-* :func:`tilted_tail` -- the lattice law, from ``s`` up, of a sum of independent two-point
-  variables ``k_t X_t``, ``X_t ~ Bernoulli(pi_t)`` (the likelihood-ratio score's null, tilted);
-* :func:`green_masses` -- the green mass :math:`G_t` of every step of a text (the LR weights).
+Every e-process here is a uniform mixture over J constant bets; the kernels return, per text,
+the first token at which the mixture's log e-value reaches ``bound = log(1/alpha)`` (1-based
+position in the text, -1 if never) and the final statistics.  For the linear families
+(red-green counts, EMS scores) the log-wealth of bet j is ``a[j] * s + b[j] * n`` (s the summed
+statistic, n the scored tokens), so the crossing is ``s >= thresholds[n]``, a table computed
+once (``linear_thresholds`` in :mod:`sims.detect.sequential`): the scan costs one comparison
+per token more than the fixed-length detector's.
 """
 
 from __future__ import annotations
@@ -14,182 +14,163 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
-from scipy.special import gammaln, logsumexp
+from numba import njit, prange
 
-from sims.core import prf
-
-NEG = -np.inf
-TAIL_CUT = 45.0  # a binomial tail sum stops past the mode once a term is e^-45 below the running sum
+from sims.core import prf, rng
+from sims.detect import _kernels as K
 
 
 @njit(cache=True, inline="always")
-def _lae(a, b):
-    """ln(e^a + e^b)."""
-    if a == -np.inf:
-        return b
-    if b == -np.inf:
-        return a
-    if a > b:
-        return a + math.log1p(math.exp(b - a))
-    return b + math.log1p(math.exp(a - b))
+def _scan_text_crossing(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, thresholds):
+    """Text i as in :func:`sims.detect._kernels.scan_sums`, plus the first position where the
+    running sum of scored statistics reaches ``thresholds[scored so far]``."""
+    P = prompts.shape[1]
+    table = np.zeros(size, dtype=np.uint64)
+    has_zero = np.zeros(1, dtype=np.bool_)
+    acc = 0.0
+    cnt = 0
+    stop = -1
+    for t in range(lengths[i]):
+        y = tokens[i, t]
+        ctx = K._ctx(seed_c, prompts, tokens, i, t, P, h)
+        pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
+        if dedup and K._seen_before(table, pair, has_zero):
+            continue
+        acc += K._value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+        cnt += 1
+        if stop < 0 and acc >= thresholds[cnt]:
+            stop = t + 1
+    return acc, cnt, stop
+
+
+@njit(cache=True, parallel=True)
+def scan_crossings(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix, thresholds):
+    """Per text: summed statistic, scored tokens and first crossing position (texts in parallel)."""
+    n = tokens.shape[0]
+    sums, counts, stops = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    seed_c, size = K._scan_setup(tokens.shape[1], key, dedup, stream)
+    for i in prange(n):
+        sums[i], counts[i], stops[i] = _scan_text_crossing(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, thresholds)
+    return sums, counts, stops
 
 
 @njit(cache=True)
-def crossing_logp(b, lfact):
-    r"""ln P(exists i: U_(i) <= b_i) for n = len(b) i.i.d. U(0, 1), ``b`` nondecreasing in [0, 1).
-
-    With :math:`M_i = \#\{t: U_t \le b_i\}`, the event is :math:`\{\exists i: M_i \ge i\}`; given
-    :math:`M_i = m` the next count is :math:`m + \mathrm{Bin}(n - m, (b_{i+1} - b_i)/(1 - b_i))`.
-    The recursion carries :math:`\ln P(M_i = m, \text{no crossing yet})` for m < i and adds the
-    mass that jumps to :math:`M_{i+1} \ge i + 1` (positive terms only: exact in log space).
-    ``lfact[j] = ln j!`` for j <= n.
-    """
-    n = b.shape[0]
-    state = np.full(n + 1, NEG)
-    new = np.full(n + 1, NEG)
-    if b[0] <= 0.0:
-        state[0] = 0.0
-        cross = NEG
-    else:
-        l0 = n * math.log1p(-b[0])
-        state[0] = l0
-        cross = math.log(-math.expm1(l0))
-    for i in range(1, n):  # from boundary b_i (1-based i = this i) to b_{i+1}
-        if b[i - 1] >= 1.0:
-            return 0.0
-        q = (b[i] - b[i - 1]) / (1.0 - b[i - 1])
-        if q <= 0.0:
-            continue
-        if q >= 1.0:  # every remaining point falls below b_{i+1} = 1
-            q = 1.0
-        lq = math.log(q)
-        l1q = math.log1p(-q) if q < 1.0 else NEG
-        for m in range(i + 1):
-            new[m] = NEG
-        for m in range(i):
-            sm = state[m]
-            if sm == NEG:
-                continue
-            N = n - m
-            base = sm + lfact[N]
-            for j in range(i - m + 1):  # stays at or below i: no crossing
-                if q == 1.0 and j < N:
-                    continue
-                term = base - lfact[j] - lfact[N - j] + j * lq + ((N - j) * l1q if N > j else 0.0)
-                new[m + j] = _lae(new[m + j], term)
-            j0 = i + 1 - m
-            if j0 > N:
-                continue
-            mode = (N + 1) * q
-            acc = NEG
-            for j in range(j0, N + 1):
-                term = base - lfact[j] - lfact[N - j] + j * lq + ((N - j) * l1q if N > j else 0.0)
-                acc = _lae(acc, term)
-                if j > mode and term < acc - TAIL_CUT:
-                    break
-            cross = _lae(cross, acc)
-        for m in range(i + 1):
-            state[m] = new[m]
-    return min(cross, 0.0)
-
-
-def crossing_logp_reference(b) -> float:
-    """NumPy twin of :func:`crossing_logp`: the same recursion with whole binomial rows in log space."""
-    b = np.asarray(b, dtype=np.float64)
-    n = b.size
-    lf = gammaln(np.arange(n + 2) + 1.0)
-
-    def lpmf(N, q):
-        j = np.arange(N + 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = lf[N] - lf[j] - lf[N - j] + j * np.log(q) + (N - j) * np.log1p(-q)
-        t[(j == 0) & (q == 0)] = 0.0
-        t[(j == N) & (q == 1)] = 0.0
-        return np.nan_to_num(t, nan=NEG)
-
-    state = np.full(n + 1, NEG)
-    parts = []
-    if b[0] <= 0:
-        state[0] = 0.0
-    else:
-        state[0] = n * np.log1p(-b[0])
-        parts.append(np.log(-np.expm1(state[0])))
-    for i in range(1, n):
-        q = min(1.0, (b[i] - b[i - 1]) / (1.0 - b[i - 1]))
-        if q <= 0:
-            continue
-        new = np.full(n + 1, NEG)
-        for m in range(i):
-            if state[m] == NEG:
-                continue
-            t = state[m] + lpmf(n - m, q)
-            keep = min(i - m, n - m)
-            new[m : m + keep + 1] = np.logaddexp(new[m : m + keep + 1], t[: keep + 1])
-            if i + 1 - m <= n - m:
-                parts.append(logsumexp(t[i + 1 - m :]))
-        state = new
-    return min(0.0, float(logsumexp(parts))) if parts else NEG
+def scan_crossings_serial(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix, thresholds):
+    """:func:`scan_crossings` on one thread (small inputs: no parallel-region barrier)."""
+    n = tokens.shape[0]
+    sums, counts, stops = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    seed_c, size = K._scan_setup(tokens.shape[1], key, dedup, stream)
+    for i in range(n):
+        sums[i], counts[i], stops[i] = _scan_text_crossing(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, thresholds)
+    return sums, counts, stops
 
 
 @njit(cache=True)
-def tilted_tail(k, pi, s):
-    r"""``P(S = x)`` for x = s, s+1, ..., sum(k) where :math:`S = \sum_t k_t X_t`, :math:`X_t \sim
-    \mathrm{Bernoulli}(\pi_t)` independent and ``k`` nonnegative integers.  The caller passes the
-    exponentially tilted :math:`\pi_t(\theta)`, so the returned masses sit near ``s`` and stay in
-    range however deep the untilted tail is (:func:`sims.detect.lr_scores.weighted_bernoulli_logsf`)."""
-    total = 0
-    for t in range(k.shape[0]):
-        total += k[t]
-    pmf = np.zeros(total + 1)
-    pmf[0] = 1.0
-    top = 0
-    for t in range(k.shape[0]):
-        kt = k[t]
-        p1 = pi[t]
-        p0 = 1.0 - p1
-        if kt == 0:
-            continue
-        for x in range(top, -1, -1):
-            v = pmf[x]
-            pmf[x + kt] += v * p1
-            pmf[x] = v * p0
-        top += kt
-    out = pmf[max(0, min(s, total + 1)) :] if s <= total else np.zeros(0)
-    return out
+def value_crossings(values, scored, lengths, thresholds):
+    """:func:`scan_crossings` from per-token statistics already computed (``values``, ``scored``)."""
+    n, T = values.shape
+    sums, counts, stops = np.zeros(n), np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        acc = 0.0
+        cnt = 0
+        for t in range(min(lengths[i], T)):
+            if scored[i, t]:
+                acc += values[i, t]
+                cnt += 1
+                if stops[i] < 0 and acc >= thresholds[cnt]:
+                    stops[i] = t + 1
+        sums[i], counts[i] = acc, cnt
+    return sums, counts, stops
 
 
-def tilted_tail_reference(k, pi, s) -> np.ndarray:
-    """NumPy twin of :func:`tilted_tail` (one shifted add per token)."""
-    k = np.asarray(k, dtype=np.int64)
-    total = int(k.sum())
-    pmf = np.zeros(total + 1)
-    pmf[0] = 1.0
-    for kt, p1 in zip(k, pi):
-        if kt == 0:
-            continue
-        shifted = np.zeros_like(pmf)
-        shifted[kt:] = pmf[: total + 1 - kt] * p1
-        pmf = pmf * (1.0 - p1) + shifted
-    return pmf[max(0, s) :] if s <= total else np.zeros(0)
+@njit(cache=True, inline="always")
+def _logmeanexp(x):
+    m = x.max()
+    acc = 0.0
+    for j in range(x.shape[0]):
+        acc += math.exp(x[j] - m)
+    return m + math.log(acc / x.shape[0])
 
 
 @njit(cache=True)
-def green_masses(probs, seq, P, h, key, thr, G):
-    """``G[t]`` = green mass of ``probs[t]`` under the Bernoulli green list keyed by the ``h`` tokens
-    before position ``P + t`` of ``seq`` (the same bits as :func:`sims.core.prf.is_green_nb`)."""
-    for t in range(probs.shape[0]):
-        ctx = prf.context_hash_nb(key, seq[P + t - h : P + t], prf.GREEN)
-        g = 0.0
-        for v in range(probs.shape[1]):
-            if prf.is_green_nb(ctx, v, thr):
-                g += probs[t, v]
-        G[t] = g
+def markov_crossings(values, scored, lengths, gamma, q_red, q_green, bound):
+    """AutoCov e-process: a mixture over bets on each colour given the previous one.
+
+    After a red token (the first token counts as after red, as Algorithm DualGA_autocov colours
+    y_0 red) bet j's factor is the likelihood ratio of Bernoulli(``q_red[j]``) to Bernoulli(gamma);
+    after a green one, of Bernoulli(``q_green[j]``).  The two mixtures multiply (each updates on
+    its own tokens).  Returns per text the final log e-value, its running maximum and the first
+    crossing position (-1 if never)."""
+    n, T = values.shape
+    J = q_red.shape[0]
+    up_r, dn_r = np.log(q_red / gamma), np.log((1.0 - q_red) / (1.0 - gamma))
+    up_g, dn_g = np.log(q_green / gamma), np.log((1.0 - q_green) / (1.0 - gamma))
+    final, peak, stops = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
+    wr, wg = np.zeros(J), np.zeros(J)
+    for i in range(n):
+        wr[:] = 0.0
+        wg[:] = 0.0
+        er, eg, best = 0.0, 0.0, 0.0
+        prev_green = False
+        for t in range(min(lengths[i], T)):
+            if not scored[i, t]:
+                continue
+            x = values[i, t] > 0.5
+            if prev_green:
+                for j in range(J):
+                    wg[j] += up_g[j] if x else dn_g[j]
+                eg = _logmeanexp(wg)
+            else:
+                for j in range(J):
+                    wr[j] += up_r[j] if x else dn_r[j]
+                er = _logmeanexp(wr)
+            prev_green = x
+            best = max(best, er + eg)
+            if stops[i] < 0 and er + eg >= bound:
+                stops[i] = t + 1
+        final[i], peak[i] = er + eg, best
+    return final, peak, stops
 
 
-def green_masses_reference(probs, seq, P, h, key, gamma) -> np.ndarray:
-    """NumPy twin of :func:`green_masses`."""
-    T, V = probs.shape
-    windows = np.stack([seq[P + t - h : P + t] for t in range(T)])
-    ctx = prf.context_hash(key, windows, prf.GREEN)
-    return np.sum(np.where(prf.green_mask(ctx, V, gamma), probs, 0.0), axis=1)
+@njit(cache=True)
+def hit_crossings(hits, probs_hit, length, c, bound):
+    """Keyed-order (ITS / UW) e-process of one text: bet j's factor on step t is
+    ``1 + c[j] (H_t - pi_t) / pi_t`` (the likelihood ratio of "the key forces a hit with
+    probability c[j]" to the null hit probability pi_t).  Returns the final log e-value, its
+    running maximum and the first crossing position (-1 if never)."""
+    J = c.shape[0]
+    w = np.zeros(J)
+    e, best, stop = 0.0, 0.0, -1
+    for t in range(length):
+        p = max(probs_hit[t], 1e-300)  # a hit of null probability 0 is infinite evidence
+        for j in range(J):
+            w[j] += math.log1p(c[j] * (1.0 - p) / p) if hits[t] else math.log1p(-c[j])
+        e = _logmeanexp(w)
+        best = max(best, e)
+        if stop < 0 and e >= bound:
+            stop = t + 1
+    return e, best, stop
+
+
+@njit(cache=True, parallel=True)
+def null_prefix_crossings(n_texts, T, gamma, seed, anytime_k, naive_k, final_k):
+    """Simulated null texts (i.i.d. Bernoulli(gamma) colours of T distinct pairs; text i uses
+    the counter stream (seed, i)): per text, the first prefix length whose green count reaches
+    ``anytime_k[n]`` (the e-process crosses), ``naive_k[n]`` (the prefix p-value is below the
+    level), and whether the full text reaches ``final_k`` (the fixed-length test rejects).
+    Tables are indexed by the prefix length n (entries > n mean unreachable)."""
+    stop_any = np.full(n_texts, -1, dtype=np.int64)
+    stop_naive = np.full(n_texts, -1, dtype=np.int64)
+    fixed = np.zeros(n_texts, dtype=np.bool_)
+    for i in prange(n_texts):
+        key = rng.stream_key_nb(seed, i)
+        k = 0
+        for t in range(T):
+            if rng.uniform_nb(key, t) < gamma:
+                k += 1
+            if stop_any[i] < 0 and k >= anytime_k[t + 1]:
+                stop_any[i] = t + 1
+            if stop_naive[i] < 0 and k >= naive_k[t + 1]:
+                stop_naive[i] = t + 1
+        fixed[i] = k >= final_k
+    return stop_any, stop_naive, fixed
