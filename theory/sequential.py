@@ -36,7 +36,8 @@ alpha and detects i.i.d. Bernoulli(:math:`\gamma+\Delta`) colours with probabili
 stopped laws, :math:`E_1[\tau]\,\mathrm{KL} = \mathrm{KL}(P_1^\tau \| P_0^\tau) \ge
 \mathrm{kl}(1-\beta, \alpha)`)
 
-.. math:: E[\tau] \ge \frac{(1-\beta)\ln\frac{1-\beta}{\alpha} + \beta\ln\frac{\beta}{1-\alpha}}{\mathrm{KL}(\mathrm{Ber}(\gamma+\Delta)\|\mathrm{Ber}(\gamma))} .
+.. math:: E[\tau] \ge \frac{(1-\beta)\ln\frac{1-\beta}{\alpha} + \beta\ln\frac{\beta}{1-\alpha}}
+          {\mathrm{KL}(\mathrm{Ber}(\gamma+\Delta)\|\mathrm{Ber}(\gamma))} .
 
 So :math:`E[\tau] \sim \ln(1/\alpha) / \mathrm{KL}` as :math:`\alpha \to 0`, within the grid's
 factor and the :math:`\ln J + u_j` overhead.  ``proofs_check/check_sequential.py`` compares both
