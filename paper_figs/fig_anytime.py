@@ -12,6 +12,11 @@ DualGA, SRL and EMS at several strengths (dedup): the e-process's median first c
 design length (the shortest length t at which at least half of the texts' length-t tests
 reject, i.e. the length a user fixing t in advance needs for power 1/2), and the first-prefix
 median of the naive rule (invalid).  The table also gives the e-process's detection rate by T.
+
+Two more tables (:mod:`sims.detect.multiple`): the family-wise error of Holm over K = 10, 100,
+1000 keys on unwatermarked texts of the LM (and of testing every key at alpha), and the realised
+false-discovery rate of BH (exact p-values), e-BH (final e-values) and uncorrected screening on
+corpora of 20 % SRL-watermarked and 80 % plain texts.
 """
 
 from __future__ import annotations
@@ -80,6 +85,50 @@ def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) ->
     return rows
 
 
+def fwer_table(lm: str, n: int, T: int, vocab_size, alpha: float = 0.05) -> list[dict]:
+    """Family-wise error over K keys on unwatermarked texts (keys 1..K, dedup)."""
+    from paper_figs._data import generations
+    from sims.detect import multiple
+
+    gen = generations(lm, "none", n, T, 7, key=KEY, vocab_size=vocab_size)
+    rows = []
+    for K in (10, 100, 1000):
+        lp, _, _ = multiple.score_redgreen_keys(gen.tokens, gen.prompts[:, -gen.meta["h"]:], range(1, K + 1), GAMMA, vocab_size=gen.meta["vocab_size"])
+        row = dict(K=K, n=n, T=T, alpha=alpha, seed=7)
+        for rule, hit in (("holm", multiple.holm(lp, alpha).any(axis=0)), ("uncorrected", (lp <= math.log10(alpha)).any(axis=0))):
+            k = int(hit.sum())
+            row[rule], row[f"{rule}_ci"] = k / n, _ci(k, n)
+        rows.append(row)
+    return rows
+
+
+def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1) -> dict:
+    """Realised FDR (mean false-discovery proportion over corpora, with its standard error) and power
+    on corpora of N texts, 20 % watermarked with SRL delta = 1."""
+    from paper_figs._data import generations
+    from sims.detect import multiple, scores, sequential
+
+    n1 = N // 5
+    wm = generations(lm, "srl", corpora * n1, T, 8, key=KEY, vocab_size=vocab_size, delta=1.0)
+    plain = generations(lm, "none", corpora * (N - n1), T, 9, key=KEY, vocab_size=vocab_size)
+    lp, le = [], []
+    for g in (wm, plain):
+        lp.append(scores.score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log10_p)
+        le.append(sequential.sequential_score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log_e)
+    truth = np.arange(N) < n1
+    out = {}
+    for rule in ("bh", "e-bh", "uncorrected"):
+        fdp, power = [], []
+        for c in range(corpora):
+            p = np.concatenate([lp[0][c * n1 : (c + 1) * n1], lp[1][c * (N - n1) : (c + 1) * (N - n1)]])
+            e = np.concatenate([le[0][c * n1 : (c + 1) * n1], le[1][c * (N - n1) : (c + 1) * (N - n1)]])
+            rej = multiple.benjamini_hochberg(p, q) if rule == "bh" else (multiple.e_bh(e, q) if rule == "e-bh" else p <= math.log10(q))
+            fdp.append((rej & ~truth).sum() / max(1, rej.sum()))
+            power.append((rej & truth).sum() / n1)
+        out[rule] = dict(fdr=float(np.mean(fdp)), se=float(np.std(fdp, ddof=1) / math.sqrt(corpora)) if corpora > 1 else None, power=float(np.mean(power)))
+    return dict(q=q, corpora=corpora, N=N, T=T, watermarked_share=n1 / N, rules=out)
+
+
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from paper_figs._data import is_synthetic, sized
 
@@ -89,6 +138,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     V = 2000 if quick and is_synthetic(name) else None
     fpr = fpr_table(n_null, lengths)
     det = detection_table(name, n, T, V)
+    fwer = fwer_table(name, *((300, 50) if quick else (4000, 100)), V)
+    fdr = fdr_table(name, *((4, 50, 60) if quick else (40, 200, 100)), V)
     plt = agg()
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
     x = np.arange(len(fpr))
@@ -115,7 +166,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     ax2.set(xlabel=f"tokens (alpha = 1e-4, dedup; bars at {big:.0f} = not reached in T={T})", title=f"tokens to detection, {name}, {n} texts per row")
     ax2.legend(fontsize=7)
     fig.tight_layout()
-    summary = dict(lm=name, gamma=GAMMA, key=KEY, quick=quick, fpr=fpr, detection=det,
+    summary = dict(lm=name, gamma=GAMMA, key=KEY, quick=quick, fpr=fpr, detection=det, fwer=fwer, fdr=fdr,
                    naive_over_alpha={f"{r['alpha']:g}_T{r['T']}": r["naive"] / r["alpha"] for r in fpr})
     rows = [[f"{r['alpha']:g}", r["T"], r["n"], r["naive"], f"[{r['naive_ci'][0]:.3g}, {r['naive_ci'][1]:.3g}]", r["anytime"],
              f"[{r['anytime_ci'][0]:.3g}, {r['anytime_ci'][1]:.3g}]", r["fixed"]] for r in fpr]
@@ -124,4 +175,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
               r["ratio_anytime_over_fixed"]] for lab, r in zip(labels, det)]
     table += "\n\n" + md_table(["watermark", "gamma", "anytime median stop", "anytime detected by T", "fixed length for power 1/2",
                                 f"fixed power at T={T}", "naive median (invalid)", "anytime / fixed"], rows2)
+    table += "\n\n" + md_table(["keys K", "null texts", "alpha", "Holm FWER", "95% CI", "uncorrected FWER", "95% CI"],
+                                 [[r["K"], r["n"], r["alpha"], r["holm"], f"[{r['holm_ci'][0]:.3g}, {r['holm_ci'][1]:.3g}]", r["uncorrected"],
+                                   f"[{r['uncorrected_ci'][0]:.3g}, {r['uncorrected_ci'][1]:.3g}]"] for r in fwer])
+    table += "\n\n" + md_table([f"screening (q={fdr['q']}, {fdr['corpora']} corpora of {fdr['N']} texts, 20% SRL)", "realised FDR", "s.e.", "power"],
+                                 [[k, v["fdr"], v["se"], v["power"]] for k, v in fdr["rules"].items()])
     return write(out_dir, "fig_anytime", summary, table, TITLE, fig)
