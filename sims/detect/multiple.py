@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from sims.core import defaults
-from sims.detect import _kernels as K
+from sims.detect import _multi_kernels as MK
 from sims.detect import scores
 from sims.detect.nulls import LN10, binom_logsf
 
@@ -114,8 +114,8 @@ def check_keys(keys) -> np.ndarray:
 
 def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = True,
                         green_kind: str = defaults.GREEN_KIND, lengths=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Exact red-green log10 p-value of every text under every key (:func:`sims.detect.scores.score_redgreen`
-    per key, the layout validated once).
+    """Exact red-green log10 p-value of every text under every key (what :func:`sims.detect.scores.score_redgreen`
+    gives key by key; one Numba pass over the tokens hashes every key, the dedup pattern found once).
 
     Returns
     -------
@@ -134,10 +134,9 @@ def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int 
     keys = check_keys(keys)
     tokens, prompts, lengths = scores._check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = scores._stat_code("green", gamma, green_kind, vocab_size)
-    scan = K.scan_sums if tokens.size >= scores.PARALLEL_MIN_TOKENS else K.scan_sums_serial
-    green = np.empty((keys.size, tokens.shape[0]))
-    n = np.empty((keys.size, tokens.shape[0]), dtype=np.int64)
-    for j, key in enumerate(keys):
-        green[j], n[j] = scan(tokens, prompts, lengths, key, int(h), bool(dedup), stream, code, thr, tokmix)
+    _, scored = scores.token_scores(tokens, prompts, int(keys[0]), gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,
+                                    lengths=lengths)
+    green = MK.multi_key_sums(tokens, prompts, lengths, scored, keys, int(h), stream, code, thr, tokmix)
+    n = np.broadcast_to(scored.sum(axis=1), green.shape)
     lp = np.where(n <= 1, 0.0, binom_logsf(np.rint(green).astype(np.int64), n, g_eff) / LN10)
     return lp, green, n

@@ -88,3 +88,19 @@ def test_fdr_on_mixtures():
         x = np.asarray(fdp[name])
         lower = x.mean() - 3.09 * x.std(ddof=1) / math.sqrt(R)
         assert (lower > a) == (name == "raw"), (name, x.mean())
+
+
+@pytest.mark.parametrize("dedup", [False, True])
+def test_multi_key_kernel_equals_score_redgreen(null_texts, dedup):
+    """One pass over every key gives score_redgreen's counts and p-values key by key (repetitive
+    texts of the loopy LM included, so dedup drops tokens)."""
+    loopy = sims.generate(sims.get_lm("loopy", vocab_size=200), "srl", n=20, T=80, seed=2, key=3, delta=2.0)
+    for g in (null_texts, loopy):
+        toks, pr, V = g.tokens[:200], g.prompts[:200, -1:], g.meta["vocab_size"]
+        keys = [3, 1, 2**64 - 1, 12345]
+        lp, green, n = multiple.score_redgreen_keys(toks, pr, keys, 0.25, vocab_size=V, dedup=dedup)
+        for j, k in enumerate(keys):
+            r = sims.score_redgreen(toks, pr, k, 0.25, vocab_size=V, dedup=dedup)
+            np.testing.assert_array_equal(green[j], r.green)
+            np.testing.assert_array_equal(n[j], r.n_scored)
+            np.testing.assert_allclose(lp[j], r.log10_p, rtol=1e-12, atol=1e-12)
