@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheme", default="wmstats", help=f"with --text: one of {', '.join(SCHEMES)} (default wmstats)")
     p.add_argument("--key", default=None, help="detection key in [0, 2**64) (transformers-lefthash: its hashing_key); K1,K2,... tests every key (Holm)")
     p.add_argument("--key-file", type=pathlib.Path, default=None, help=".npz: a file of keys, one per line, tested as --key K1,K2,...")
-    p.add_argument("--sequential", action="store_true", help=".npz: anytime-valid detection, the first token at which each text is flagged")
+    p.add_argument("--sequential", action="store_true", help=".npz: anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
     p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
