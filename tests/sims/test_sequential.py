@@ -158,3 +158,17 @@ def test_sequential_on_real_null_texts_is_valid(lm):
         assert not peeking.exceeds_level(int(res.detected.sum()), n, alpha), algo
     pre = scores.prefix_log10p(gen.tokens, gen.prompts[:, -1:], KEY, gamma=0.25, dedup=True, vocab_size=V)
     assert peeking.exceeds_level(int((np.nanmin(pre, axis=1) <= math.log10(alpha)).sum()), n, alpha)
+
+
+def test_grid_keeps_the_stated_share_of_the_kelly_rate():
+    """The module docstring's claim: the best bet of GRID grows at >= 98 % of KL(Ber(gamma+Delta) || Ber(gamma))
+    for Delta / (1 - gamma) in [0.01, 0.5] and >= 95 % up to 0.95, gamma in [0.1, 0.6] (exact, no sampling)."""
+    from theory.sequential import DEFAULT_GRID, bet_growth, kl_bernoulli
+
+    np.testing.assert_array_equal(DEFAULT_GRID, sequential.GRID)  # theory's bounds are about the detector's grid
+    for g in (0.1, 0.25, 0.4, 0.467, 0.6):
+        lam = sequential.GRID / g  # bet j: lambda_j = f_j / gamma
+        for fs in np.geomspace(0.01, 0.95, 200):
+            p = g + fs * (1 - g)
+            share = bet_growth(lam, g, p).max() / kl_bernoulli(p, g)
+            assert share >= (0.98 if fs <= 0.5 else 0.95), (g, fs, share)
