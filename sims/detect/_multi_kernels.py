@@ -25,11 +25,13 @@ def multi_key_sums(tokens, prompts, lengths, scored, keys, h, stream, code, thr,
         seeds[k] = prf.mix64_nb(keys[k] + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
     out = np.zeros((nk, n))
     for i in prange(n):
+        acc = np.zeros(nk)  # one text's sums, contiguous (out[:, i] is strided by n)
         for t in range(lengths[i]):
             if not scored[i, t]:
                 continue
             ym = prf.mix64_nb(np.uint64(tokens[i, t]) + np.uint64(prf.C_TOKEN))
             for k in range(nk):
                 ctx = K._ctx(seeds[k], prompts, tokens, i, t, P, h)
-                out[k, i] += K._value(code, ctx, prf.mix64_nb(ctx ^ ym), thr, tokmix)
+                acc[k] += K._value(code, ctx, prf.mix64_nb(ctx ^ ym), thr, tokmix)
+        out[:, i] = acc
     return out
