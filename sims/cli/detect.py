@@ -43,7 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--text", default=None, help="raw text: FILE.txt (one text), FILE.jsonl (one {\"text\": ...} per line) or - (stdin)")
     p.add_argument("--lm", default=None, help="with --text: whose tokenizer, 'smollm2' or a local transformers folder")
     p.add_argument("--scheme", default="wmstats", help=f"with --text: one of {', '.join(SCHEMES)} (default wmstats)")
-    p.add_argument("--key", required=True, help="detection key in [0, 2**64) (transformers-lefthash: its hashing_key)")
+    p.add_argument("--key", default=None, help="detection key in [0, 2**64) (transformers-lefthash: its hashing_key); K1,K2,... tests every key (Holm)")
+    p.add_argument("--key-file", type=pathlib.Path, default=None, help=".npz: a file of keys, one per line, tested as --key K1,K2,...")
+    p.add_argument("--sequential", action="store_true", help=".npz: anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
     p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
@@ -132,8 +134,7 @@ def _padded(rows: list[np.ndarray], start: int) -> np.ndarray:
 
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
-    from sims.detect import report, scores
-    from sims.detect.report_html import MarkedText
+    from sims.detect import decision, report, scores
     from sims.torch_backend.detect_text import lefthash_marks, lm_vocab_size, tokenize
     from sims.torch_backend.model import load_tokenizer
 
@@ -173,22 +174,13 @@ def _score_text(args, key: int, fpr: float):
         _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
         green = g_all > 0.5
         g_eff = report.null_green_probability(gamma, "bernoulli", V)
-    res, prefix = report.redgreen_from_marks(green, scored, lengths, g_eff)
-    text_rows = report.text_rows(res, fpr, n_tokens=lengths, prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(text_rows, input=args.text, scheme=args.scheme, algo="redgreen", statistic=report.STATISTICS["redgreen"],
-                          key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, fpr=fpr, lm=args.lm)
-    marked = [MarkedText(text_rows[i], pieces[i][:h], pieces[i][h:], green[i, : lengths[i]], scored[i, : lengths[i]], prefix[i, : lengths[i]])
-              for i in range(len(rows))]
-    return doc, marked
+    return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:h] for p in pieces], text_pieces=[p[h:] for p in pieces],
+                                   input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
 
 
-def _score_npz(args, key: int, fpr: float, want_marks: bool):
-    """Document and marked texts of an .npz of generations."""
-    from sims.cli.lms import is_synthetic
+def _load_npz(args):
+    """The generation of ``FILE.npz`` and the detector to use, the arguments checked against it."""
     from sims.core.record import Generation
-    from sims.detect import report, scores
-    from sims.detect.report_html import MarkedText
-    from sims.lm.synthetic import lm_from_meta
 
     if args.text is not None:
         raise ValueError("give either FILE.npz or --text, not both")
@@ -201,7 +193,17 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     m = gen.meta
     if args.vocab_size is not None and args.vocab_size != m["vocab_size"]:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
-    algo = args.algo or m["algo"]
+    return gen, args.algo or m["algo"]
+
+
+def _score_npz(args, key: int, fpr: float, want_marks: bool):
+    """Document and marked texts of an .npz of generations."""
+    from sims.cli.lms import is_synthetic
+    from sims.detect import decision, scores
+    from sims.lm.synthetic import lm_from_meta
+
+    gen, algo = _load_npz(args)
+    m = gen.meta
     if is_synthetic(m["lm"]):
         lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
@@ -209,36 +211,9 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
         from sims.torch_backend.real_lm import score as score_real
 
         res = score_real(gen, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
-    gamma = m["gamma"] if args.gamma is None else args.gamma
-    kind = m.get("green_kind", defaults.GREEN_KIND)
-    kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
-    redgreen = algo in scores.REDGREEN_ALGOS
-    family = "redgreen" if redgreen else ("keyed" if algo in scores.KEYED_ORDER_ALGOS else algo)
-    prefix, g_eff = None, None
-    if redgreen or algo == "ems":
-        stat = "green" if redgreen else "ems"
-        prefix = scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=stat, gamma=gamma if redgreen else None, green_kind=kind,
-                                      dedup=args.dedup, **kw)
-    pad = gen.tokens < 0
-    n_tokens = np.where(pad.any(axis=1), pad.argmax(axis=1), gen.tokens.shape[1])
-    if gen.lengths is not None:
-        n_tokens = np.minimum(n_tokens, gen.lengths)
-    if redgreen:
-        g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
-    text_rows = report.text_rows(res, fpr, n_tokens=n_tokens, prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(text_rows, input=str(args.file), scheme="wmstats", algo=algo, statistic=report.STATISTICS[family], key=key,
-                          gamma=gamma, h=m["h"], dedup=args.dedup, vocab_size=m["vocab_size"], fpr=fpr)
-    if not want_marks:
-        return doc, None, True
-    if not redgreen:
-        raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    green = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5
-    scored = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, gamma=gamma, green_kind=kind, dedup=args.dedup, **kw)[1]
-    pieces, ids = _piece_maker(m["lm"])
-    marked = []
-    for i, r in enumerate(text_rows):
-        L = r["n_tokens"]
-        marked.append(MarkedText(r, pieces(gen.prompt(i)), pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L]))
+    pieces, ids = _piece_maker(m["lm"]) if want_marks else (None, True)
+    doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
+                                               want_marks=want_marks, pieces=pieces)
     return doc, marked, ids
 
 
@@ -275,6 +250,30 @@ def build_arguments(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _sequential(args, key: int, fpr: float) -> dict:
+    """The ``--sequential`` document of an .npz (synthetic LMs: ITS / UW read its probabilities)."""
+    from sims.cli.lms import is_synthetic
+    from sims.detect import decision, scores, sequential
+    from sims.lm.synthetic import lm_from_meta
+
+    gen, algo = _load_npz(args)
+    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
+        raise ValueError(f"--sequential detects algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
+    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    res = sequential.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+    return decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo)
+
+
+def _many_keys(args, keys: list[int], fpr: float) -> dict:
+    """The many-keys document of an .npz (red-green detectors)."""
+    from sims.detect import decision, scores
+
+    gen, algo = _load_npz(args)
+    if algo not in scores.REDGREEN_ALGOS:
+        raise ValueError(f"several keys are tested for red-green detectors (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
+    return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma)
+
+
 def _table(doc: dict) -> None:
     col = "green" if doc["statistic"] == "green count" else "score"
     print(f"# {doc['input']}: scheme {doc['scheme']}, algo {doc['algo']}, gamma {doc['gamma']}, h {doc['h']}, dedup {doc['dedup']}, fpr {doc['fpr']:g}")
@@ -286,11 +285,33 @@ def _table(doc: dict) -> None:
         print(f"{r['index']:5d} {r['n_tokens']:6d} {r['n_scored']:6d} {r['score']:9.2f} {z:>7} {r['log10_p']:8.2f} {ttd:>9}  {yes:<11} {r['decision']}")
 
 
+def _keys(args) -> list[int]:
+    """``--key`` (one key or K1,K2,...) and the keys of ``--key-file``."""
+    raw = [] if args.key is None else args.key.split(",")
+    if args.key_file is not None:
+        if not args.key_file.is_file():
+            raise ValueError(f"--key-file must be an existing file; got {str(args.key_file)!r}")
+        raw += [ln.strip() for ln in args.key_file.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    if not raw:
+        raise ValueError("give --key K (or K1,K2,...) or --key-file FILE")
+    keys = [_int_in("key", k.strip(), 0, 2**64) for k in raw]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"keys must be distinct; got {len(keys) - len(set(keys))} repeated")
+    return keys
+
+
+def _print_rows(doc: dict, cols: list[tuple[str, str, int]]) -> None:
+    print(" ".join(f"{name:>{w}}" for name, _, w in cols))
+    for r in doc["texts"]:
+        print(" ".join(f"{'-' if r[f] is None else (f'{r[f]:.2f}' if isinstance(r[f], float) else r[f]):>{w}}" for _, f, w in cols))
+
+
 def run(args) -> int:
     from sims.detect.report import check_fpr
     from sims.detect.report_html import render
 
-    key = _int_in("key", args.key, 0, 2**64)
+    keys = _keys(args)
+    key = keys[0]
     try:
         fpr = check_fpr(float(args.fpr))
     except ValueError:
@@ -298,6 +319,24 @@ def run(args) -> int:
     if (args.file is None) == (args.text is None):
         raise ValueError("give either FILE.npz or --text FILE.txt|FILE.jsonl|- (exactly one)")
     writable_file("html", args.html)
+    if (args.sequential or len(keys) > 1) and (args.text is not None or args.html is not None):
+        raise ValueError("--sequential and several keys take FILE.npz, without --html")
+    if args.sequential and len(keys) > 1:
+        raise ValueError("--sequential tests one key; give one --key")
+    if args.sequential or len(keys) > 1:
+        doc = _sequential(args, key, fpr) if args.sequential else _many_keys(args, keys, fpr)
+        if args.json:
+            print(json.dumps(doc))
+            return 0
+        print(f"# {doc['input']}: algo {doc['algo']}, dedup {doc['dedup']}, " + (f"alpha {doc['alpha']:g} (anytime-valid)" if args.sequential
+              else f"{len(keys)} keys, family-wise error {doc['fwer']:g} (Holm)"))
+        if args.sequential:
+            _print_rows(doc, [("text", "index", 5), ("tokens", "n_tokens", 6), ("scored", "n_scored", 6), ("log10_e", "log10_e", 8),
+                              ("first_flagged", "first_flagged", 13), ("decision", "decision", 16)])
+        else:
+            _print_rows(doc, [("text", "index", 5), ("tokens", "n_tokens", 6), ("best_key", "best_key", 20), ("log10_p", "log10_p", 8),
+                              ("holm_log10_p", "holm_log10_p", 12), ("marked_by", "marked_by", 24)])
+        return 0
     if args.text is not None:
         (doc, marked), ids = _score_text(args, key, fpr), False
     else:

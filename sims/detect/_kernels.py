@@ -200,13 +200,14 @@ UW_GAMMA_MODE = 2
 
 
 @njit(cache=True)
-def keyed_order_hits(probs, seq, P, h, key, perm, pos, its_key, mode, probs_hit):
+def keyed_order_hits(probs, seq, P, h, key, perm, pos, its_key, mode, probs_hit, hit_marks):
     """Hits of one text under ITS / UW-delta / UW-gamma (``mode``) and each step's null hit probability.
 
     ``probs`` (T, V): the next-token distributions along the text; ``seq``: its prompt (``P``
     ids) then its T tokens; ``perm`` / ``pos``: the keyed vocabulary order and its inverse;
-    ``its_key``: ITS's uniform stream.  Writes ``probs_hit[t]`` and returns the hit count
-    (tests/sims/test_detect.py holds a step-by-step NumPy reference).
+    ``its_key``: ITS's uniform stream.  Writes ``probs_hit[t]`` (and, when ``hit_marks`` is not
+    empty, whether step t is a hit) and returns the hit count (tests/sims/test_detect.py holds a
+    step-by-step NumPy reference).
     """
     T, V = probs.shape
     cum = np.empty(V)
@@ -225,9 +226,12 @@ def keyed_order_hits(probs, seq, P, h, key, perm, pos, its_key, mode, probs_hit)
         if mode == UW_GAMMA_MODE:  # hit: y's interval reaches past 1/2; null mass of such tokens
             straddle = np.searchsorted(cum, 0.5)
             probs_hit[t] = 1.0 - (cum[straddle - 1] if straddle > 0 else 0.0)
-            hits += hi > 0.5
+            hit = hi > 0.5
         else:
             u = rng.uniform_nb(its_key, t) if mode == ITS_MODE else prf.uniform_nb(sctx, V)
             probs_hit[t] = probs[t, y]
-            hits += lo < u <= hi
+            hit = lo < u <= hi
+        hits += hit
+        if hit_marks.shape[0] > 0:
+            hit_marks[t] = hit
     return hits

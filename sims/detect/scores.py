@@ -352,10 +352,11 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     hits = np.zeros(n_txt)
     logp = np.zeros(n_txt)
     probs_hit = np.empty(T)
+    no_marks = np.empty(0, dtype=np.bool_)
     for i in range(n_txt):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i, : n[i]]])
         probs = np.ascontiguousarray(step_probs(i)[: n[i]], dtype=np.float64)
-        hits[i] = K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit)
+        hits[i] = K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit, no_marks)
         logp[i] = _poisson_binomial_logsf(int(hits[i]), probs_hit[: n[i]])
     return DetectResult(n, hits, np.full(n_txt, np.nan), logp / LN10, n < 1)
 

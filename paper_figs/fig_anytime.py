@@ -1,0 +1,183 @@
+"""Anytime-valid detection (issue 30): what peeking costs and what the e-process saves.
+
+Left: false-positive rate when a growing null text is tested at every prefix and flagged at
+the first exact p-value <= alpha (the naive rule), beside the anytime-valid e-process of
+:mod:`sims.detect.sequential` and the fixed-length test of the whole text, on simulated null
+texts (i.i.d. Bernoulli(gamma) colours of distinct pairs, :func:`sims.detect.peeking.null_crossings`;
+10^6 texts per cell in full mode), with Clopper-Pearson 95 % intervals.
+
+Right: tokens to detection at alpha = 1e-4 on watermarked texts of the synthetic LM, for
+DualGA, SRL and EMS at several strengths (dedup): the e-process's median first crossing
+(stopping as soon as it may, valid under peeking) beside the fixed-length test's median
+design length (the shortest length t at which at least half of the texts' length-t tests
+reject, i.e. the length a user fixing t in advance needs for power 1/2), and the first-prefix
+median of the naive rule (invalid).  The table also gives the e-process's detection rate by T.
+
+Two more tables (:mod:`sims.detect.multiple`): the family-wise error of Holm over K = 10, 100,
+1000 keys on unwatermarked texts of the LM (and of testing every key at alpha), and the realised
+false-discovery rate of BH (exact p-values), e-BH (final e-values) and uncorrected screening on
+corpora of 20 % SRL-watermarked and 80 % plain texts.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+
+import numpy as np
+
+from paper_figs._out import agg, md_table, write
+from sims.core import defaults
+
+TITLE = "Anytime-valid detection: the false positives of peeking, and tokens to detection of the e-process vs the fixed-length test"
+KEY = defaults.KEY
+ALPHAS = (1e-4, 1e-6)
+GAMMA = 0.25
+CONFIGS = (("dualga", dict(Delta=0.1)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.3)),
+           ("srl", dict(delta=1.0)), ("srl", dict(delta=2.0)), ("srl", dict(delta=4.0)), ("ems", {}))
+
+
+def _ci(k: int, n: int) -> tuple[float, float]:
+    from scipy.stats import beta
+
+    return (0.0 if k == 0 else float(beta.ppf(0.025, k, n - k + 1)), 1.0 if k == n else float(beta.ppf(0.975, k + 1, n - k)))
+
+
+def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
+    """Measured false-positive rates of the naive, anytime and fixed-length rules per (alpha, T)."""
+    from sims.detect.peeking import null_crossings
+
+    rows = []
+    for a in ALPHAS:
+        for T in lengths:
+            r = null_crossings(n_texts, T, GAMMA, a, seed=seed)
+            row = dict(alpha=a, T=T, n=n_texts, seed=seed)
+            for rule, hit in (("naive", r["naive_stop"] > 0), ("anytime", r["anytime_stop"] > 0), ("fixed", r["fixed"])):
+                k = int(hit.sum())
+                row[rule] = k / n_texts
+                row[f"{rule}_ci"] = _ci(k, n_texts)
+            rows.append(row)
+    return rows
+
+
+def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) -> list[dict]:
+    """Tokens to detection of the anytime and fixed-length tests per watermark configuration."""
+    from paper_figs._data import generations
+    from sims.detect import scores, sequential
+
+    rows = []
+    for j, (algo, params) in enumerate(CONFIGS):
+        gen = generations(lm, algo, n, T, 100 + j, key=KEY, vocab_size=vocab_size, **params)
+        res = sequential.sequential_score(gen, alpha=alpha, dedup=True)
+        stop = np.where(res.stop > 0, res.stop, np.inf)
+        stat = "ems" if algo == "ems" else "green"
+        pre = scores.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], KEY, stat=stat, gamma=None if algo == "ems" else gen.meta["gamma"],
+                                   dedup=True, vocab_size=gen.meta["vocab_size"], lengths=gen.lengths)
+        below = pre <= math.log10(alpha)
+        power_at = below.mean(axis=0)  # fixed-length power at each length t
+        n50 = int(np.argmax(power_at >= 0.5)) + 1 if (power_at >= 0.5).any() else None
+        naive = np.where(below.any(axis=1), below.argmax(axis=1) + 1, np.inf)
+        med = float(np.median(stop))
+        rows.append(dict(algo=algo, params=params, gamma=float(gen.meta["gamma"]), n=n, T=T, anytime_median=med if math.isfinite(med) else None,
+                         anytime_detected=float(np.isfinite(stop).mean()), fixed_n50=n50, fixed_power_at_T=float(power_at[-1]),
+                         naive_median=float(np.median(naive)) if np.isfinite(np.median(naive)) else None,
+                         ratio_anytime_over_fixed=med / n50 if (n50 and math.isfinite(med)) else None))
+    return rows
+
+
+def fwer_table(lm: str, n: int, T: int, vocab_size, alpha: float = 0.05) -> list[dict]:
+    """Family-wise error over K keys on unwatermarked texts (keys 1..K, dedup)."""
+    from paper_figs._data import generations
+    from sims.detect import multiple
+
+    gen = generations(lm, "none", n, T, 7, key=KEY, vocab_size=vocab_size)
+    rows = []
+    for K in (10, 100, 1000):
+        lp, _, _ = multiple.score_redgreen_keys(gen.tokens, gen.prompts[:, -gen.meta["h"]:], range(1, K + 1), GAMMA, vocab_size=gen.meta["vocab_size"])
+        row = dict(K=K, n=n, T=T, alpha=alpha, seed=7)
+        for rule, hit in (("holm", multiple.holm(lp, alpha).any(axis=0)), ("uncorrected", (lp <= math.log10(alpha)).any(axis=0))):
+            k = int(hit.sum())
+            row[rule], row[f"{rule}_ci"] = k / n, _ci(k, n)
+        rows.append(row)
+    return rows
+
+
+def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1) -> dict:
+    """Realised FDR (mean false-discovery proportion over corpora, with its standard error) and power
+    on corpora of N texts, 20 % watermarked with SRL delta = 1."""
+    from paper_figs._data import generations
+    from sims.detect import multiple, scores, sequential
+
+    n1 = N // 5
+    wm = generations(lm, "srl", corpora * n1, T, 8, key=KEY, vocab_size=vocab_size, delta=1.0)
+    plain = generations(lm, "none", corpora * (N - n1), T, 9, key=KEY, vocab_size=vocab_size)
+    lp, le = [], []
+    for g in (wm, plain):
+        lp.append(scores.score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log10_p)
+        le.append(sequential.sequential_score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log_e)
+    truth = np.arange(N) < n1
+    out = {}
+    for rule in ("bh", "e-bh", "uncorrected"):
+        fdp, power = [], []
+        for c in range(corpora):
+            p = np.concatenate([lp[0][c * n1 : (c + 1) * n1], lp[1][c * (N - n1) : (c + 1) * (N - n1)]])
+            e = np.concatenate([le[0][c * n1 : (c + 1) * n1], le[1][c * (N - n1) : (c + 1) * (N - n1)]])
+            rej = multiple.benjamini_hochberg(p, q) if rule == "bh" else (multiple.e_bh(e, q) if rule == "e-bh" else p <= math.log10(q))
+            fdp.append((rej & ~truth).sum() / max(1, rej.sum()))
+            power.append((rej & truth).sum() / n1)
+        out[rule] = dict(fdr=float(np.mean(fdp)), se=float(np.std(fdp, ddof=1) / math.sqrt(corpora)) if corpora > 1 else None, power=float(np.mean(power)))
+    return dict(q=q, corpora=corpora, N=N, T=T, watermarked_share=n1 / N, rules=out)
+
+
+def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    from paper_figs._data import is_synthetic, sized
+
+    name = (lms or ("news",))[0]
+    n_null, lengths = (20_000, (200,)) if quick else (1_000_000, (200, 1000))
+    n, T = sized(name, *((12, 150) if quick else (400, 600)))
+    V = 2000 if quick and is_synthetic(name) else None
+    fpr = fpr_table(n_null, lengths)
+    det = detection_table(name, n, T, V)
+    fwer = fwer_table(name, *((300, 50) if quick else (4000, 100)), V)
+    fdr = fdr_table(name, *((4, 50, 60) if quick else (40, 200, 100)), V)
+    plt = agg()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
+    x = np.arange(len(fpr))
+    for off, rule, c in ((-0.27, "naive", "C3"), (0.0, "fixed", "C7"), (0.27, "anytime", "C0")):
+        v = np.array([max(r[rule], 0.5 / r["n"]) for r in fpr])
+        lo = np.array([r[f"{rule}_ci"][0] for r in fpr])
+        hi = np.array([r[f"{rule}_ci"][1] for r in fpr])
+        ax.bar(x + off, v, 0.25, color=c, label={"naive": "first prefix with p <= alpha (naive)", "fixed": "fixed length T",
+                                                   "anytime": "anytime-valid e-process"}[rule])
+        ax.errorbar(x + off, v, yerr=[np.maximum(v - lo, 0), np.maximum(hi - v, 0)], fmt="none", ecolor="k", lw=0.8)
+    for i, r in enumerate(fpr):
+        ax.hlines(r["alpha"], i - 0.45, i + 0.45, colors="k", linestyles="--", lw=1)
+    ax.set_xticks(x, [f"alpha={r['alpha']:g}\nT={r['T']}" for r in fpr])
+    ax.set(yscale="log", ylabel="false-positive rate (null texts)", title=f"{fpr[0]['n']:,} null texts per cell, gamma={GAMMA}")
+    ax.legend(fontsize=7)
+    labels = [f"{r['algo']} {','.join(f'{k}={v}' for k, v in r['params'].items())}" for r in det]
+    y = np.arange(len(det))
+    big = 1.05 * T
+    for off, key, c, lab in ((-0.27, "naive_median", "C3", "naive first prefix (invalid)"), (0.0, "fixed_n50", "C7", "fixed length for power 1/2"),
+                             (0.27, "anytime_median", "C0", "anytime e-process, median stop")):
+        ax2.barh(y + off, [big if r[key] is None else r[key] for r in det], 0.25, color=c, label=lab)
+    ax2.set_yticks(y, labels, fontsize=8)
+    ax2.axvline(T, color="k", lw=0.8, ls=":")
+    ax2.set(xlabel=f"tokens (alpha = 1e-4, dedup; bars at {big:.0f} = not reached in T={T})", title=f"tokens to detection, {name}, {n} texts per row")
+    ax2.legend(fontsize=7)
+    fig.tight_layout()
+    summary = dict(lm=name, gamma=GAMMA, key=KEY, quick=quick, fpr=fpr, detection=det, fwer=fwer, fdr=fdr,
+                   naive_over_alpha={f"{r['alpha']:g}_T{r['T']}": r["naive"] / r["alpha"] for r in fpr})
+    rows = [[f"{r['alpha']:g}", r["T"], r["n"], r["naive"], f"[{r['naive_ci'][0]:.3g}, {r['naive_ci'][1]:.3g}]", r["anytime"],
+             f"[{r['anytime_ci'][0]:.3g}, {r['anytime_ci'][1]:.3g}]", r["fixed"]] for r in fpr]
+    table = md_table(["alpha", "T", "null texts", "naive FPR", "95% CI", "anytime FPR", "95% CI", "fixed-length FPR"], rows)
+    rows2 = [[lab, f"{r['gamma']:.3f}", r["anytime_median"], r["anytime_detected"], r["fixed_n50"], r["fixed_power_at_T"], r["naive_median"],
+              r["ratio_anytime_over_fixed"]] for lab, r in zip(labels, det)]
+    table += "\n\n" + md_table(["watermark", "gamma", "anytime median stop", "anytime detected by T", "fixed length for power 1/2",
+                                f"fixed power at T={T}", "naive median (invalid)", "anytime / fixed"], rows2)
+    table += "\n\n" + md_table(["keys K", "null texts", "alpha", "Holm FWER", "95% CI", "uncorrected FWER", "95% CI"],
+                                 [[r["K"], r["n"], r["alpha"], r["holm"], f"[{r['holm_ci'][0]:.3g}, {r['holm_ci'][1]:.3g}]", r["uncorrected"],
+                                   f"[{r['uncorrected_ci'][0]:.3g}, {r['uncorrected_ci'][1]:.3g}]"] for r in fwer])
+    table += "\n\n" + md_table([f"screening (q={fdr['q']}, {fdr['corpora']} corpora of {fdr['N']} texts, 20% SRL)", "realised FDR", "s.e.", "power"],
+                                 [[k, v["fdr"], v["se"], v["power"]] for k, v in fdr["rules"].items()])
+    return write(out_dir, "fig_anytime", summary, table, TITLE, fig)

@@ -1,0 +1,132 @@
+"""Detection as a library call: the decision document of a generation or of coloured tokens.
+
+``python -m sims detect`` parses its arguments, scores (the real-LM scorer lives in the
+torch backend, above this room), and prints; everything in between is here: which detector
+family, the prefix p-values and tokens-to-detect, the null green probability behind the
+"too short for this fpr" verdict, the colours of the HTML report, and the rows of the
+anytime-valid (``--sequential``) and many-keys (``--key K1,K2,...``) answers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sims.core import defaults
+from sims.detect import report, scores, sequential
+from sims.detect.report_html import MarkedText, id_pieces
+
+
+def n_tokens(gen) -> np.ndarray:
+    """Candidate tokens of each text of a generation: up to its first -1 pad and its length."""
+    pad = gen.tokens < 0
+    n = np.where(pad.any(axis=1), pad.argmax(axis=1), gen.tokens.shape[1])
+    return n if gen.lengths is None else np.minimum(n, gen.lengths)
+
+
+def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, dedup: bool, input: str, gamma: float | None = None,
+                        algo: str | None = None, want_marks: bool = False, pieces=None):
+    """The ``wmstats.detect`` document (:mod:`sims.detect.report`) of a generation scored as ``res``,
+    and with ``want_marks`` the :class:`~sims.detect.report_html.MarkedText` of each text
+    (red-green detectors only).
+
+    Parameters
+    ----------
+    gen : Generation
+    res : DetectResult
+        Its fixed-length detection (:func:`sims.detect.scores.score`, or the real-LM scorer).
+    key, fpr, dedup, input :
+        The key, the decision's false-positive rate, dedup, and the name of the input shown.
+    gamma, algo : optional
+        Detection's gamma and detector (default the generation's).
+    pieces : callable, optional
+        Token ids to the display pieces of the marked texts (default :func:`~sims.detect.report_html.id_pieces`;
+        a real LM's words: :func:`sims.torch_backend.detect_text.id_text_pieces`).
+    """
+    pieces = id_pieces if pieces is None else pieces
+    m = gen.meta
+    algo = algo or m["algo"]
+    gamma = m["gamma"] if gamma is None else gamma
+    kind = m.get("green_kind", defaults.GREEN_KIND)
+    family = sequential.family_of(algo)
+    redgreen = family == "redgreen"
+    kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
+    ctx = gen.prompts[:, -m["h"]:]
+    prefix, g_eff = None, None
+    if redgreen or algo == "ems":
+        prefix = scores.prefix_log10p(gen.tokens, ctx, key, stat="green" if redgreen else "ems", gamma=gamma if redgreen else None, green_kind=kind,
+                                      dedup=dedup, **kw)
+    if redgreen:
+        g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
+    rows = report.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
+    doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=report.STATISTICS[family], key=key, gamma=gamma, h=m["h"],
+                          dedup=dedup, vocab_size=m["vocab_size"], fpr=fpr)
+    if not want_marks:
+        return doc, None
+    if not redgreen:
+        raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
+    green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5
+    scored = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, dedup=dedup, **kw)[1]
+    marked = []
+    for i, r in enumerate(rows):
+        L = r["n_tokens"]
+        marked.append(MarkedText(r, pieces(gen.prompt(i)), pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L]))
+    return doc, marked
+
+
+def marks_document(green, scored, lengths, *, g_eff: float, fpr: float, context_pieces, text_pieces, input: str, scheme: str, key: int, gamma: float,
+                   h: int, dedup: bool, vocab_size: int, lm: str):
+    """Document and marked texts of red-green colours computed elsewhere (raw text: any green-list rule).
+
+    ``green``, ``scored`` (n, T) and ``lengths`` as :func:`sims.detect.report.redgreen_from_marks`;
+    ``g_eff`` the exact null probability of green; ``context_pieces[i]`` / ``text_pieces[i]`` the
+    shown pieces of text i's context and tokens; the other fields go into the document.
+    """
+    res, prefix = report.redgreen_from_marks(green, scored, lengths, g_eff)
+    rows = report.text_rows(res, fpr, n_tokens=lengths, prefix_log10p=prefix, gamma=g_eff)
+    doc = report.document(rows, input=input, scheme=scheme, algo="redgreen", statistic=report.STATISTICS["redgreen"], key=key, gamma=gamma, h=h,
+                          dedup=dedup, vocab_size=vocab_size, fpr=fpr, lm=lm)
+    marked = [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], prefix[i, : lengths[i]])
+              for i in range(len(rows))]
+    return doc, marked
+
+
+SEQUENTIAL_SCHEMA = "wmstats.detect-sequential"
+
+
+def sequential_document(gen, res: sequential.SequentialResult, *, key: int, dedup: bool, input: str, algo: str | None = None) -> dict:
+    """The ``--sequential`` answer: per text the first token at which the anytime-valid e-process of
+    :mod:`sims.detect.sequential` reached 1/alpha (null if never), its final log10 e-value and the
+    decision (``"watermarked"`` once flagged: P(a null text is ever flagged) <= alpha)."""
+    algo = algo or gen.meta["algo"]
+    rows = [dict(index=i, n_tokens=int(nt), n_scored=int(n), log10_e=float(le / math.log(10.0)), first_flagged=int(s) if s > 0 else None,
+                 watermarked=bool(s > 0), decision="watermarked" if s > 0 else "not watermarked")
+            for i, (nt, n, le, s) in enumerate(zip(n_tokens(gen), res.n_scored, res.log_e, res.stop))]
+    return {"schema": SEQUENTIAL_SCHEMA, "version": 1, "input": input, "algo": algo, "family": sequential.family_of(algo), "key": key,
+            "dedup": dedup, "alpha": res.alpha, "texts": rows}
+
+
+KEYS_SCHEMA = "wmstats.detect-keys"
+
+
+def keys_document(gen, keys, *, fpr: float, dedup: bool, input: str, gamma: float | None = None) -> dict:
+    """The many-keys answer for a red-green generation: every key's exact log10 p-value per text, the
+    Holm-adjusted ones, and the keys that marked each text with family-wise error <= ``fpr`` under
+    any dependence between keys (:func:`sims.detect.multiple.holm`)."""
+    from sims.detect import multiple
+
+    m = gen.meta
+    gamma = m["gamma"] if gamma is None else gamma
+    lp, _, n = multiple.score_redgreen_keys(gen.tokens, gen.prompts[:, -m["h"]:], keys, gamma, vocab_size=m["vocab_size"], h=m["h"], dedup=dedup,
+                                            green_kind=m.get("green_kind", defaults.GREEN_KIND), lengths=gen.lengths)
+    adj = multiple.holm_adjusted_log10p(lp)
+    marked = adj <= math.log10(fpr)
+    rows = []
+    for i, nt in enumerate(n_tokens(gen)):
+        b = int(np.argmin(lp[:, i]))
+        rows.append(dict(index=i, n_tokens=int(nt), n_scored=int(n[b, i]), best_key=int(keys[b]), log10_p=float(lp[b, i]), holm_log10_p=float(adj[b, i]),
+                         marked_by=",".join(str(keys[k]) for k in np.flatnonzero(marked[:, i])) or None,
+                         log10_p_per_key=[float(x) for x in lp[:, i]]))
+    return {"schema": KEYS_SCHEMA, "version": 1, "input": input, "algo": m["algo"], "gamma": gamma, "dedup": dedup, "fwer": fpr,
+            "keys": [int(k) for k in keys], "texts": rows}

@@ -1,0 +1,79 @@
+r"""What peeking costs: false-positive rates of testing every prefix, on simulated null texts.
+
+A red-green text that does not depend on the key has, after dedup, i.i.d. Bernoulli(gamma)
+colours (:mod:`sims.detect.scores`), so its green count after n scored tokens is a Bernoulli
+random walk; :func:`null_crossings` simulates it (Numba, counter-based uniforms, one stream
+per text) and reports, per text, the first prefix at which
+
+- the **naive prefix rule** fires: the exact fixed-length p-value :math:`P(\mathrm{Bin}(n,\gamma) \ge k_n)`
+  of some prefix is at most alpha (what ``tokens_to_detect`` and "stop when p < alpha" do);
+- the **anytime-valid** e-process of :mod:`sims.detect.sequential` reaches 1/alpha;
+
+and whether the **fixed-length** test of the whole text rejects.  The fixed-length and the
+anytime tests have false-positive rate at most alpha; the naive rule does not (it is the
+union of T tests).  :func:`exceeds_level` is the Monte Carlo verdict used by the tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sims.detect import _seq_kernels as SK
+from sims.detect import sequential
+from sims.detect.nulls import binom_logsf
+
+
+def naive_thresholds(n_max: int, gamma: float, alpha: float) -> np.ndarray:
+    r"""``k[n]``: the smallest green count whose exact binomial p-value after n tokens is <= alpha
+    (inf when none, and for n <= 1, where the detectors set p = 1), n = 0..n_max."""
+    alpha = sequential.check_alpha(alpha)
+    out = np.full(int(n_max) + 1, np.inf)
+    lvl = math.log(alpha)
+    for n in range(2, int(n_max) + 1):
+        tail = binom_logsf(np.arange(n + 1), n, gamma)
+        ok = np.flatnonzero(tail <= lvl)
+        if ok.size:
+            out[n] = ok[0]
+    return out
+
+
+def null_crossings(n_texts: int, T: int, gamma: float, alpha: float, seed: int, grid=None) -> dict:
+    """Simulate ``n_texts`` null texts of ``T`` distinct (context, token) pairs.
+
+    Returns
+    -------
+    dict with per-text int arrays ``anytime_stop`` and ``naive_stop`` (first flagged prefix
+    length, -1 if never) and the bool array ``fixed`` (the fixed-length test of all T tokens
+    rejects at alpha).
+
+    Examples
+    --------
+    >>> from sims.detect.peeking import null_crossings
+    >>> r = null_crossings(20000, 200, 0.25, 0.01, seed=0)
+    >>> int((r["naive_stop"] > 0).sum()) > 2 * int((r["fixed"]).sum())  # peeking multiplies false positives
+    True
+    """
+    if int(n_texts) < 1 or int(T) < 1:
+        raise ValueError(f"n_texts and T must be in [1, inf); got {n_texts!r}, {T!r}")
+    if not 0.0 < float(gamma) < 1.0:
+        raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
+    alpha = sequential.check_alpha(alpha)
+    any_k = sequential.linear_thresholds(sequential.bernoulli_mixture(gamma, grid), T, alpha)
+    naive_k = naive_thresholds(T, gamma, alpha)
+    final_k = naive_k[T]
+    stop_any, stop_naive, fixed = SK.null_prefix_crossings(int(n_texts), int(T), float(gamma), np.uint64(seed), any_k, naive_k, final_k)
+    return dict(anytime_stop=stop_any, naive_stop=stop_naive, fixed=fixed)
+
+
+def exceeds_level(k: int, n: int, alpha: float, confidence: float = 0.999) -> bool:
+    """True when k false positives in n null trials show a rate above ``alpha``: the one-sided
+    Clopper-Pearson lower bound at ``confidence`` lies above alpha.  A valid test gives False
+    with probability at least ``confidence``."""
+    from scipy.stats import beta
+
+    if not 0 <= int(k) <= int(n) or int(n) < 1:
+        raise ValueError(f"k must be in [0, n] with n >= 1; got k={k}, n={n}")
+    lo = 0.0 if k == 0 else float(beta.ppf(1.0 - confidence, k, n - k + 1))
+    return lo > alpha

@@ -1,0 +1,204 @@
+"""Streaming anytime-valid detection: feed a text as it arrives, read an e-value and a decision.
+
+:class:`SequentialDetector` holds the e-process of :mod:`sims.detect.sequential` for ONE text
+and updates it with every chunk of tokens; the decision "watermarked" is final once the
+e-value has reached 1/alpha (Ville's inequality: under the null that happens with
+probability at most alpha, whenever and however often the state is read).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from sims.core import defaults
+from sims.detect import scores, sequential
+
+
+@dataclass(frozen=True)
+class SequentialState:
+    """What a stream has shown so far.
+
+    Attributes
+    ----------
+    tokens_seen : int
+        Tokens fed after the context.
+    n_scored : int
+        Tokens scored (after dedup).
+    log_e : float
+        Natural log of the current e-value.
+    max_log_e : float
+        Its running maximum (0 at the start: E_0 = 1).
+    stop : int
+        First token (1-based, after the context) at which the e-value reached 1/alpha; -1 if not yet.
+    alpha : float
+    """
+
+    tokens_seen: int
+    n_scored: int
+    log_e: float
+    max_log_e: float
+    stop: int
+    alpha: float
+
+    @property
+    def e_value(self) -> float:
+        """The current e-value E_t."""
+        return math.exp(min(self.log_e, 709.0))
+
+    @property
+    def detected(self) -> bool:
+        """True once the e-value has reached 1/alpha (final)."""
+        return self.stop > 0
+
+    @property
+    def decision(self) -> str:
+        """``"watermarked"`` once detected, else ``"not yet"`` (an e-process never accepts the null)."""
+        return "watermarked" if self.detected else "not yet"
+
+    @property
+    def log10_p(self) -> float:
+        """log10 of the anytime-valid p-value min(1, 1 / max_s E_s)."""
+        return -max(self.max_log_e, 0.0) / math.log(10.0)
+
+
+class SequentialDetector:
+    """Anytime-valid detection of one growing text (families of :mod:`sims.detect.sequential`).
+
+    Parameters
+    ----------
+    key : int in [0, 2**64)
+    algo : str
+        The watermark's detector: a red-green algorithm, ``"autocov"``, ``"ems"``, ``"its"``,
+        ``"uw-delta"`` or ``"uw-gamma"`` (keyed orders: :meth:`update` needs the model's
+        next-token probabilities).
+    context : 1-d int array
+        The tokens before the text (at least ``h``): the first token's context.
+    gamma : float, optional
+        Green-list ratio (red-green and AutoCov; default ``defaults.GAMMA``).
+    h, green_kind, vocab_size, dedup, alpha, grid :
+        As :func:`sims.detect.sequential.sequential_redgreen`.
+
+    Examples
+    --------
+    >>> import sims
+    >>> from sims.detect.stream import SequentialDetector
+    >>> gen = sims.generate(sims.get_lm("news"), "srl", n=1, T=120, seed=0, key=7, delta=2.0)
+    >>> det = SequentialDetector(7, algo="srl", context=gen.prompts[0], vocab_size=gen.meta["vocab_size"], alpha=1e-4)
+    >>> for chunk in gen.tokens[0].reshape(12, 10):
+    ...     state = det.update(chunk)
+    >>> state.tokens_seen, state.decision, state.stop <= 120
+    (120, 'watermarked', True)
+    """
+
+    def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
+                 vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None):
+        self.family = sequential.family_of(algo)
+        self.algo, self.key, self.h, self.dedup = algo, key, int(h), bool(dedup)
+        self.alpha = sequential.check_alpha(alpha)
+        self.bound = math.log(1.0 / self.alpha)
+        scores._check_key(key)
+        self.seq = [int(x) for x in np.asarray(context).ravel()]
+        if self.h < 1 or len(self.seq) < self.h:
+            raise ValueError(f"context must hold at least h={h} tokens (h >= 1); got {len(self.seq)}")
+        self.P = len(self.seq)
+        self.gamma = defaults.GAMMA if gamma is None else float(gamma)
+        self.green_kind, self.vocab_size = green_kind, vocab_size
+        self.kw = dict(h=self.h, vocab_size=vocab_size)
+        f = sequential.check_grid(grid)
+        if self.family in ("redgreen", "autocov"):
+            self.g_eff = scores._stat_code("green", self.gamma, green_kind, vocab_size)[3]
+        if self.family == "redgreen":
+            self.mix = sequential.bernoulli_mixture(self.g_eff, f)
+        elif self.family == "ems":
+            self.mix = sequential.exponential_mixture(f)
+        elif self.family == "autocov":
+            q_red, q_green = sequential.autocov_grids(self.g_eff, f)
+            self.steps = {False: (np.log(q_red / self.g_eff), np.log((1 - q_red) / (1 - self.g_eff))),
+                          True: (np.log(q_green / self.g_eff), np.log((1 - q_green) / (1 - self.g_eff)))}
+            self.w = {False: np.zeros(f.size), True: np.zeros(f.size)}
+            self.prev_green = False
+        else:
+            self.c, self.w_keyed, self.probs = f, np.zeros(f.size), []
+        self.seen: set = set()
+        self.s, self.n, self.log_e, self.max_log_e, self.stop = 0.0, 0, 0.0, 0.0, -1
+
+    def _values(self, new: np.ndarray) -> np.ndarray:
+        """Per-token statistic of the new tokens (no dedup: that is done here, across chunks)."""
+        stat = "ems" if self.family == "ems" else "green"
+        prompt = np.asarray(self.seq[-self.h :], dtype=np.int64)[None, :]
+        v, _ = scores.token_scores(new[None, :], prompt, self.key, stat=stat, gamma=None if stat == "ems" else self.gamma,
+                                   green_kind=self.green_kind, **self.kw)
+        return v[0]
+
+    def _keyed_hits(self, new: np.ndarray, probs) -> tuple[np.ndarray, np.ndarray]:
+        from sims.core import rng
+        from sims.core.keys import ITS_STREAM, keyed_order
+        from sims.detect import _kernels as K
+
+        probs = np.asarray(probs, dtype=np.float64)
+        V = self.vocab_size
+        if probs.ndim != 2 or probs.shape != (new.size, V or probs.shape[1]):
+            raise ValueError(f"probs must be the (tokens, vocab_size) next-token distributions of the chunk; got shape {probs.shape}")
+        self.probs.append(probs)
+        allp = np.ascontiguousarray(np.concatenate(self.probs))
+        V = allp.shape[1]
+        perm = keyed_order(int(self.key), V)
+        pos = np.empty(V, dtype=np.int64)
+        pos[perm] = np.arange(V)
+        T = allp.shape[0]
+        probs_hit, hits = np.empty(T), np.zeros(T, dtype=np.bool_)
+        seq = np.asarray(self.seq + [int(x) for x in new], dtype=np.int64)
+        K.keyed_order_hits(allp, seq, self.P, self.h, np.uint64(self.key), perm, pos, rng.stream_key(int(self.key), ITS_STREAM),
+                           scores.KEYED_ORDER_MODES[self.algo], probs_hit, hits)
+        return hits[-new.size :], probs_hit[-new.size :]
+
+    def update(self, tokens, probs=None) -> SequentialState:
+        """Feed the next tokens (1-d ids; ``probs``: their (m, V) next-token distributions, keyed orders only)."""
+        new = np.asarray(tokens)
+        if new.ndim != 1 or new.dtype.kind not in "iu":
+            raise ValueError(f"tokens must be a 1-d array of integer ids; got dtype {new.dtype}, shape {new.shape}")
+        new = new.astype(np.int64)
+        if new.size and (new.min() < 0 or (self.vocab_size is not None and new.max() >= self.vocab_size)):
+            raise ValueError(f"tokens must be in [0, {self.vocab_size}); got min {new.min()}, max {new.max()}")
+        if self.family == "keyed":
+            if probs is None:
+                raise ValueError(f"probs must be given for algo {self.algo!r} (keyed orders are detected with the model's probabilities)")
+            hits, pi = self._keyed_hits(new, probs)
+        else:
+            values = self._values(new) if new.size else new.astype(np.float64)
+        t0 = len(self.seq) - self.P
+        for j, y in enumerate(new):
+            window = tuple(self.seq[-self.h :])
+            self.seq.append(int(y))
+            if self.dedup and self.family != "keyed":
+                if (window, int(y)) in self.seen:
+                    continue
+                self.seen.add((window, int(y)))
+            self.n += 1
+            if self.family == "keyed":
+                p = max(pi[j], 1e-300)
+                self.w_keyed += np.log1p(self.c * (1 - p) / p) if hits[j] else np.log1p(-self.c)
+                self.log_e = _logmeanexp(self.w_keyed)
+                self.s += float(hits[j])
+            elif self.family == "autocov":
+                x = bool(values[j] > 0.5)
+                up, dn = self.steps[self.prev_green]
+                self.w[self.prev_green] += up if x else dn
+                self.log_e = _logmeanexp(self.w[False]) + _logmeanexp(self.w[True])
+                self.prev_green = x
+                self.s += float(x)
+            else:
+                self.s += float(values[j])
+                self.log_e = float(self.mix.log_e(self.s, self.n))
+            self.max_log_e = max(self.max_log_e, self.log_e)
+            if self.stop < 0 and self.log_e >= self.bound:
+                self.stop = t0 + j + 1
+        return SequentialState(len(self.seq) - self.P, self.n, self.log_e, self.max_log_e, self.stop, self.alpha)
+
+
+def _logmeanexp(w: np.ndarray) -> float:
+    m = float(w.max())
+    return m + math.log(float(np.exp(w - m).mean()))
