@@ -141,11 +141,12 @@ def mean_logsf(count, n_scored, m: int):
     return binom_logsf(count, int(m) * np.asarray(n_scored, dtype=np.int64), 0.5)
 
 
-def _tilted_pmf(n: int, w: np.ndarray, theta: float) -> np.ndarray:
-    """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l))` on 0..n sum(w), by FFT."""
+def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
+    """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l + \\mathrm{logit}\\, r))` on 0..n sum(w), by FFT
+    (``lr`` = logit of the null rate r)."""
     size = int(n * w.sum()) + 1
     N = 1 << max(1, (size - 1).bit_length())
-    pi = expit(theta * w.astype(np.float64))
+    pi = expit(theta * w.astype(np.float64) + lr)
     k = np.arange(N // 2 + 1, dtype=np.int64)
     logphi = np.zeros(N // 2 + 1, dtype=np.complex128)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -158,24 +159,25 @@ def _tilted_pmf(n: int, w: np.ndarray, theta: float) -> np.ndarray:
     return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
 
 
-def _theta_for(n: int, w: np.ndarray, target: float) -> float:
-    """:math:`\\theta \\ge 0` with :math:`n \\sum_l w_l \\sigma(\\theta w_l)` = ``target`` (bisection)."""
+def _theta_for(n: int, w: np.ndarray, target: float, lr: float) -> float:
+    """:math:`\\theta \\ge 0` with :math:`n \\sum_l w_l \\sigma(\\theta w_l + \\mathrm{logit}\\, r)` = ``target`` (bisection)."""
     wf = w.astype(np.float64)
     lo, hi = 0.0, 1.0
-    while n * float(wf @ expit(hi * wf)) < target:
+    while n * float(wf @ expit(hi * wf + lr)) < target:
         hi *= 2.0
     while hi - lo > 1e-14 * hi:
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if n * float(wf @ expit(mid * wf)) < target else (lo, mid)
+        lo, hi = (mid, hi) if n * float(wf @ expit(mid * wf + lr)) < target else (lo, mid)
     return 0.5 * (lo + hi)
 
 
-def _tilt(n: int, w: np.ndarray, s: int):
+def _tilt(n: int, w: np.ndarray, s: int, rate: float):
     """(theta, K(theta), tilted pmf) centred on ``s`` (theta = 0 at or below the null mean)."""
+    lr = math.log(rate) - math.log1p(-rate)
     target = min(float(s), n * float(w.sum()) - 0.5)
-    theta = 0.0 if target <= 0.5 * n * float(w.sum()) else _theta_for(n, w, target)
-    logK = float(n * np.sum(np.logaddexp(0.0, theta * w) - math.log(2.0)))
-    return theta, logK, _tilted_pmf(n, w, theta)
+    theta = 0.0 if target <= rate * n * float(w.sum()) else _theta_for(n, w, target, lr)
+    logK = float(n * np.sum(np.logaddexp(math.log1p(-rate), math.log(rate) + theta * w)))  # K(theta) = n sum_l log(1 - r + r e^(theta w_l))
+    return theta, logK, _tilted_pmf(n, w, theta, lr)
 
 
 def _tilted_tail(s: int, tilt) -> tuple[float, float]:
@@ -187,8 +189,8 @@ def _tilted_tail(s: int, tilt) -> tuple[float, float]:
     return float(tail.sum()), min(0.0, logK - theta * s + lsum)
 
 
-def weighted_logsf(s, n, weights):
-    """Natural log of :math:`P(\\sum_{t,l} w_l g_{t,l} \\ge s)` for ``n`` tokens of i.i.d. Bernoulli(1/2)
+def weighted_logsf(s, n, weights, rate: float = 0.5):
+    """Natural log of :math:`P(\\sum_{t,l} w_l g_{t,l} \\ge s)` for ``n`` tokens of i.i.d. Bernoulli(``rate``)
     g-values: the weighted-mean score's exact p-value (module docstring: lattice convolution under
     an exponential tilt; relative error ~1e-12 at any depth).
 
@@ -198,12 +200,17 @@ def weighted_logsf(s, n, weights):
         Weighted sum and number of scored tokens (n >= 0).  ``s <= 0`` gives 0, ``s > n sum(w)`` -inf.
     weights : array_like of int
         The m layer weights (integers in [0, 1e6], e.g. :func:`synthid_weights`).
+    rate : float in (0, 1)
+        Null probability of g = 1 (1/2 for this package's g-values; the sampling table's share of
+        ones for transformers' SynthID, :mod:`sims.torch_backend.synthid_transformers`).
 
     Returns
     -------
     ndarray of float64 (float for scalar input), in [-inf, 0].
     """
     w = _check_weights(weights)
+    if not (0.0 < float(rate) < 1.0):
+        raise ValueError(f"rate must be in (0, 1); got {rate!r}")
     s, n = np.broadcast_arrays(np.asarray(s), np.asarray(n))
     for name, a in (("s", s), ("n", n)):
         if a.dtype.kind not in "iu":
@@ -225,7 +232,7 @@ def weighted_logsf(s, n, weights):
             if tilt is not None:
                 mass, val = _tilted_tail(sv, tilt)
             if mass < _MIN_TILTED_TAIL:
-                tilt = _tilt(int(nn), w, sv)
+                tilt = _tilt(int(nn), w, sv, float(rate))
                 mass, val = _tilted_tail(sv, tilt)
             out[idx] = val
     out = out.reshape(s.shape)

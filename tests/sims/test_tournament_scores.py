@@ -152,3 +152,13 @@ def test_bad_input():
         ts.score_tournament(tokens=np.zeros((1, 3), dtype=np.int64), prompts=np.zeros((1, 4), dtype=np.int64), key=1, m=0)
     with pytest.raises(ValueError, match="key"):
         ts.g_words(np.zeros((1, 3), dtype=np.int64), np.zeros((1, 4), dtype=np.int64), key=-2)
+
+
+def test_weighted_tail_at_another_rate_is_the_binomial_for_unit_weights():
+    """rate 0.37: unit weights give the Binomial(m n, 0.37) tail of binom_logsf (exact, log space)."""
+    from sims.detect.nulls import binom_logsf
+
+    s = np.arange(0, 121, 3)
+    assert np.allclose(ts.weighted_logsf(s, 40, np.ones(3, dtype=np.int64), rate=0.37), binom_logsf(s, 120, 0.37), rtol=REL, atol=1e-13)
+    with pytest.raises(ValueError, match="rate"):
+        ts.weighted_logsf(3, 5, np.array([1, 2]), rate=1.0)
