@@ -127,8 +127,12 @@ class TournamentProcessor:
         self.records["entropy"].append(-torch.xlogy(p, p).sum(-1))
         self.records["lam"].append(torch.full_like(kl, math.nan))
         out = scores.clone()
-        out[:, : self.vocab_size] = torch.log(q).to(scores.dtype)
+        out[:, : self.vocab_size] = self._output(scores[:, : self.vocab_size], rep, q)
         return out
+
+    def _output(self, scores: torch.Tensor, rep: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+        """The new logits of the watermarked columns: :math:`\\log q_t` in the scores' dtype."""
+        return torch.log(q).to(scores.dtype)
 
     def stacked(self) -> dict[str, torch.Tensor]:
         """Records as (B, steps) tensors."""
