@@ -60,7 +60,6 @@ from sims.core import prf, rng
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
-from sims.watermarks import _kernels as kern
 
 TOURNAMENT_STREAM = 17  # PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
 MAX_LAYERS = 64  # bits of one PRF word
@@ -235,100 +234,174 @@ def _factors(G, K):
     return f0, -math.expm1(K * math.log1p(-G)) / G
 
 
+BLOCK_BITS = 8  # layers resolved per pass over the vocabulary (2**8 bins)
+SAMPLE_BLOCK = 512  # the inverse-CDF draw scans block masses, then one block
+
+
 @njit(cache=True)
-def _tournament_into(w, words, m, K, logf):
-    """``w`` (p on entry) becomes :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)`.  One pass
-    per layer applies :math:`f_l` and accumulates the next layer's :math:`G_{l+1}`."""
-    V = w.shape[0]
-    Gl = 0.0
-    for k in range(V):
-        logf[k] = 0.0
-        Gl += w[k] * np.float64(words[k] & np.uint64(1))
-    for layer in range(m):
-        f0, f1 = _factors(Gl, K)
+def _block_factors(bins, nb, K, fac, lfac):
+    """Layers ``0 .. nb-1`` of a block from the masses ``bins[c]`` (summing to 1) of the tokens whose
+    block bits are ``c``: each layer's :math:`G_l` sums the current masses with bit l set, then every
+    class takes :math:`f_l` of its bit.  Leaves each class's product of factors in ``fac`` and of
+    their logs in ``lfac``."""
+    nc = 1 << nb
+    for c in range(nc):
+        fac[c] = 1.0
+        lfac[c] = 0.0
+    for b in range(nb):
+        G = 0.0
+        for c in range(nc):
+            if (c >> b) & 1:
+                G += bins[c] * fac[c]
+        f0, f1 = _factors(min(G, 1.0), K)
         lf0 = math.log(f0) if f0 > 0.0 else 0.0
         lf1 = math.log(f1) if f1 > 0.0 else 0.0
-        sh = np.uint64(layer)
-        sh1 = np.uint64(layer + 1 if layer + 1 < 64 else 63)
-        Gn = 0.0
-        for k in range(V):
-            b = np.float64((words[k] >> sh) & np.uint64(1))
-            w[k] *= f0 + b * (f1 - f0)
-            logf[k] += lf0 + b * (lf1 - lf0)
-            Gn += w[k] * np.float64((words[k] >> sh1) & np.uint64(1))
-        Gl = Gn
-    kl = 0.0
-    for k in range(V):
-        kl += w[k] * logf[k]
-    return kl
+        for c in range(nc):
+            if (c >> b) & 1:
+                fac[c] *= f1
+                lfac[c] += lf1
+            else:
+                fac[c] *= f0
+                lfac[c] += lf0
+
+
+@njit(cache=True, inline="always")
+def _block_mask(m, blk):
+    return np.uint64((1 << min(BLOCK_BITS, m - BLOCK_BITS * blk)) - 1)
+
+
+@njit(cache=True)
+def _tournament_into(w, words, m, K, logf, bins, fac, lfac):
+    """``w`` (:math:`p_t`, summing to 1; ``bins`` already holding its masses by block-0 bits) becomes
+    :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)`.
+
+    The law depends on a token only through its g-bits, so the layers go ``BLOCK_BITS`` at a
+    time: :func:`_block_factors` solves a block's layers on its 256 bins -- the same :math:`G_l`
+    and :math:`f_l` as one pass per layer -- and one pass applies them and bins the next block:
+    ``ceil(m / 8)`` passes in all."""
+    V = w.shape[0]
+    nblk = (m + BLOCK_BITS - 1) // BLOCK_BITS
+    for blk in range(nblk):
+        _block_factors(bins, min(BLOCK_BITS, m - BLOCK_BITS * blk), K, fac, lfac)
+        sh = np.uint64(BLOCK_BITS * blk)
+        msk = _block_mask(m, blk)
+        if blk + 1 < nblk:
+            sh2 = np.uint64(BLOCK_BITS * (blk + 1))
+            msk2 = _block_mask(m, blk + 1)
+            for c in range(1 << BLOCK_BITS):
+                bins[c] = 0.0
+            for k in range(V):
+                c = (words[k] >> sh) & msk
+                w[k] *= fac[c]
+                logf[k] = (logf[k] if blk > 0 else 0.0) + lfac[c]
+                bins[(words[k] >> sh2) & msk2] += w[k]
+        else:
+            kl = 0.0
+            for k in range(V):
+                c = (words[k] >> sh) & msk
+                w[k] *= fac[c]
+                kl += w[k] * ((logf[k] if blk > 0 else 0.0) + lfac[c])
+            return kl
+    return 0.0
+
+
+@njit(cache=True)
+def _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, context, mod_tok, mod_logit, p):
+    """:math:`p_t` into ``p`` from the LM's tabulated weights (:mod:`sims.lm.synthetic`: a rotated
+    table row plus the bumped tokens), and the entropy of :math:`p_t` from the level sums."""
+    level, off, n_mod, c = lm_mod.context_into(V, order, lm_seed, lm_params, levels, base, context, mod_tok, mod_logit)
+    scale = math.exp(-c)
+    row = table[level]
+    beta = levels[level]
+    s = scale * level_sums[level, 0]
+    acc = scale * (beta * level_sums[level, 1] - c * level_sums[level, 0])
+    for q in range(n_mod):
+        j = lm_mod.base_index(mod_tok[q], off, V)
+        w0 = scale * row[j]
+        w1 = math.exp(mod_logit[q] - c)
+        s += w1 - w0
+        acc += w1 * (mod_logit[q] - c) - w0 * (beta * base[j] - c)
+    inv = 1.0 / s
+    a = scale * inv
+    for k in range(V - off):
+        p[k] = a * row[off + k]
+    for k in range(off):
+        p[V - off + k] = a * row[k]
+    for q in range(n_mod):
+        p[mod_tok[q]] = math.exp(mod_logit[q] - c) * inv
+    return math.log(s) - acc * inv
 
 
 @njit(cache=True, parallel=True)
 def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
     """Every text in parallel, T tournament steps each; ``lm`` = (V, order, seed, params, levels,
-    base); ``out`` = (tokens, kl, G, dg, entropy, lam) (n, T), written in place."""
-    V, order, lm_seed, lm_params, levels, base = lm
+    base, table, level_sums); ``out`` = (tokens, kl, G, dg, entropy, lam) (n, T), written in place."""
+    V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
     tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
     n, P = prompts.shape
     lowmask = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
+    msk0 = _block_mask(m, 0)
     size = set_size(T)
+    nsb = (V + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
-        logits = np.empty(V)
-        p = np.empty(V)
         w = np.empty(V)
         logf = np.empty(V)
         words = np.empty(V, dtype=np.uint64)
-        table = np.zeros(size, dtype=np.uint64)
+        bins = np.empty(1 << BLOCK_BITS)
+        fac = np.empty(1 << BLOCK_BITS)
+        lfac = np.empty(1 << BLOCK_BITS)
+        blk_mass = np.empty(nsb)
+        mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
+        mod_logit = np.empty(lm_mod.N_BUMPS)
+        table_set = np.zeros(size, dtype=np.uint64)
         has_zero = np.zeros(1, dtype=np.bool_)
         skey = rng.stream_key_nb(seed, i)
         for t in range(T):
             L = P + t
-            c = lm_mod.logits_into(V, order, lm_seed, lm_params, levels, base, ctx[:L], logits)
-            kern.exp_shifted_into(logits, c, p)
-            s = 0.0
-            acc = 0.0
-            for k in range(V):
-                s += p[k]
-                acc += p[k] * (logits[k] - c)
-            inv = 1.0 / s
+            ent = _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, ctx[:L], mod_tok, mod_logit, w)
             wctx = prf.context_hash_nb(key, ctx[L - h : L], TOURNAMENT_STREAM)
+            for c in range(1 << BLOCK_BITS):
+                bins[c] = 0.0
             Gbar = 0.0
-            for k in range(V):
-                p[k] *= inv
-                words[k] = prf.mix64_nb(wctx ^ tokmix[k])
-                Gbar += p[k] * np.float64(popcount64(words[k] & lowmask))
-            repeated = seen_before(table, wctx, has_zero)
+            for k in range(V):  # the PRF words, p's mean g-value and its masses by block-0 bits
+                wd = prf.mix64_nb(wctx ^ tokmix[k])
+                words[k] = wd
+                Gbar += w[k] * np.float64(np.int32(popcount64(wd & lowmask)))
+                bins[wd & msk0] += w[k]
             kl = 0.0
             dg = 0.0
-            if mask_repeated and repeated:
-                for k in range(V):
-                    w[k] = p[k]
-            else:
-                for k in range(V):
-                    w[k] = p[k]
-                kl = _tournament_into(w, words, m, K, logf)
+            if not (mask_repeated and seen_before(table_set, wctx, has_zero)):
+                kl = _tournament_into(w, words, m, K, logf, bins, fac, lfac)
                 qbar = 0.0
                 for k in range(V):
-                    qbar += w[k] * np.float64(popcount64(words[k] & lowmask))
+                    qbar += w[k] * np.float64(np.int32(popcount64(words[k] & lowmask)))
                 dg = (qbar - Gbar) / m
             total = 0.0
-            for k in range(V):
-                total += w[k]
+            for b in range(nsb):
+                acc = 0.0
+                for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                    acc += w[k]
+                blk_mass[b] = acc
+                total += acc
             target = rng.uniform_nb(skey, 2 * t) * total
-            run = 0.0
             y = V - 1
-            for k in range(V):
-                run += w[k]
-                if run > target:
-                    y = k
+            run = 0.0
+            for b in range(nsb):
+                if run + blk_mass[b] > target:
+                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                        run += w[k]
+                        if run > target:
+                            y = k
+                            break
                     break
+                run += blk_mass[b]
             tokens[i, t] = y
             kl_out[i, t] = kl
             G_out[i, t] = Gbar / m
             dg_out[i, t] = dg
-            ent_out[i, t] = math.log(s) - acc * inv
+            ent_out[i, t] = ent
             lam_out[i, t] = np.nan
             ctx[L] = y
 
@@ -383,7 +456,7 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
     if prompts.min() < 0 or prompts.max() >= V:
         raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
-    tables = (V, lm.order, lm.seed, lm.params, lm.levels, lm.base)
+    tables = (V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
     _generate(tables, np.uint64(int(key)), int(m), int(h), K, bool(mask_repeated), prf.token_mix(V), prompts, int(T), int(seed), out)
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo="synthid", key=int(key), seed=int(seed), h=int(h), m=int(m), mode=mode,
                 candidates=K, mask_repeated=bool(mask_repeated))
