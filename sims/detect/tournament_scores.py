@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 from numba import njit, prange
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 from sims.core import prf
 from sims.core.record import Generation
@@ -69,46 +69,41 @@ def _check_weights(weights) -> np.ndarray:
 
 # ------------------------------------------------------------------ g-values of texts
 @njit(cache=True, parallel=True)
-def _words(tokens, prompts, lengths, key, h, mask_repeated, words, scored):
-    """PRF words of every generated position and whether it is scored (module docstring)."""
+def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words, scored, out_sum, out_n):
+    """Per text: the PRF word of every generated position, whether it is scored (module docstring),
+    the weighted g-value sum over scored positions and their number; ``words``, ``scored`` (n, T)
+    are written only when ``store``."""
     n, T = tokens.shape
     P = prompts.shape[1]
+    m = weights.shape[0]
     size = tn.set_size(T)
     seed_c = prf.mix64_nb(key + np.uint64(prf.GOLDEN) * np.uint64(tn.TOURNAMENT_STREAM + 1))
+    unit = True
+    for layer in range(m):
+        unit = unit and weights[layer] == 1
+    low = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
     for i in prange(n):
         table = np.zeros(size, dtype=np.uint64)
         has_zero = np.zeros(1, dtype=np.bool_)
+        acc = 0
+        cnt = 0
         for t in range(lengths[i]):
             c = seed_c
             for j in range(t - h, t):
                 tok = prompts[i, P + j] if j < 0 else tokens[i, j]
                 c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
-            repeated = tn.seen_before(table, c, has_zero)
-            words[i, t] = prf.token_bits_nb(c, tokens[i, t])
-            scored[i, t] = not (mask_repeated and repeated)
-
-
-@njit(cache=True, parallel=True)
-def _sums(words, scored, weights, out_sum, out_n):
-    """Per text: the weighted g-value sum over scored positions and their number."""
-    n, T = words.shape
-    m = weights.shape[0]
-    all_ones = True
-    for l in range(m):
-        all_ones = all_ones and weights[l] == 1
-    low = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
-    for i in prange(n):
-        acc = 0
-        cnt = 0
-        for t in range(T):
-            if scored[i, t]:
+            keep = not (tn.seen_before(table, c, has_zero) and mask_repeated)
+            wd = prf.token_bits_nb(c, tokens[i, t])
+            if store:
+                words[i, t] = wd
+                scored[i, t] = keep
+            if keep:
                 cnt += 1
-                wd = words[i, t]
-                if all_ones:
+                if unit:
                     acc += np.int64(tn.popcount64(wd & low))
                 else:
-                    for l in range(m):
-                        acc += weights[l] * np.int64((wd >> np.uint64(l)) & np.uint64(1))
+                    for layer in range(m):
+                        acc += weights[layer] * np.int64((wd >> np.uint64(layer)) & np.uint64(1))
         out_sum[i] = acc
         out_n[i] = cnt
 
@@ -123,7 +118,8 @@ def g_words(tokens, prompts, key: int, *, h: int = tn.DEFAULT_H, mask_repeated: 
         raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
     words = np.zeros(tokens.shape, dtype=np.uint64)
     scored = np.zeros(tokens.shape, dtype=np.bool_)
-    _words(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), words, scored)
+    z = np.zeros(tokens.shape[0], dtype=np.int64)
+    _scan(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), np.ones(1, dtype=np.int64), True, words, scored, z, z.copy())
     return words, scored
 
 
@@ -146,14 +142,14 @@ def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
     (``lr`` = logit of the null rate r)."""
     size = int(n * w.sum()) + 1
     N = 1 << max(1, (size - 1).bit_length())
-    pi = expit(theta * w.astype(np.float64) + lr)
     k = np.arange(N // 2 + 1, dtype=np.int64)
+    roots = np.exp(-2j * np.pi * np.arange(N) / N)  # z^w read at the exactly reduced angle (k w) mod N
     logphi = np.zeros(N // 2 + 1, dtype=np.complex128)
+    wl_values, counts = np.unique(w[w > 0], return_counts=True)  # layers of equal weight share a factor
     with np.errstate(divide="ignore", invalid="ignore"):
-        for wl, pl in zip(w, pi):
-            if wl:
-                zw = np.exp(-2j * np.pi * ((k * int(wl)) % N) / N)  # the angle reduced exactly on the integers
-                logphi += n * np.log((1.0 - pl) + pl * zw)
+        for wl, cnt in zip(wl_values, counts):
+            pl = float(expit(theta * float(wl) + lr))
+            logphi += (n * int(cnt)) * np.log((1.0 - pl) + pl * roots[(k * int(wl)) % N])
         phi = np.exp(logphi)
     phi[~np.isfinite(phi)] = 0.0
     return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
@@ -172,21 +168,23 @@ def _theta_for(n: int, w: np.ndarray, target: float, lr: float) -> float:
 
 
 def _tilt(n: int, w: np.ndarray, s: int, rate: float):
-    """(theta, K(theta), tilted pmf) centred on ``s`` (theta = 0 at or below the null mean)."""
+    """A tilt centred on ``s`` (theta = 0 at or below the null mean): ``(k0, ln K(theta) - theta k0,
+    suffix sums of P_theta(k) e^{-theta (k - k0)} and of P_theta(k), k >= k0 = s)``, so that every
+    tail at or above ``s`` is O(1): :math:`\\ln P(S \\ge s') = \\ln K - \\theta k_0 + \\ln \\sum_{k \\ge s'} P_\\theta(k) e^{-\\theta(k - k_0)}`."""
     lr = math.log(rate) - math.log1p(-rate)
     target = min(float(s), n * float(w.sum()) - 0.5)
     theta = 0.0 if target <= rate * n * float(w.sum()) else _theta_for(n, w, target, lr)
     logK = float(n * np.sum(np.logaddexp(math.log1p(-rate), math.log(rate) + theta * w)))  # K(theta) = n sum_l log(1 - r + r e^(theta w_l))
-    return theta, logK, _tilted_pmf(n, w, theta, lr)
+    pmf = _tilted_pmf(n, w, theta, lr)[s:]
+    weighted = np.cumsum((pmf * np.exp(-theta * np.arange(pmf.size)))[::-1])[::-1]  # summed from the far tail inwards
+    return s, logK - theta * s, weighted, np.cumsum(pmf[::-1])[::-1]
 
 
 def _tilted_tail(s: int, tilt) -> tuple[float, float]:
-    """(tilted tail mass, ln P(S >= s)) from a tilt of :func:`_tilt`."""
-    theta, logK, pmf = tilt
-    tail = pmf[s:]
+    """(tilted tail mass, ln P(S >= s)) from a tilt of :func:`_tilt` (s >= its centre)."""
+    k0, base, weighted, mass = tilt
     with np.errstate(divide="ignore"):
-        lsum = logsumexp(np.log(tail) - theta * np.arange(tail.size))
-    return float(tail.sum()), min(0.0, logK - theta * s + lsum)
+        return float(mass[s - k0]), min(0.0, base + math.log(weighted[s - k0]) if weighted[s - k0] > 0 else -math.inf)
 
 
 def weighted_logsf(s, n, weights, rate: float = 0.5):
@@ -273,18 +271,17 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
     mask_repeated = meta.get("mask_repeated", True) if mask_repeated is None else mask_repeated
     if tokens is None or prompts is None or key is None or m is None:
         raise ValueError("pass gen, or tokens, prompts, key and m")
+    synthid_weights(m)  # validates m
     w = np.ones(int(m), dtype=np.int64) if stat == "mean" else _check_weights(synthid_weights(m) if weights is None else weights)
-    if stat == "mean" or weights is None:
-        synthid_weights(m)  # validates m
-    words, scored = g_words(tokens, prompts, key, h=h, mask_repeated=mask_repeated, lengths=lengths)
-    return _result(words, scored, w, stat)
-
-
-def _result(words, scored, w, stat) -> DetectResult:
-    n_txt = words.shape[0]
-    sums = np.zeros(n_txt, dtype=np.int64)
-    cnt = np.zeros(n_txt, dtype=np.int64)
-    _sums(words, scored, w, sums, cnt)
+    if w.size != int(m):
+        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, None, h, lengths)
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+    sums = np.zeros(tokens.shape[0], dtype=np.int64)
+    cnt = np.zeros(tokens.shape[0], dtype=np.int64)
+    none = np.zeros((0, 0), dtype=np.uint64)
+    _scan(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), w, False, none, none.astype(np.bool_), sums, cnt)
     flagged = cnt <= 1
     mean = 0.5 * cnt * w.sum()
     sd = np.sqrt(0.25 * cnt * float(w @ w))
