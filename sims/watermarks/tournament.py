@@ -271,9 +271,11 @@ def _block_mask(m, blk):
 
 
 @njit(cache=True)
-def _tournament_into(w, words, m, K, logf, bins, fac, lfac):
+def _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass):
     """``w`` (:math:`p_t`, summing to 1; ``bins`` already holding its masses by block-0 bits) becomes
-    :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)`.
+    :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)` and the sum over tokens of :math:`q_t(x)` times
+    the number of its low ``m`` g-bits set (``lowmask``), and leaves the masses of :math:`q_t` per
+    ``SAMPLE_BLOCK`` ids in ``blk_mass``.
 
     The law depends on a token only through its g-bits, so the layers go ``BLOCK_BITS`` at a
     time: :func:`_block_factors` solves a block's layers on its 256 bins -- the same :math:`G_l`
@@ -295,14 +297,22 @@ def _tournament_into(w, words, m, K, logf, bins, fac, lfac):
                 w[k] *= fac[c]
                 logf[k] = (logf[k] if blk > 0 else 0.0) + lfac[c]
                 bins[(words[k] >> sh2) & msk2] += w[k]
-        else:
+        else:  # the last block's factors, with KL, q's mean g-value and the draw's block masses
             kl = 0.0
-            for k in range(V):
-                c = (words[k] >> sh) & msk
-                w[k] *= fac[c]
-                kl += w[k] * ((logf[k] if blk > 0 else 0.0) + lfac[c])
-            return kl
-    return 0.0
+            qbar = 0.0
+            for b in range(blk_mass.shape[0]):
+                acc = 0.0
+                for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                    wd = words[k]
+                    c = (wd >> sh) & msk
+                    wk = w[k] * fac[c]
+                    w[k] = wk
+                    kl += wk * ((logf[k] if blk > 0 else 0.0) + lfac[c])
+                    qbar += wk * np.float64(np.int32(popcount64(wd & lowmask)))
+                    acc += wk
+                blk_mass[b] = acc
+            return kl, qbar
+    return 0.0, 0.0
 
 
 @njit(cache=True)
@@ -373,18 +383,17 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
             kl = 0.0
             dg = 0.0
             if not (mask_repeated and seen_before(table_set, wctx, has_zero)):
-                kl = _tournament_into(w, words, m, K, logf, bins, fac, lfac)
-                qbar = 0.0
-                for k in range(V):
-                    qbar += w[k] * np.float64(np.int32(popcount64(words[k] & lowmask)))
+                kl, qbar = _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass)
                 dg = (qbar - Gbar) / m
+            else:
+                for b in range(nsb):
+                    acc = 0.0
+                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                        acc += w[k]
+                    blk_mass[b] = acc
             total = 0.0
             for b in range(nsb):
-                acc = 0.0
-                for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-                    acc += w[k]
-                blk_mass[b] = acc
-                total += acc
+                total += blk_mass[b]
             target = rng.uniform_nb(skey, 2 * t) * total
             y = V - 1
             run = 0.0
