@@ -162,3 +162,17 @@ def test_weighted_tail_at_another_rate_is_the_binomial_for_unit_weights():
     assert np.allclose(ts.weighted_logsf(s, 40, np.ones(3, dtype=np.int64), rate=0.37), binom_logsf(s, 120, 0.37), rtol=REL, atol=1e-13)
     with pytest.raises(ValueError, match="rate"):
         ts.weighted_logsf(3, 5, np.array([1, 2]), rate=1.0)
+
+
+def test_attacked_texts_flow_through_the_detector():
+    """sims.attack keeps the record's meta: 10 % substitution of 6 x 100 tournament tokens (m = 10,
+    h = 4: ~59 % of the 5-grams intact) is still detected at p < 1e-4; 30 % deletion scores the 70
+    remaining tokens and weakens every text's evidence."""
+    from sims.experiments.attacks import attack
+
+    g = tn.generate_tournament(LM, n=6, T=100, seed=3, key=21, m=10)
+    clean = ts.score_tournament(g).log10_p
+    sub = ts.score_tournament(attack(g, "substitution", 0.1, 0)).log10_p
+    assert np.all(sub < -4)
+    dele = ts.score_tournament(attack(g, "deletion", 0.3, 0))
+    assert np.all(dele.n_scored <= 70) and np.all(dele.log10_p > clean)
