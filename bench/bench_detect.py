@@ -80,6 +80,30 @@ def main(argv=None) -> dict:
         peer = WatermarkDetector(model_config=LlamaConfig(vocab_size=V), device="cpu", watermarking_config=cfg, ignore_repeated_ngrams=dedup)
         res[f"peer_dedup_{dedup}_tokens_per_s"] = tokens_per_s(lambda: peer(ids), small[:, 1:].size, 2)  # noqa: B023
         res[f"ratio_ours_over_peer_dedup_{dedup}_64x200"] = res[f"ours_dedup_{dedup}_64x200_tokens_per_s"] / res[f"peer_dedup_{dedup}_tokens_per_s"]
+    res.update(tournament_rates())
     for k, v in res.items():
         print(f"{k:48s} {v:12.3e}")
+    return res
+
+
+def tournament_rates(n: int = 2000, T: int = 200) -> dict:
+    """Issue 32: SynthID-Text's mean and weighted-mean scores (:mod:`sims.detect.tournament_scores`: g-values
+    of m = 30 layers after h = 4 tokens, repeated-context mask, exact tails) vs the red-green count
+    (h = 1, no dedup; and with dedup, the comparable masked scan) on the same n x T tokens, end to end;
+    goal: red-green / SynthID <= 2."""
+    from sims.detect.tournament_scores import score_tournament
+
+    rng = np.random.default_rng(1)
+    toks = rng.integers(0, V, size=(n, T))
+    prompts = rng.integers(0, V, size=(n, 4))
+    res = {}
+    for dedup in (False, True):
+        res[f"redgreen_dedup_{dedup}_{n}x{T}_tokens_per_s"] = tokens_per_s(
+            lambda d=dedup: detect.score_redgreen(toks, prompts[:, -1:], KEY, 0.25, vocab_size=V, dedup=d), toks.size)
+    for stat in ("mean", "weighted"):
+        res[f"synthid_{stat}_{n}x{T}_tokens_per_s"] = tokens_per_s(
+            lambda s=stat: score_tournament(tokens=toks, prompts=prompts, key=KEY, m=30, h=4, stat=s), toks.size)
+        for dedup in (False, True):
+            res[f"ratio_redgreen_dedup_{dedup}_over_synthid_{stat}"] = (res[f"redgreen_dedup_{dedup}_{n}x{T}_tokens_per_s"]
+                                                                       / res[f"synthid_{stat}_{n}x{T}_tokens_per_s"])
     return res

@@ -118,8 +118,33 @@ def main(argv=None) -> dict:
     out = subprocess.run([sys.executable, "-c", _MEMORY_RUN], check=True, capture_output=True, text=True)
     res["memory_1e4x200_dualga_peak_rss_mib"] = float(out.stdout.split()[-1])
     res["memory_run_s"] = time.perf_counter() - t0
+    res.update(tournament_rates(lm, n, T, prompts))
     for k, v in res.items():
         print(f"{k:40s} {v:12.4g}")
     print("(the peer's figure is its logits processor alone; ours includes the LM, sampling and exact KL;\n"
           " the floor is the fused green-mass pass alone, the one loop over the vocabulary a step runs)")
+    return res
+
+
+def tournament_rates(lm, n: int, T: int, prompts: np.ndarray) -> dict:
+    """Issue 32: SynthID-Text tournament sampling (:mod:`sims.watermarks.tournament`, exact law, KL and
+    DG per token) vs DualGA on the same LM and prompts, tokens/s on the threads Numba has, best of
+    ``REPEATS``; goal: DualGA / SynthID <= 3 at the paper's m = 30."""
+    from sims.watermarks.tournament import generate_tournament
+
+    pr = np.concatenate([prompts, prompts + 1, prompts + 2], axis=1) % lm.vocab_size  # h = 4 needs 4 prompt tokens
+
+    def best(f):
+        f()
+        times = []
+        for _ in range(REPEATS):
+            t0 = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t0)
+        return n * T / min(times)
+
+    res = {"dualga_tokens_per_s_same_prompts": best(lambda: generate(lm, "dualga", n=n, T=T, seed=1, key=1, prompts=pr))}
+    for m in (1, 8, 30):
+        res[f"synthid_m{m}_tokens_per_s"] = best(lambda m=m: generate_tournament(lm, n=n, T=T, seed=1, key=1, m=m, prompts=pr))
+        res[f"ratio_dualga_over_synthid_m{m}"] = res["dualga_tokens_per_s_same_prompts"] / res[f"synthid_m{m}_tokens_per_s"]
     return res

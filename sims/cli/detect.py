@@ -35,7 +35,7 @@ from sims.cli.checks import writable_file
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
-SCHEMES = ("wmstats", "transformers-lefthash")
+SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -54,6 +54,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
     p.add_argument("--json", action="store_true", help="the JSON document (schema wmstats.detect/1) instead of a table")
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")
+    p.add_argument("--table-seed", type=int, default=0, help="transformers-synthid: its sampling_table_seed (default 0)")
+    p.add_argument("--table-size", type=int, default=2**16, help="transformers-synthid: its sampling_table_size (default 65536)")
 
 
 def _int_in(name: str, value: str, lo: int, hi: int) -> int:
@@ -157,6 +159,10 @@ def _score_text(args, key: int, fpr: float):
     note = retokenization_note(rows, generated)
     if note:
         print(note, file=sys.stderr)
+    if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
+        from sims.torch_backend.synthid_transformers import text_document
+
+        return text_document(args, fpr, rows), None
     lefthash = args.scheme == "transformers-lefthash"
     V = lm_vocab_size(args.lm, tok) if lefthash else len(tok)
     hi = max(int(r.max()) for r in rows if r.size)
@@ -310,8 +316,11 @@ def run(args) -> int:
     from sims.detect.report import check_fpr
     from sims.detect.report_html import render
 
-    keys = _keys(args)
-    key = keys[0]
+    if args.scheme == "transformers-synthid":  # its keys: K1,K2,.. as one argument (sims.torch_backend.synthid_transformers)
+        keys, key = [args.key], args.key
+    else:
+        keys = _keys(args)
+        key = keys[0]
     try:
         fpr = check_fpr(float(args.fpr))
     except ValueError:

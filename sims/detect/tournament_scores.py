@@ -1,0 +1,369 @@
+"""Detectors of tournament sampling (SynthID-Text): mean and weighted-mean g-value scores with exact
+null tails in log space, and a Bayesian (likelihood-ratio) detector trained on the package's texts.
+
+**Scored positions.**  Text i's generated tokens, context = the ``h`` tokens before each (prompt
+included), g-values = the low ``m`` bits of the PRF word of :mod:`sims.watermarks.tournament`.  With
+``mask_repeated`` (default) a position whose context hash was already met at an earlier generated
+position of the text is skipped, as the generator leaves it unwatermarked.  On text that does not
+depend on the key, the scored positions then have distinct contexts and their ``m n`` g-values
+are i.i.d. Bernoulli(1/2) (an ideal PRF), so
+
+* the **mean score** :math:`\\sum_{t,l} g_{t,l}` is exactly Binomial(m n, 1/2):
+  :func:`sims.detect.nulls.binom_logsf`, exact far below 1e-300;
+* the **weighted-mean score** :math:`S = \\sum_{t,l} w_l g_{t,l}` with integer weights :math:`w_l`
+  (``synthid_weights``: SynthID's linspace(10, 1, m) rounded) is
+  :math:`\\sum_l w_l B_l`, :math:`B_l \\sim` Bin(n, 1/2) independent; :func:`weighted_logsf` computes
+  its tail by exact lattice convolution under an exponential tilt (below);
+* the **Bayesian score** (:class:`BayesianDetector`) is the log-likelihood ratio of a fitted
+  watermarked model against the exact null.
+
+**Exact tail of a weighted Bernoulli sum** (:func:`weighted_logsf`).  Tilting every bit by
+:math:`e^{\\theta w_l g}` turns :math:`B_l` into Bin(n, :math:`\\sigma(\\theta w_l)`) and
+
+.. math::
+    P(S \\ge s) = e^{K(\\theta) - \\theta s} \\sum_{k \\ge s} P_\\theta(S = k)\\, e^{-\\theta (k - s)},
+    \\qquad K(\\theta) = n \\sum_l \\log\\frac{1 + e^{\\theta w_l}}{2}.
+
+With :math:`\\theta` solving :math:`E_\\theta S = s` the tilted pmf is largest near ``s``, so one
+FFT convolution of the ``m`` tilted binomials on the lattice 0..n sum(w) gives the sum to ~1e-12
+relative error (an FFT's absolute error ~1e-16 divided by a tilted tail mass kept >= 1e-3 by
+re-tilting), whatever the size of the answer: no normal approximation anywhere.  Tested against
+50-digit mpmath convolution and Monte Carlo.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+from scipy.special import expit
+
+from sims.core import prf
+from sims.core.record import Generation
+from sims.detect.nulls import LN10, binom_logsf
+from sims.detect.scores import DetectResult, _check_inputs
+from sims.watermarks import tournament as tn
+
+STATS = ("mean", "weighted")
+_MIN_TILTED_TAIL = 1e-3  # re-tilt when a tail's tilted mass falls below this (relative error ~1e-16 / it)
+
+
+def synthid_weights(m: int) -> np.ndarray:
+    """SynthID's layer weights ``linspace(10, 1, m)`` rounded to integers (the lattice
+    :func:`weighted_logsf` convolves on; ``[10]`` for m = 1).  Rounding changes the statistic's
+    weights by at most 0.5 in 10 -- its power negligibly, its validity not at all (the null tail is
+    exact for any integer weights).  Exactly proportional integers, ``10 (m - 1) - 9 l``, give a
+    lattice ~30 times longer at m = 30 (and so a slower tail)."""
+    if int(m) != m or not (1 <= int(m) <= tn.MAX_LAYERS):
+        raise ValueError(f"m must be an integer in [1, {tn.MAX_LAYERS}]; got {m!r}")
+    return np.rint(np.linspace(10.0, 1.0, int(m))).astype(np.int64)
+
+
+def _check_weights(weights) -> np.ndarray:
+    w = np.asarray(weights)
+    if w.ndim != 1 or not (1 <= w.size <= tn.MAX_LAYERS) or w.dtype.kind not in "iu" or w.min() < 0 or w.max() == 0 or w.max() > 10**6:
+        raise ValueError(f"weights must be 1 to {tn.MAX_LAYERS} integers in [0, 1e6], not all 0; got {weights!r}")
+    return w.astype(np.int64)
+
+
+# ------------------------------------------------------------------ g-values of texts
+@njit(cache=True, parallel=True)
+def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words, scored, out_sum, out_n):
+    """Per text: the PRF word of every generated position, whether it is scored (module docstring),
+    the weighted g-value sum over scored positions and their number; ``words``, ``scored`` (n, T)
+    are written only when ``store``."""
+    n, T = tokens.shape
+    P = prompts.shape[1]
+    m = weights.shape[0]
+    size = tn.set_size(T)
+    seed_c = prf.mix64_nb(key + np.uint64(prf.GOLDEN) * np.uint64(tn.TOURNAMENT_STREAM + 1))
+    unit = True
+    for layer in range(m):
+        unit = unit and weights[layer] == 1
+    low = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
+    for i in prange(n):
+        table = np.zeros(size, dtype=np.uint64)
+        has_zero = np.zeros(1, dtype=np.bool_)
+        acc = 0
+        cnt = 0
+        for t in range(lengths[i]):
+            c = seed_c
+            for j in range(t - h, t):
+                tok = prompts[i, P + j] if j < 0 else tokens[i, j]
+                c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
+            keep = not (tn.seen_before(table, c, has_zero) and mask_repeated)
+            wd = prf.token_bits_nb(c, tokens[i, t])
+            if store:
+                words[i, t] = wd
+                scored[i, t] = keep
+            if keep:
+                cnt += 1
+                if unit:
+                    acc += np.int64(tn.popcount64(wd & low))
+                else:
+                    for layer in range(m):
+                        acc += weights[layer] * np.int64((wd >> np.uint64(layer)) & np.uint64(1))
+        out_sum[i] = acc
+        out_n[i] = cnt
+
+
+def g_words(tokens, prompts, key: int, *, h: int = tn.DEFAULT_H, mask_repeated: bool = True, lengths=None):
+    """PRF words (n, T) uint64 of every generated position (bit l = g-value of layer l) and the
+    scored mask (n, T) (False past a text's length and at repeated contexts when ``mask_repeated``).
+
+    Token layout as :mod:`sims.detect.scores` (``tokens`` cut at the first -1)."""
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, None, h, lengths)
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+    words = np.zeros(tokens.shape, dtype=np.uint64)
+    scored = np.zeros(tokens.shape, dtype=np.bool_)
+    z = np.zeros(tokens.shape[0], dtype=np.int64)
+    _scan(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), np.ones(1, dtype=np.int64), True, words, scored, z, z.copy())
+    return words, scored
+
+
+def g_values_of(words, scored, m: int) -> list[np.ndarray]:
+    """The scored g-values of each text as a list of (n_i, m) uint8 arrays."""
+    g = tn.g_values(words, m)
+    return [g[i][scored[i]] for i in range(words.shape[0])]
+
+
+# ----------------------------------------------------------------------- null tails
+def mean_logsf(count, n_scored, m: int):
+    """Natural log of :math:`P(\\mathrm{Bin}(m n, 1/2) \\ge \\mathrm{count})`: the mean score's exact p-value."""
+    if int(m) != m or not (1 <= int(m) <= tn.MAX_LAYERS):
+        raise ValueError(f"m must be an integer in [1, {tn.MAX_LAYERS}]; got {m!r}")
+    return binom_logsf(count, int(m) * np.asarray(n_scored, dtype=np.int64), 0.5)
+
+
+def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
+    """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l + \\mathrm{logit}\\, r))` on 0..n sum(w), by FFT
+    (``lr`` = logit of the null rate r)."""
+    size = int(n * w.sum()) + 1
+    N = 1 << max(1, (size - 1).bit_length())
+    k = np.arange(N // 2 + 1, dtype=np.int64)
+    roots = np.exp(-2j * np.pi * np.arange(N) / N)  # z^w read at the exactly reduced angle (k w) mod N
+    logphi = np.zeros(N // 2 + 1, dtype=np.complex128)
+    wl_values, counts = np.unique(w[w > 0], return_counts=True)  # layers of equal weight share a factor
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for wl, cnt in zip(wl_values, counts):
+            pl = float(expit(theta * float(wl) + lr))
+            logphi += (n * int(cnt)) * np.log((1.0 - pl) + pl * roots[(k * int(wl)) % N])
+        phi = np.exp(logphi)
+    phi[~np.isfinite(phi)] = 0.0
+    return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
+
+
+def _theta_for(n: int, w: np.ndarray, target: float, lr: float) -> float:
+    """:math:`\\theta \\ge 0` with :math:`n \\sum_l w_l \\sigma(\\theta w_l + \\mathrm{logit}\\, r)` = ``target`` (bisection)."""
+    wf = w.astype(np.float64)
+    lo, hi = 0.0, 1.0
+    while n * float(wf @ expit(hi * wf + lr)) < target:
+        hi *= 2.0
+    while hi - lo > 1e-14 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if n * float(wf @ expit(mid * wf + lr)) < target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _tilt(n: int, w: np.ndarray, s: int, rate: float):
+    """A tilt centred on ``s`` (theta = 0 at or below the null mean): ``(k0, ln K(theta) - theta k0,
+    suffix sums of P_theta(k) e^{-theta (k - k0)} and of P_theta(k), k >= k0 = s)``, so that every
+    tail at or above ``s`` is O(1): :math:`\\ln P(S \\ge s') = \\ln K - \\theta k_0 + \\ln \\sum_{k \\ge s'} P_\\theta(k) e^{-\\theta(k - k_0)}`."""
+    lr = math.log(rate) - math.log1p(-rate)
+    target = min(float(s), n * float(w.sum()) - 0.5)
+    theta = 0.0 if target <= rate * n * float(w.sum()) else _theta_for(n, w, target, lr)
+    logK = float(n * np.sum(np.logaddexp(math.log1p(-rate), math.log(rate) + theta * w)))  # K(theta) = n sum_l log(1 - r + r e^(theta w_l))
+    pmf = _tilted_pmf(n, w, theta, lr)[s:]
+    weighted = np.cumsum((pmf * np.exp(-theta * np.arange(pmf.size)))[::-1])[::-1]  # summed from the far tail inwards
+    return s, logK - theta * s, weighted, np.cumsum(pmf[::-1])[::-1]
+
+
+def _tilted_tail(s: int, tilt) -> tuple[float, float]:
+    """(tilted tail mass, ln P(S >= s)) from a tilt of :func:`_tilt` (s >= its centre)."""
+    k0, base, weighted, mass = tilt
+    with np.errstate(divide="ignore"):
+        return float(mass[s - k0]), min(0.0, base + math.log(weighted[s - k0]) if weighted[s - k0] > 0 else -math.inf)
+
+
+def weighted_logsf(s, n, weights, rate: float = 0.5):
+    """Natural log of :math:`P(\\sum_{t,l} w_l g_{t,l} \\ge s)` for ``n`` tokens of i.i.d. Bernoulli(``rate``)
+    g-values: the weighted-mean score's exact p-value (module docstring: lattice convolution under
+    an exponential tilt; relative error ~1e-12 at any depth).
+
+    Parameters
+    ----------
+    s, n : array_like of int (broadcast)
+        Weighted sum and number of scored tokens (n >= 0).  ``s <= 0`` gives 0, ``s > n sum(w)`` -inf.
+    weights : array_like of int
+        The m layer weights (integers in [0, 1e6], e.g. :func:`synthid_weights`).
+    rate : float in (0, 1)
+        Null probability of g = 1 (1/2 for this package's g-values; the sampling table's share of
+        ones for transformers' SynthID, :mod:`sims.torch_backend.synthid_transformers`).
+
+    Returns
+    -------
+    ndarray of float64 (float for scalar input), in [-inf, 0].
+    """
+    w = _check_weights(weights)
+    if not (0.0 < float(rate) < 1.0):
+        raise ValueError(f"rate must be in (0, 1); got {rate!r}")
+    s, n = np.broadcast_arrays(np.asarray(s), np.asarray(n))
+    for name, a in (("s", s), ("n", n)):
+        if a.dtype.kind not in "iu":
+            raise ValueError(f"{name} must hold integers; got dtype {a.dtype}")
+    if n.size and n.min() < 0:
+        raise ValueError(f"n must be in [0, inf); got {n.min()}")
+    s_flat, n_flat = s.ravel().astype(np.int64), n.ravel().astype(np.int64)
+    g = int(np.gcd.reduce(w))
+    w, s_flat = w // g, -((-s_flat) // g)  # P(S >= s) = P(S / g >= ceil(s / g)) on the lattice g Z
+    out = np.zeros(s_flat.shape)
+    W = int(w.sum())
+    out[s_flat > n_flat * W] = -np.inf
+    for nn in np.unique(n_flat):
+        todo = np.flatnonzero((n_flat == nn) & (s_flat > 0) & (s_flat <= nn * W))
+        tilt = None
+        for idx in todo[np.argsort(s_flat[todo], kind="stable")]:  # increasing s: a tilt serves until its tail thins
+            sv = int(s_flat[idx])
+            mass = 0.0
+            if tilt is not None:
+                mass, val = _tilted_tail(sv, tilt)
+            if mass < _MIN_TILTED_TAIL:
+                tilt = _tilt(int(nn), w, sv, float(rate))
+                mass, val = _tilted_tail(sv, tilt)
+            out[idx] = val
+    out = out.reshape(s.shape)
+    return out if out.ndim else float(out)
+
+
+# --------------------------------------------------------------------------- scores
+def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None, key: int | None = None, m: int | None = None,
+                     h: int | None = None, stat: str = "mean", weights=None, mask_repeated: bool | None = None, lengths=None) -> DetectResult:
+    """Mean or weighted-mean score of tournament-sampled text with its exact log10 p-value.
+
+    Parameters
+    ----------
+    gen : Generation, optional
+        A generation of :func:`sims.watermarks.tournament.generate_tournament`; its ``meta`` gives
+        the defaults of ``key``, ``m``, ``h`` and ``mask_repeated``.  Otherwise pass ``tokens``,
+        ``prompts`` (layout of :mod:`sims.detect.scores`), ``key`` and ``m``.
+    stat : {"mean", "weighted"}
+        :math:`\\sum g` with the Binomial(m n, 1/2) tail, or :math:`\\sum w_l g` with :func:`weighted_logsf`.
+    weights : array_like of int, optional
+        Layer weights of ``"weighted"`` (default :func:`synthid_weights`).
+
+    Returns
+    -------
+    DetectResult
+        ``score`` the (weighted) g-value sum, ``z`` its standardised value, ``log10_p`` exact,
+        ``n_scored`` the scored tokens; texts with at most one scored token are flagged (p = 1).
+    """
+    if stat not in STATS:
+        raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
+    meta = {} if gen is None else gen.meta
+    if gen is not None:
+        tokens, prompts = gen.tokens, gen.prompts[:, -meta["h"]:]
+        lengths = gen.lengths if lengths is None else lengths
+    key = meta.get("key") if key is None else key
+    m = meta.get("m") if m is None else m
+    h = meta.get("h", tn.DEFAULT_H) if h is None else h
+    mask_repeated = meta.get("mask_repeated", True) if mask_repeated is None else mask_repeated
+    if tokens is None or prompts is None or key is None or m is None:
+        raise ValueError("pass gen, or tokens, prompts, key and m")
+    synthid_weights(m)  # validates m
+    w = np.ones(int(m), dtype=np.int64) if stat == "mean" else _check_weights(synthid_weights(m) if weights is None else weights)
+    if w.size != int(m):
+        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, None, h, lengths)
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+    sums = np.zeros(tokens.shape[0], dtype=np.int64)
+    cnt = np.zeros(tokens.shape[0], dtype=np.int64)
+    none = np.zeros((0, 0), dtype=np.uint64)
+    _scan(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), w, False, none, none.astype(np.bool_), sums, cnt)
+    flagged = cnt <= 1
+    mean = 0.5 * cnt * w.sum()
+    sd = np.sqrt(0.25 * cnt * float(w @ w))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(cnt > 0, (sums - mean) / sd, np.nan)
+    lnp = mean_logsf(sums, cnt, w.size) if stat == "mean" else weighted_logsf(sums, cnt, w)
+    return DetectResult(cnt, sums.astype(np.float64), z, np.where(flagged, 0.0, lnp / LN10), flagged)
+
+
+# -------------------------------------------------------------------- Bayesian score
+class BayesianDetector:
+    """A likelihood-ratio detector of tournament sampling (Dathathri et al.'s Bayesian detector, its
+    likelihood model): under the watermark, layer l's g-value follows a logistic model of the
+    earlier layers' g-values of the same token,
+
+    .. math:: P(g_l = 1 \\mid g_{<l}, \\mathrm{wm}) = \\sigma\\bigl(\\beta_l + \\textstyle\\sum_{j<l} \\delta_{lj} g_j\\bigr),
+
+    and under the null every g-value is Bernoulli(1/2) (exact, module docstring).  A text's score
+    is the log-likelihood ratio :math:`\\Lambda = \\sum_t \\sum_l \\log P(g_{t,l} \\mid g_{t,<l}, \\mathrm{wm}) + m n \\log 2`;
+    the posterior probability of a watermark at prior ``pi`` is :math:`\\sigma(\\Lambda + \\log\\frac{\\pi}{1-\\pi})`.
+    :meth:`fit` learns :math:`\\beta, \\delta` by ridge-penalised Newton steps on the g-values of
+    watermarked texts; :meth:`calibrate` sets the threshold at a false-positive rate from null texts.
+    """
+
+    def __init__(self, m: int, ridge: float = 1e-3):
+        synthid_weights(m)
+        if not (ridge >= 0.0 and math.isfinite(ridge)):
+            raise ValueError(f"ridge must be in [0, inf); got {ridge!r}")
+        self.m = int(m)
+        self.ridge = float(ridge)
+        self.coef = [np.zeros(l + 1) for l in range(self.m)]  # [beta_l, delta_l0 .. delta_l(l-1)]
+        self.threshold = math.inf
+
+    def fit(self, g_texts) -> BayesianDetector:
+        """Fit the watermarked likelihood on the scored g-values of watermarked texts (list of (n_i, m))."""
+        g = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1, self.m) for a in g_texts])
+        if g.shape[0] < 2:
+            raise ValueError(f"g_texts must hold at least 2 scored tokens; got {g.shape[0]}")
+        for l in range(self.m):
+            X = np.concatenate([np.ones((g.shape[0], 1)), g[:, :l]], axis=1)
+            y = g[:, l]
+            c = np.zeros(l + 1)
+            for _ in range(50):
+                pr = expit(X @ c)
+                grad = X.T @ (y - pr) - self.ridge * c
+                H = (X * (pr * (1 - pr))[:, None]).T @ X + self.ridge * np.eye(l + 1)
+                step = np.linalg.solve(H, grad)
+                c += step
+                if np.max(np.abs(step)) < 1e-10:
+                    break
+            self.coef[l] = c
+        return self
+
+    def llr(self, g_texts) -> np.ndarray:
+        """Log-likelihood ratio :math:`\\Lambda` of each text (list of (n_i, m) g-value arrays)."""
+        out = np.empty(len(g_texts))
+        for i, a in enumerate(g_texts):
+            g = np.asarray(a, dtype=np.float64).reshape(-1, self.m)
+            tot = 0.0
+            for l in range(self.m):
+                eta = self.coef[l][0] + g[:, :l] @ self.coef[l][1:]
+                tot += float(np.sum(g[:, l] * -np.logaddexp(0.0, -eta) + (1 - g[:, l]) * -np.logaddexp(0.0, eta)))
+            out[i] = tot + g.size * math.log(2.0)
+        return out
+
+    def posterior(self, g_texts, prior: float = 0.5) -> np.ndarray:
+        """:math:`P(\\mathrm{wm} \\mid g)` at prior probability ``prior`` of a watermark."""
+        if not (0.0 < prior < 1.0):
+            raise ValueError(f"prior must be in (0, 1); got {prior!r}")
+        return expit(self.llr(g_texts) + math.log(prior / (1.0 - prior)))
+
+    def calibrate(self, g_null_texts, fpr: float) -> float:
+        """Set the decision threshold to the empirical ``1 - fpr`` quantile of :math:`\\Lambda` on null
+        texts (flag :math:`\\Lambda >` threshold); returns it.  Needs at least ``1 / fpr`` texts."""
+        if not (0.0 < fpr < 1.0):
+            raise ValueError(f"fpr must be in (0, 1); got {fpr!r}")
+        s = np.sort(self.llr(g_null_texts))
+        if s.size < math.ceil(1.0 / fpr):
+            raise ValueError(f"g_null_texts must hold at least 1/fpr = {math.ceil(1.0 / fpr)} texts; got {s.size}")
+        self.threshold = float(s[int(math.floor(s.size * (1.0 - fpr)))])  # at most fpr of the texts lie above it
+        return self.threshold
+
+    def flag(self, g_texts) -> np.ndarray:
+        """True where :math:`\\Lambda` exceeds the calibrated threshold."""
+        return self.llr(g_texts) > self.threshold

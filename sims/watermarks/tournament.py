@@ -1,0 +1,472 @@
+"""Tournament sampling (SynthID-Text; Dathathri et al., Nature 2024) on the synthetic LMs, exact records.
+
+**g-values.**  After a context ``w`` (the last ``h`` tokens), token ``x`` has ``m`` g-values
+:math:`g_l(x, w) \\in \\{0, 1\\}`, ``l = 0 .. m-1``: bit ``l`` of the package's one keyed PRF word
+:math:`u(\\mathrm{key}, w, x)` on stream ``TOURNAMENT_STREAM`` (:mod:`sims.core.prf`).  For an ideal
+PRF the 64 bits of one word are 64 independent fair bits, so one mixing round per (context, token)
+serves up to ``MAX_LAYERS = 64`` layers, and on text that does not depend on the key the g-values
+of distinct contexts are i.i.d. Bernoulli(1/2) over tokens and layers.
+
+**The tournament.**  Draw :math:`K^m` candidates i.i.d. from :math:`p_t`; in layer ``l`` the
+candidates play in groups of ``K`` and each group's winner is a uniformly chosen candidate among
+those with the largest :math:`g_l`; the last winner is the token.  Because the candidates of a
+layer are i.i.d. from the previous layer's winner distribution :math:`q_{l-1}` (``q_{-1} = p``),
+with :math:`G_l = \\sum_{y: g_l(y)=1} q_{l-1}(y)` the winner of a group has the law
+
+.. math::
+    q_l(x) = q_{l-1}(x)\\, f_l(g_l(x)), \\qquad
+    f_l(1) = \\frac{1 - (1 - G_l)^K}{G_l}, \\qquad f_l(0) = (1 - G_l)^{K-1}
+
+(at least one of the ``K`` has :math:`g_l = 1` with probability :math:`1-(1-G_l)^K`, and then
+the winner is a draw from :math:`q_{l-1}` restricted to :math:`g_l = 1`; otherwise all ``K``
+have :math:`g_l = 0`).  For ``K = 2`` this is :math:`q_l = q_{l-1}(1 + g_l - G_l)`, the form
+transformers' ``SynthIDTextWatermarkLogitsProcessor.update_scores`` applies.  The generator builds
+:math:`q_t = q_{m-1}` exactly and samples from it (one inverse-CDF draw): the same law as playing
+the tournament, which :func:`play_tournament` does literally (the Monte Carlo test).
+
+**Modes.**  ``"non-distortionary"``: ``K = 2``.  Then :math:`E_{g}[q_t] = p_t` over
+Bernoulli(1/2) keys (:math:`E[g_l(x) - G_l] = 0` layer by layer), so a single token is unbiased
+in expectation over keys -- but not for one key: the per-key :math:`D_{kl}(q_t \\| p_t)` is
+positive and is what the record holds, as for EMS and UW.  ``"distortionary"``: ``K >= 3``
+candidates per match (default 4), a stronger tilt towards :math:`g = 1` that is biased even
+on average over keys.
+
+**Repeated-context mask** (``mask_repeated=True``, the default): a step whose context ``w`` was
+already seen at an earlier generated step of the same text samples from :math:`p_t` unchanged
+(its KL and DG are 0), so no (context, g-value) pair is reused; the detector
+(:mod:`sims.detect.tournament_scores`) skips the same positions, and its null is then exact.
+
+**Records** (:class:`sims.core.record.Generation`): ``kl`` the exact per-key
+:math:`D_{kl}(q_t \\| p_t) = \\sum_x q_t(x) \\sum_l \\log f_l(g_l(x))`; ``G`` the expected mean
+g-value of :math:`p_t`, :math:`\\bar G_t = \\frac1m \\sum_l p_t(g_l = 1)`; ``dg`` **DG for
+tournament sampling**: the increase of the expected mean g-value,
+:math:`\\mathrm{DG}_t = \\frac1m \\sum_l \\bigl(q_t(g_l = 1) - p_t(g_l = 1)\\bigr)` -- exactly the
+per-token drift of the mean score over its null mean 1/2 when :math:`\\bar G_t` averages 1/2 over
+keys, the analogue of the red-green :math:`q_{G,t} - G_t`; ``entropy`` of :math:`p_t`;
+``lam`` nan.
+
+:func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
+of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from sims.core import prf, rng
+from sims.core.record import Generation
+from sims.lm import synthetic as lm_mod
+from sims.lm.synthetic import SyntheticLM
+
+TOURNAMENT_STREAM = 17  # PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
+MAX_LAYERS = 64  # bits of one PRF word
+MODES = ("non-distortionary", "distortionary")
+DEFAULT_LAYERS = 30  # the paper's m
+DEFAULT_H = 4  # context width: transformers' default ngram_len = 5 is a context of 4 tokens and the token
+DISTORTIONARY_K = 4  # candidates per match of the distortionary mode unless given
+
+
+def check_params(m, h, mode, candidates) -> int:
+    """Validate the tournament's parameters; return the number of candidates per match ``K``."""
+    if int(m) != m or not (1 <= int(m) <= MAX_LAYERS):
+        raise ValueError(f"m must be an integer in [1, {MAX_LAYERS}]; got {m!r}")
+    if int(h) != h or int(h) < 1:
+        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
+    if mode == "non-distortionary":
+        if candidates not in (None, 2):
+            raise ValueError(f"candidates must be 2 in the non-distortionary mode; got {candidates!r}")
+        return 2
+    K = DISTORTIONARY_K if candidates is None else candidates
+    if int(K) != K or not (3 <= int(K) <= 1024):
+        raise ValueError(f"candidates must be an integer in [3, 1024] in the distortionary mode; got {candidates!r}")
+    return int(K)
+
+
+# ------------------------------------------------------------------ numpy reference
+def g_words(key: int, context, tokens) -> np.ndarray:
+    """PRF words whose bit ``l`` is the g-value :math:`g_l(x, w)` (module docstring), NumPy reference.
+
+    ``context`` (..., h) oldest first; ``tokens`` broadcast against ``context.shape[:-1]``."""
+    return prf.token_bits(prf.context_hash(key, context, TOURNAMENT_STREAM), tokens)
+
+
+def g_values(words, m: int) -> np.ndarray:
+    """The ``m`` g-values (..., m) as 0/1 uint8 from PRF words (...)."""
+    w = np.asarray(words, dtype=np.uint64)[..., None]
+    return ((w >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
+
+
+def layer_factors(G: float, K: int) -> tuple[float, float]:
+    """:math:`(f_l(0), f_l(1))` of a match of ``K`` candidates when layer ``l``'s g = 1 mass is ``G``."""
+    if K == 2:
+        return 1.0 - G, 2.0 - G
+    f0 = (1.0 - G) ** (K - 1)
+    f1 = -math.expm1(K * math.log1p(-G)) / G if 0.0 < G < 1.0 else (float(K) if G <= 0.0 else 1.0)
+    return f0, f1
+
+
+def tournament_step(p, words, m: int, K: int = 2) -> tuple[np.ndarray, float, float, float]:
+    """One step's exact tournament distribution and records, NumPy reference.
+
+    Parameters
+    ----------
+    p : ndarray (V,)
+        Next-token distribution :math:`p_t`.
+    words : ndarray (V,) uint64
+        Every token's PRF word after the step's context (:func:`g_words`).
+    m, K : int
+        Layers and candidates per match.
+
+    Returns
+    -------
+    q, kl, G, dg
+        :math:`q_t`, :math:`D_{kl}(q_t\\|p_t)`, :math:`\\bar G_t` and :math:`\\mathrm{DG}_t` (module docstring).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    g = g_values(words, m).astype(np.float64)  # (V, m)
+    q = p.copy()
+    logf = np.zeros_like(p)
+    for layer in range(m):
+        f0, f1 = layer_factors(float(q @ g[:, layer]), K)
+        q = q * np.where(g[:, layer] > 0, f1, f0)
+        logf += np.where(g[:, layer] > 0, math.log(f1) if f1 > 0 else 0.0, math.log(f0) if f0 > 0 else 0.0)
+    mean_g = g.mean(axis=1)
+    return q, float(q @ logf), float(p @ mean_g), float((q - p) @ mean_g)
+
+
+def play_tournament(p, g, K: int, rng_: np.random.Generator, size: int) -> np.ndarray:
+    """``size`` tokens drawn by literally playing the tournament: :math:`K^m` candidates from ``p``,
+    groups of ``K`` per match, the winner uniform among the group's largest :math:`g_l` (``g`` (V, m)).
+    The Monte Carlo check of the closed form in :func:`tournament_step`."""
+    m = g.shape[1]
+    cand = rng_.choice(p.shape[0], size=(size, K**m), p=p)
+    for layer in range(m):
+        groups = cand.reshape(size, -1, K)
+        score = g[groups, layer] + rng_.random(groups.shape) * 0.5  # ties broken uniformly
+        cand = np.take_along_axis(groups, score.argmax(axis=2)[..., None], axis=2)[..., 0]
+    return cand[:, 0]
+
+
+def generate_tournament_reference(lm: SyntheticLM, prompts, T: int, seed: int, key: int, m: int, h: int, K: int,
+                                  mask_repeated: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy reference of the generator: tokens (n, T) and records (4, n, T) = (kl, G, dg, entropy)."""
+    prompts = np.asarray(prompts, dtype=np.int64)
+    n, P = prompts.shape
+    tokens = np.empty((n, T), dtype=np.int64)
+    rec = np.empty((4, n, T))
+    for i in range(n):
+        ctx = list(prompts[i])
+        seen = set()
+        skey = rng.stream_key(seed, i)
+        for t in range(T):
+            p = lm.probs(np.array(ctx))
+            window = np.array(ctx[len(ctx) - h:])
+            ch = int(prf.context_hash(key, window, TOURNAMENT_STREAM))
+            words = prf.token_bits(np.uint64(ch), np.arange(p.shape[0]))
+            q, kl, G, dg = tournament_step(p, words, m, K)
+            if mask_repeated and ch in seen:
+                q, kl, dg = p, 0.0, 0.0
+            seen.add(ch)
+            u = float(rng.uniforms(skey, np.array([2 * t]))[0])
+            cdf = np.cumsum(q)
+            y = min(int(np.searchsorted(cdf, u * cdf[-1], side="right")), p.shape[0] - 1)
+            nz = p > 0
+            tokens[i, t] = y
+            rec[:, i, t] = kl, G, dg, float(-(p[nz] * np.log(p[nz])).sum())
+            ctx.append(y)
+    return tokens, rec
+
+
+# ------------------------------------------------------------------------- kernel
+@njit(cache=True, inline="always")
+def popcount64(x):
+    """Set bits of a uint64 (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(cache=True, inline="always")
+def seen_before(table, word, has_zero):
+    """Insert ``word`` (a mixed 64-bit hash) into an open-addressing set whose empty slots hold 0
+    (the word 0 itself is tracked by ``has_zero[0]``); True if it was already there."""
+    if word == np.uint64(0):
+        if has_zero[0]:
+            return True
+        has_zero[0] = True
+        return False
+    mask = np.uint64(table.shape[0] - 1)
+    slot = word & mask
+    while True:
+        cur = table[slot]
+        if cur == word:
+            return True
+        if cur == np.uint64(0):
+            table[slot] = word
+            return False
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit(cache=True)
+def set_size(T):
+    """Slots of a per-text set of ``T`` words (a power of two >= 2 T)."""
+    size = 16
+    while size < 2 * T:
+        size *= 2
+    return size
+
+
+@njit(cache=True, inline="always")
+def _factors(G, K):
+    if K == 2:
+        return 1.0 - G, 2.0 - G
+    f0 = (1.0 - G) ** (K - 1)
+    if G <= 0.0:
+        return f0, float(K)
+    if G >= 1.0:
+        return f0, 1.0
+    return f0, -math.expm1(K * math.log1p(-G)) / G
+
+
+BLOCK_BITS = 8  # layers resolved per pass over the vocabulary (2**8 bins)
+SAMPLE_BLOCK = 512  # the inverse-CDF draw scans block masses, then one block
+
+
+@njit(cache=True)
+def _block_factors(bins, nb, K, fac, lfac):
+    """Layers ``0 .. nb-1`` of a block from the masses ``bins[c]`` (summing to 1) of the tokens whose
+    block bits are ``c``: each layer's :math:`G_l` sums the current masses with bit l set, then every
+    class takes :math:`f_l` of its bit.  Leaves each class's product of factors in ``fac`` and of
+    their logs in ``lfac``."""
+    nc = 1 << nb
+    for c in range(nc):
+        fac[c] = 1.0
+        lfac[c] = 0.0
+    for b in range(nb):
+        G = 0.0
+        for c in range(nc):
+            if (c >> b) & 1:
+                G += bins[c] * fac[c]
+        f0, f1 = _factors(min(G, 1.0), K)
+        lf0 = math.log(f0) if f0 > 0.0 else 0.0
+        lf1 = math.log(f1) if f1 > 0.0 else 0.0
+        for c in range(nc):
+            if (c >> b) & 1:
+                fac[c] *= f1
+                lfac[c] += lf1
+            else:
+                fac[c] *= f0
+                lfac[c] += lf0
+
+
+@njit(cache=True, inline="always")
+def _block_mask(m, blk):
+    return np.uint64((1 << min(BLOCK_BITS, m - BLOCK_BITS * blk)) - 1)
+
+
+@njit(cache=True)
+def _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass):
+    """``w`` (:math:`p_t`, summing to 1; ``bins`` already holding its masses by block-0 bits) becomes
+    :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)` and the sum over tokens of :math:`q_t(x)` times
+    the number of its low ``m`` g-bits set (``lowmask``), and leaves the masses of :math:`q_t` per
+    ``SAMPLE_BLOCK`` ids in ``blk_mass``.
+
+    The law depends on a token only through its g-bits, so the layers go ``BLOCK_BITS`` at a
+    time: :func:`_block_factors` solves a block's layers on its 256 bins -- the same :math:`G_l`
+    and :math:`f_l` as one pass per layer -- and one pass applies them and bins the next block:
+    ``ceil(m / 8)`` passes in all."""
+    V = w.shape[0]
+    nblk = (m + BLOCK_BITS - 1) // BLOCK_BITS
+    for blk in range(nblk):
+        _block_factors(bins, min(BLOCK_BITS, m - BLOCK_BITS * blk), K, fac, lfac)
+        sh = np.uint64(BLOCK_BITS * blk)
+        msk = _block_mask(m, blk)
+        if blk + 1 < nblk:
+            sh2 = np.uint64(BLOCK_BITS * (blk + 1))
+            msk2 = _block_mask(m, blk + 1)
+            for c in range(1 << BLOCK_BITS):
+                bins[c] = 0.0
+            for k in range(V):
+                c = (words[k] >> sh) & msk
+                w[k] *= fac[c]
+                logf[k] = (logf[k] if blk > 0 else 0.0) + lfac[c]
+                bins[(words[k] >> sh2) & msk2] += w[k]
+        else:  # the last block's factors, with KL, q's mean g-value and the draw's block masses
+            kl = 0.0
+            qbar = 0.0
+            for b in range(blk_mass.shape[0]):
+                acc = 0.0
+                for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                    wd = words[k]
+                    c = (wd >> sh) & msk
+                    wk = w[k] * fac[c]
+                    w[k] = wk
+                    kl += wk * ((logf[k] if blk > 0 else 0.0) + lfac[c])
+                    qbar += wk * np.float64(np.int32(popcount64(wd & lowmask)))
+                    acc += wk
+                blk_mass[b] = acc
+            return kl, qbar
+    return 0.0, 0.0
+
+
+@njit(cache=True)
+def _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, context, mod_tok, mod_logit, p):
+    """:math:`p_t` into ``p`` from the LM's tabulated weights (:mod:`sims.lm.synthetic`: a rotated
+    table row plus the bumped tokens), and the entropy of :math:`p_t` from the level sums."""
+    level, off, n_mod, c = lm_mod.context_into(V, order, lm_seed, lm_params, levels, base, context, mod_tok, mod_logit)
+    scale = math.exp(-c)
+    row = table[level]
+    beta = levels[level]
+    s = scale * level_sums[level, 0]
+    acc = scale * (beta * level_sums[level, 1] - c * level_sums[level, 0])
+    for q in range(n_mod):
+        j = lm_mod.base_index(mod_tok[q], off, V)
+        w0 = scale * row[j]
+        w1 = math.exp(mod_logit[q] - c)
+        s += w1 - w0
+        acc += w1 * (mod_logit[q] - c) - w0 * (beta * base[j] - c)
+    inv = 1.0 / s
+    a = scale * inv
+    for k in range(V - off):
+        p[k] = a * row[off + k]
+    for k in range(off):
+        p[V - off + k] = a * row[k]
+    for q in range(n_mod):
+        p[mod_tok[q]] = math.exp(mod_logit[q] - c) * inv
+    return math.log(s) - acc * inv
+
+
+@njit(cache=True, parallel=True)
+def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
+    """Every text in parallel, T tournament steps each; ``lm`` = (V, order, seed, params, levels,
+    base, table, level_sums); ``out`` = (tokens, kl, G, dg, entropy, lam) (n, T), written in place."""
+    V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
+    tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
+    n, P = prompts.shape
+    lowmask = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
+    msk0 = _block_mask(m, 0)
+    size = set_size(T)
+    nsb = (V + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK
+    for i in prange(n):
+        ctx = np.empty(P + T, dtype=np.int64)
+        ctx[:P] = prompts[i]
+        w = np.empty(V)
+        logf = np.empty(V)
+        words = np.empty(V, dtype=np.uint64)
+        bins = np.empty(1 << BLOCK_BITS)
+        fac = np.empty(1 << BLOCK_BITS)
+        lfac = np.empty(1 << BLOCK_BITS)
+        blk_mass = np.empty(nsb)
+        mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
+        mod_logit = np.empty(lm_mod.N_BUMPS)
+        table_set = np.zeros(size, dtype=np.uint64)
+        has_zero = np.zeros(1, dtype=np.bool_)
+        skey = rng.stream_key_nb(seed, i)
+        for t in range(T):
+            L = P + t
+            ent = _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, ctx[:L], mod_tok, mod_logit, w)
+            wctx = prf.context_hash_nb(key, ctx[L - h : L], TOURNAMENT_STREAM)
+            for c in range(1 << BLOCK_BITS):
+                bins[c] = 0.0
+            Gbar = 0.0
+            for k in range(V):  # the PRF words, p's mean g-value and its masses by block-0 bits
+                wd = prf.mix64_nb(wctx ^ tokmix[k])
+                words[k] = wd
+                Gbar += w[k] * np.float64(np.int32(popcount64(wd & lowmask)))
+                bins[wd & msk0] += w[k]
+            kl = 0.0
+            dg = 0.0
+            if not (mask_repeated and seen_before(table_set, wctx, has_zero)):
+                kl, qbar = _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass)
+                dg = (qbar - Gbar) / m
+            else:
+                for b in range(nsb):
+                    acc = 0.0
+                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                        acc += w[k]
+                    blk_mass[b] = acc
+            total = 0.0
+            for b in range(nsb):
+                total += blk_mass[b]
+            target = rng.uniform_nb(skey, 2 * t) * total
+            y = V - 1
+            run = 0.0
+            for b in range(nsb):
+                if run + blk_mass[b] > target:
+                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+                        run += w[k]
+                        if run > target:
+                            y = k
+                            break
+                    break
+                run += blk_mass[b]
+            tokens[i, t] = y
+            kl_out[i, t] = kl
+            G_out[i, t] = Gbar / m
+            dg_out[i, t] = dg
+            ent_out[i, t] = ent
+            lam_out[i, t] = np.nan
+            ctx[L] = y
+
+
+def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int, m: int = DEFAULT_LAYERS, h: int = DEFAULT_H,
+                        mode: str = "non-distortionary", candidates: int | None = None, mask_repeated: bool = True,
+                        prompts: np.ndarray | None = None, prompt_len: int = 16) -> Generation:
+    """Generate ``n`` texts of ``T`` tokens by tournament sampling (SynthID-Text) with exact records.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+    n, T : int
+        Number of texts and tokens per text.
+    seed : int
+        Sampling seed: text i draws lane 2t of counter stream (seed, i) at step t (as
+        :func:`sims.watermarks.generate.generate`); prompts use it too.
+    key : int
+        Watermark key in [0, 2**64).
+    m : int
+        Tournament layers, 1 to 64 (the paper uses 30).
+    h : int
+        Context width of the g-values (the n-gram length is h + 1).
+    mode : {"non-distortionary", "distortionary"}
+        Two candidates per match, or ``candidates >= 3`` (module docstring).
+    candidates : int, optional
+        Candidates per match K of the distortionary mode (default 4).
+    mask_repeated : bool
+        Sample from p unchanged where the context was seen before in the text (module docstring).
+    prompts : ndarray (n, P), optional
+        Prompt ids, P >= max(lm.order, h); default :func:`sims.watermarks.generate.sample_prompts`.
+
+    Returns
+    -------
+    Generation
+        ``meta["algo"] = "synthid"`` with ``m``, ``h``, ``mode``, ``candidates``, ``mask_repeated``
+        and ``key``: what :func:`sims.detect.tournament_scores.score_tournament` reads.
+    """
+    from sims.watermarks.generate import sample_prompts
+
+    if int(n) < 1 or int(T) < 1:
+        raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
+    K = check_params(m, h, mode, candidates)
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+    if prompts is None:
+        prompts = sample_prompts(lm, n, seed, prompt_len)
+    prompts = np.ascontiguousarray(prompts, dtype=np.int64)
+    V = lm.vocab_size
+    if prompts.ndim != 2 or prompts.shape[0] != n or prompts.shape[1] < max(lm.order, h):
+        raise ValueError(f"prompts must have shape (n={n}, P >= {max(lm.order, h)}); got {prompts.shape}")
+    if prompts.min() < 0 or prompts.max() >= V:
+        raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
+    out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
+    tables = (V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
+    _generate(tables, np.uint64(int(key)), int(m), int(h), K, bool(mask_repeated), prf.token_mix(V), prompts, int(T), int(seed), out)
+    meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo="synthid", key=int(key), seed=int(seed), h=int(h), m=int(m), mode=mode,
+                candidates=K, mask_repeated=bool(mask_repeated))
+    return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
