@@ -273,3 +273,12 @@ def clear_sign(diff: float) -> str:
     """A difference of median log10 p read without an interval: reproduced above +:data:`CLEAR`,
     refuted below -:data:`CLEAR`, not reproduced in between (no clear difference)."""
     return _ok(diff > CLEAR, refuted=diff < -CLEAR) if _finite(diff) else NA
+
+
+def correlated(v: dict) -> str:
+    """Per-text correlations ``v = {"min": least r, "line": 2 / sqrt(n)}``: reproduced when even the least is
+    above the line (all significantly positive, about 5 %), refuted when it is below minus the line
+    (one significantly negative), not reproduced in between."""
+    if not v or not _finite(v.get("min")) or not _finite(v.get("line")):
+        return NA
+    return _ok(v["min"] > v["line"], refuted=v["min"] < -v["line"])

@@ -50,6 +50,13 @@ def test_threshold_and_rejection(judge, at, at_verdict, bad, bad_verdict):
     assert judge(float("nan")) == NA and judge(None) == NA
 
 
+def test_correlated_needs_significance():
+    line = 2 / 300**0.5
+    assert cr.correlated({"min": line + 1e-9, "line": line}) == R and cr.correlated({"min": line, "line": line}) == N
+    assert cr.correlated({"min": -0.1, "line": line}) == N and cr.correlated({"min": -line - 1e-9, "line": line}) == X
+    assert cr.correlated({}) == NA
+
+
 def test_within_is_closed():
     assert cr.within(0.5, 0.5, 2.0) == R and cr.within(2.0, 0.5, 2.0) == R and cr.within(0.4999, 0.5, 2.0) == N
 
