@@ -40,6 +40,7 @@ CASES = [
     (cr.greener, cr.GREEN_RATIO, R, cr.GREEN_RATIO - 1e-9, N),
     (cr.no_more_than, 0.0, R, 1e-9, N),
     (cr.clear_sign, cr.CLEAR, N, -cr.CLEAR - 1e-9, X),
+    (cr.meets_target, -cr.DG_SLACK, R, -cr.DG_SLACK - 1e-9, N),
 ]
 
 
