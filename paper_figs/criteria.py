@@ -35,6 +35,7 @@ REGRET_SLOPE = -0.4  # upper end of the CI of the log-log regret slope
 GREEN_RATIO = 1.5  # "a much larger proportion of green words"
 LAM1_ADVICE = (0.5, 2.0)  # "lambda_1 about 10 Delta": within a factor 2
 ETA_RANGE = (0.1, 2.0)  # the paper's tuned step sizes
+DG_SLACK = 0.01  # "meets the constraint": realised DG at least Delta - 0.01
 CLEAR = 0.5  # a difference of median log10 p counts (without an interval) only beyond half a decade
 
 
@@ -273,3 +274,17 @@ def clear_sign(diff: float) -> str:
     """A difference of median log10 p read without an interval: reproduced above +:data:`CLEAR`,
     refuted below -:data:`CLEAR`, not reproduced in between (no clear difference)."""
     return _ok(diff > CLEAR, refuted=diff < -CLEAR) if _finite(diff) else NA
+
+
+def correlated(v: dict) -> str:
+    """Per-text correlations ``v = {"min": least r, "line": 2 / sqrt(n)}``: reproduced when even the least is
+    above the line (all significantly positive, about 5 %), refuted when it is below minus the line
+    (one significantly negative), not reproduced in between."""
+    if not v or not _finite(v.get("min")) or not _finite(v.get("line")):
+        return NA
+    return _ok(v["min"] > v["line"], refuted=v["min"] < -v["line"])
+
+
+def meets_target(gap: float) -> str:
+    """Least (realised DG - Delta) at least -:data:`DG_SLACK`."""
+    return _ok(gap >= -DG_SLACK) if _finite(gap) else NA

@@ -170,10 +170,10 @@ def _pair(d: dict, lm: str, a: str, b: str, metric: str = "strength") -> str:
     return next((c["verdict"] for c in d["per_lm"][lm]["comparisons"] if c["a"] == a and c["b"] == b and c["metric"] == metric), NA)
 
 
-def _kl_dg_corr_margin(d: dict, lm: str) -> float:
-    """Least per-text corr(KL, DG) over DualGA's Delta in [0.2, 0.5], minus the 5 % significance line 2 / sqrt(n)."""
+def _kl_dg_corr(d: dict, lm: str) -> dict:
+    """Least per-text corr(KL, DG) over DualGA's Delta in [0.2, 0.5] and the 5 % significance line 2 / sqrt(n)."""
     r = [p["kl_dg_corr"] for p in d["per_lm"][lm]["points"] if p["curve"] == "DualGA" and 0.2 <= p["params"]["Delta"] <= 0.5]
-    return min(r) - 2 / np.sqrt(d["n"])
+    return {"min": min(r), "line": 2 / np.sqrt(d["n"])}
 
 
 def _autocov_vs(d: dict, other: str) -> float:
@@ -196,6 +196,12 @@ def _autocov_vs(d: dict, other: str) -> float:
 def _autocov_attacked(d: dict) -> float:
     rates = d["rates"]
     return max(v[i] for kind in d["robustness"].values() for i, r in enumerate(rates) if 0 < r < 0.3 for v in [kind["autocov"]])
+
+
+def _dg_z_rank(d: dict) -> float:
+    """fig_zscore_dg: Spearman of mean realised DG with median z over the red-green configurations (EMS has no DG)."""
+    rg = [c for c in d["configs"] if c["algo"] != "ems"]
+    return cr.spearman([c["dg_mean"] for c in rg], [c["z_percentiles"][2] for c in rg])
 
 
 def _box(d: dict) -> dict:
@@ -255,8 +261,8 @@ CLAIMS = [
         "matched TPR (1e-4 and 1e-6) at common KL, paired bootstrap, simultaneous 95 %: DualGA better than "
         "every comparator sharing a KL range, worse than none",
         cr.dominates,
-        "where DualGA is tied or worse the stand-in LM differs from Llama-3-8B, but the comparison is at the same KL with intervals, so "
-        "the difference is measured, not a sampling accident; a comparator without a common KL range is n/a",
+        "the paper's table sets configurations at different KL side by side (SRL delta=1 at 0.05 beside DualGA at 0.28); at the same KL, "
+        "with intervals, SRL tuned in gamma detects at least as well on our LMs; the LMs are stand-ins, which can move the gap, not the method",
         per_lm=True,
         show=_show_matched,
     ),
@@ -269,8 +275,8 @@ CLAIMS = [
         lambda d, lm: _matched(d, lm, ("kl_at_tpr",)),
         "KL at common TPR at 1e-4 (levels in [0.05, 0.95]): DualGA smaller than every comparator sharing a TPR range, larger than none",
         cr.dominates,
-        "TPR saturates at 1 for the distortion-free schemes (EMS, UW) and ATW at moderate KL, so their TPR ranges rarely meet DualGA's "
-        "inside [0.05, 0.95] (n/a); SRL at its best gamma reaches a TPR at about DualGA's KL",
+        "matched at the same TPR, SRL tuned in gamma needs no more KL than DualGA on our LMs; EMS and UW mostly reach TPR 1 at every KL they "
+        "have, so they rarely share a TPR level with DualGA inside [0.05, 0.95] (n/a)",
         per_lm=True,
         show=_show_matched,
     ),
@@ -448,11 +454,36 @@ CLAIMS = [
         "for our DualGA algorithm, the variation of its distortion (KL) and the realized DG exhibit a positive correlation",
         "positive",
         "fig_matched",
-        _kl_dg_corr_margin,
-        "least per-text corr(KL, DG) over DualGA Delta in [0.2, 0.5] minus 2 / sqrt(n) > 0 (significant at about 5 %)",
-        cr.positive,
-        "on a synthetic LM the per-text DG barely varies around Delta, so the correlation is weak",
+        _kl_dg_corr,
+        "least per-text corr(KL, DG) over DualGA Delta in [0.2, 0.5] above 2 / sqrt(n) (all significantly positive, about 5 %); refuted below -2 / sqrt(n)",
+        cr.correlated,
+        "DualGA pins each text's DG at Delta, so on the presets corr(KL, DG) is near 0; on smollm2-fit texts that need more boost "
+        "overshoot less, a negative correlation",
         per_lm=True,
+        show=lambda v: f"least r {v['min']:+.3f} (5 % line {v['line']:.3f})",
+    ),
+    Claim(
+        "DualGA's realised DG meets Delta",
+        "App. Type I/II (Fig. LFQA_scatter)",
+        "our algorithm, though implemented in an online fashion, meets the (offline) constraint well (that the realized DG >= Delta)",
+        "DG >= Delta",
+        "fig_matched",
+        lambda d, lm: min(p["dg"] - p["params"]["Delta"] for p in d["per_lm"][lm]["points"] if p["curve"] == "DualGA" and 0.2 <= p["params"]["Delta"] <= 0.5),
+        f"least mean realised DG - Delta over DualGA's Delta in [0.2, 0.5] >= -{cr.DG_SLACK}",
+        cr.meets_target,
+        "the first steps, before lambda has settled, fall short of Delta",
+        per_lm=True,
+    ),
+    Claim(
+        "A larger realised DG gives a larger z-score",
+        "App. Type I/II (Fig. LFQA_scatter)",
+        "a larger realized DG corresponds to a larger z-score which justifies the choice of using DG as the constraint",
+        "increasing",
+        "fig_zscore_dg",
+        lambda d, lm: _dg_z_rank(d),
+        f"Spearman rank correlation of mean realised DG with median z over the red-green configurations >= {cr.RANK_AGREE}",
+        cr.rank_agrees,
+        "configurations with other gamma put the same DG at other z",
     ),
     Claim(
         "Per-text realised DG: DualGA meets Delta precisely, SRL's is dispersed",

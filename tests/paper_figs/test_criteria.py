@@ -40,6 +40,7 @@ CASES = [
     (cr.greener, cr.GREEN_RATIO, R, cr.GREEN_RATIO - 1e-9, N),
     (cr.no_more_than, 0.0, R, 1e-9, N),
     (cr.clear_sign, cr.CLEAR, N, -cr.CLEAR - 1e-9, X),
+    (cr.meets_target, -cr.DG_SLACK, R, -cr.DG_SLACK - 1e-9, N),
 ]
 
 
@@ -48,6 +49,13 @@ def test_threshold_and_rejection(judge, at, at_verdict, bad, bad_verdict):
     assert judge(at) == at_verdict
     assert judge(bad) == bad_verdict
     assert judge(float("nan")) == NA and judge(None) == NA
+
+
+def test_correlated_needs_significance():
+    line = 2 / 300**0.5
+    assert cr.correlated({"min": line + 1e-9, "line": line}) == R and cr.correlated({"min": line, "line": line}) == N
+    assert cr.correlated({"min": -0.1, "line": line}) == N and cr.correlated({"min": -line - 1e-9, "line": line}) == X
+    assert cr.correlated({}) == NA
 
 
 def test_within_is_closed():
