@@ -48,6 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
     p.add_argument("--algo", default=None, help=".npz: detector to use (default: the file's algorithm)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
+    p.add_argument("--score", default=None, help=".npz: a score family of sims.detect.score_families (e.g. lr, ems-opt, ems-trgof)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
     p.add_argument("--json", action="store_true", help="the JSON document (schema wmstats.detect/1) instead of a table")
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")
@@ -173,7 +174,11 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     if args.vocab_size is not None and args.vocab_size != m["vocab_size"]:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
     algo = args.algo or m["algo"]
-    if is_synthetic(m["lm"]):
+    if args.score is not None:  # issue 31: the families of sims.detect.score_families
+        from sims.detect.score_families import score_generation
+
+        res = score_generation(gen, args.score, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
+    elif is_synthetic(m["lm"]):
         lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     else:  # a real LM's texts: ITS / UW read its teacher-forced probabilities
@@ -186,7 +191,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     redgreen = algo in scores.REDGREEN_ALGOS
     family = "redgreen" if redgreen else ("keyed" if algo in scores.KEYED_ORDER_ALGOS else algo)
     prefix, g_eff = None, None
-    if redgreen or algo == "ems":
+    if (redgreen or algo == "ems") and args.score is None:
         stat = "green" if redgreen else "ems"
         prefix = scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=stat, gamma=gamma if redgreen else None, green_kind=kind,
                                       dedup=args.dedup, **kw)
@@ -197,7 +202,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     if redgreen:
         g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
     text_rows = report.text_rows(res, fpr, n_tokens=n_tokens, prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(text_rows, input=str(args.file), scheme="wmstats", algo=algo, statistic=report.STATISTICS[family], key=key,
+    doc = report.document(text_rows, input=str(args.file), scheme="wmstats", algo=algo, statistic=args.score or report.STATISTICS[family], key=key,
                           gamma=gamma, h=m["h"], dedup=args.dedup, vocab_size=m["vocab_size"], fpr=fpr)
     if not want_marks:
         return doc, None
