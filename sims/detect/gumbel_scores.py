@@ -135,6 +135,49 @@ def _tilt_mean(logpmf, theta):
     return float(np.exp(lw - lm) @ j), float(lm), np.exp(lw - lm)
 
 
+def _tilt_for(x, n, lp, mean0):
+    """The tilt theta >= 0 that puts the mean of the n-fold sum at x (safeguarded Newton: the
+    mean's derivative in theta is the tilted variance)."""
+    target = x / n
+    if target <= mean0:
+        return 0.0
+    j = np.arange(lp.size)
+    lo, hi, theta = 0.0, math.inf, 0.0
+    for _ in range(100):
+        mu, _, pt = _tilt_mean(lp, theta)
+        if mu < target:
+            lo = theta
+        else:
+            hi = theta
+        if abs(mu - target) <= 1e-9 * max(1.0, target):
+            break
+        var = float(pt @ (j - mu) ** 2)
+        step = theta + (target - mu) / var if var > 0 else math.nan
+        if not (lo < step < hi):
+            step = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * theta + 1.0
+        theta = step
+    return theta
+
+
+def _tilted_log_tails(x, n, pmf):
+    """ln P(S >= y), y = 0..nJ, of the n-fold sum from one FFT tilted at x: exact arithmetic, accurate
+    in floating point within a few tilted standard deviations of x (and everywhere above x).
+    Also returns the tilted standard deviation of S."""
+    J = pmf.size - 1
+    with np.errstate(divide="ignore"):
+        lp = np.log(pmf)
+    theta = _tilt_for(x, n, lp, float(pmf @ np.arange(J + 1)))
+    mu, lm, pt = _tilt_mean(lp, theta)
+    sd = math.sqrt(max(n * float(pt @ (np.arange(J + 1) - mu) ** 2), 1e-300))
+    L = 1 << int(math.ceil(math.log2(n * J + 1)))
+    conv = np.maximum(np.fft.irfft(np.fft.rfft(pt, L) ** n, L)[: n * J + 1], 0.0)
+    z = np.arange(n * J + 1)
+    w = conv * np.exp(np.minimum(-theta * (z - x), 700.0))  # far below x the tails are not used
+    with np.errstate(divide="ignore"):
+        tails = np.log(np.cumsum(w[::-1])[::-1])  # ln sum_{z >= y} e^{-theta (z - x)} P_theta(z)
+    return np.minimum(0.0, n * lm - theta * x + tails), sd
+
+
 def iid_lattice_logsf(x, n: int, pmf: np.ndarray) -> float:
     r"""ln P(sum of n i.i.d. draws of ``pmf`` (on 0..J) >= x), exact: FFT of the law tilted so that its
     mean is x/n, then :math:`\ln P = n \ln M(\theta) - \theta x + \ln \sum_{y \ge x} e^{-\theta (y - x)} P_\theta(y)`."""
@@ -144,27 +187,27 @@ def iid_lattice_logsf(x, n: int, pmf: np.ndarray) -> float:
         return 0.0
     if x > n * J:
         return -math.inf
-    with np.errstate(divide="ignore"):
-        lp = np.log(pmf)
     if x == n * J:
-        return float(n * lp[J])
-    mean0 = float(pmf @ np.arange(J + 1))
-    target = x / n
-    theta = 0.0
-    if target > mean0:
-        lo, hi = 0.0, 1.0
-        while _tilt_mean(lp, hi)[0] < target:
-            lo, hi = hi, 2.0 * hi
-        for _ in range(60):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if _tilt_mean(lp, mid)[0] < target else (lo, mid)
-        theta = 0.5 * (lo + hi)
-    _, lm, pt = _tilt_mean(lp, theta)
-    L = 1 << int(math.ceil(math.log2(n * J + 1)))
-    conv = np.fft.irfft(np.fft.rfft(pt, L) ** n, L)[x : n * J + 1]
-    conv = np.maximum(conv, 0.0)
-    tail = float(np.sum(conv * np.exp(-theta * np.arange(conv.size))))
-    return min(0.0, n * lm - theta * x + math.log(tail)) if tail > 0 else -math.inf
+        return float(n * math.log(pmf[J])) if pmf[J] > 0 else -math.inf
+    return float(_tilted_log_tails(x, n, pmf)[0][x])
+
+
+def iid_lattice_critical(n: int, pmf: np.ndarray, fpr: float) -> int:
+    """Smallest x with ln P(n-fold sum >= x) <= ln fpr (n J + 1 if none): tilted FFTs, re-tilted at
+    the answer until it lies within two tilted standard deviations of the tilt."""
+    J = pmf.size - 1
+    target = math.log(fpr)
+    j = np.arange(J + 1)
+    mean, sd = n * float(pmf @ j), math.sqrt(n * float(pmf @ (j - pmf @ j) ** 2))
+    x = int(min(n * J, mean + sd * math.sqrt(-2.0 * target)))
+    for _ in range(20):
+        tails, sd_t = _tilted_log_tails(max(1, min(x, n * J - 1)), n, pmf)
+        below = np.flatnonzero(tails <= target)
+        new = int(below[0]) if below.size else n * J + 1
+        if abs(new - x) <= 2 * sd_t + 1:
+            return new
+        x = new
+    return new
 
 
 def log_gamma_cdf(x, n) -> np.ndarray:

@@ -253,3 +253,10 @@ def test_cli_score(tmp_path, capsys, news):
     doc = json.loads(capsys.readouterr().out)
     assert doc["statistic"] == "ems-opt" and all(t["watermarked"] for t in doc["texts"])
     assert main(["detect", str(path), "--key", "7", "--score", "lr"]) == 2
+
+
+def test_iid_lattice_critical_is_the_smallest_rejecting_sum():
+    _, _, pmf = gs.opt_lattice(0.2)
+    for n, a in [(10, 1e-4), (150, 1e-6)]:
+        x = gs.iid_lattice_critical(n, pmf, a)
+        assert gs.iid_lattice_logsf(x, n, pmf) <= math.log(a) < gs.iid_lattice_logsf(x - 1, n, pmf)
