@@ -10,7 +10,7 @@ planner's LM sample (:func:`sims.watermarks.generate.generate`), attacked
 claim is that the planner's power lies in the simulated TPR's Clopper-Pearson interval at level
 0.999, widened by ``MODEL_TOL`` (the planner's own sampling error from its 64-text LM sample
 and its independence approximations: the attacked positions, DualGA's step transient).
-``--quick``: the settings ``QUICK`` (one per kind), N = 100; full: all 22, N = 1500.
+``--quick``: the settings ``QUICK`` (one per kind), N = 100; full: all 22, N = 600.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def simulated_tpr(algo, params, lm, fpr, score_name, att, T, n, seed):
 
 
 def run(quick: bool, rng):
-    n = 100 if quick else 1500
+    n = 100 if quick else 600
     for j, (algo, params, lm, fpr, score_name, att) in enumerate(SETTINGS):
         if quick and j not in QUICK:
             continue
