@@ -6,9 +6,10 @@ Scores (:mod:`sims.detect.score_families`): SRL (delta 2) and DualGA (Delta 0.2)
 count (default) and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``,
 ``ems-opt`` (Delta = 0.1), ``ems-hc`` and ``ems-trgof``.  Every test is exact at its level:
 p-values of the sum scores and of ``lr`` per text, and for HC / Tr-GoF / ``ems-opt`` the exact
-critical value of each length (bisection on the exact tail).  Tokens to detect: on prefixes of
-``STEP`` tokens, the shortest prefix from which every longer one has p <= 1e-4 (nan if the whole
-text does not; the median is over all texts, nan when fewer than half get there).
+critical value of each length (bisection on the exact tail).  Texts: 150 of ``T_FULL`` tokens
+(quick: 12 of 60).  Tokens to detect: on ``PREFIXES`` prefix lengths, the shortest prefix from
+which every longer one has p <= 1e-4 (infinite if the whole text does not; the median is over
+all texts, nan when fewer than half get there).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ TITLE = "power of each detection score vs the default: TPR at 1e-4 / 1e-6 and me
 KEY = defaults.KEY
 LEVELS = (1e-4, 1e-6)
 RATES = (0.0, 0.1, 0.3)
-STEP = 10
+PREFIXES = 10  # tokens to detect is read on prefixes of T / PREFIXES, 2 T / PREFIXES, ..., T tokens
 ALGOS = {"srl": (dict(delta=2.0), ("green", "lr")), "dualga": (dict(Delta=0.2), ("green", "lr")),
          "ems": ({}, ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"))}
+T_FULL = {"srl": 200, "dualga": 200, "ems": 50}  # EMS detects in a few dozen tokens: shorter texts separate its scores
 DEFAULT = {"srl": "green", "dualga": "green", "ems": "ems-ars"}
 
 
@@ -38,7 +40,7 @@ def _order_critical(kind: str, n: int, level: float) -> float:
     from sims.detect import gumbel_scores as gs
 
     lo, hi = math.log(1e-3), math.log(1e8)
-    for _ in range(40):
+    for _ in range(32):  # c to a relative 25 / 2^32 ~ 6e-9
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if gs.order_stat_logsf(kind, math.exp(mid), n) > math.log(level) else (lo, mid)
     return math.exp(hi)
@@ -112,10 +114,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit")))
     rows, table = [], []
     for lm_name in names:
-        n, T = sized(lm_name, *((12, 60) if quick else (200, 200)))
         lm = get_lm(lm_name, 2000 if quick and lm_name != "smollm2-fit" else None)
-        lengths = list(range(STEP, T + 1, STEP))
         for algo, (params, score_names) in ALGOS.items():
+            n, T = sized(lm_name, *((12, 60) if quick else (150, T_FULL[algo])))
+            lengths = [T * (j + 1) // PREFIXES for j in range(PREFIXES)]
             gen0 = generate(lm, algo, n=n, T=T, seed=11, key=KEY, **params)
             for rate in RATES:
                 gen = attack(gen0, "substitution", rate, seed=12) if rate > 0 else gen0
@@ -123,12 +125,14 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                 for name in score_names:
                     rej = _prefix_rejects(name, gen, inputs, lengths, LEVELS)
                     ttd = _ttd(rej[1e-4], lengths)
-                    med = float(np.median(ttd)) if np.mean(np.isfinite(ttd)) >= 0.5 else math.nan
+                    med = float(np.median(np.where(np.isfinite(ttd), ttd, np.inf)))
+                    med = med if math.isfinite(med) else math.nan
                     r = dict(lm=lm_name, algo=algo, attack=rate, score=name, default=name == DEFAULT[algo], n=n, T=T, tokens_to_detect_median=med)
                     for a in LEVELS:
                         k = int(rej[a][:, -1].sum())
                         r[f"tpr_at_{a:g}"], r[f"tpr_at_{a:g}_ci99"] = k / n, clopper_pearson(k, n, 0.99)
                     rows.append(r)
+                    print(f"fig_scores: {lm_name} {algo} {rate} {name}: TPR@1e-6 {r['tpr_at_1e-06']:.3f}, ttd {med}", flush=True)
                     table.append([lm_name, algo, f"{int(rate * 100)}%", name + (" (default)" if r["default"] else ""), r["tpr_at_0.0001"],
                                   r["tpr_at_1e-06"], med])
     best = {}
@@ -155,6 +159,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     axes[0].set_ylabel("TPR at fpr 1e-6")
     fig.tight_layout()
     summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{int(k[2] * 100)}%": v[1] for k, v in best.items()},
-                   default_ties_or_wins=default_best, quick=quick, key=KEY, step=STEP)
+                   default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES)
     header = ["lm", "algo", "substitution", "score", "TPR@1e-4", "TPR@1e-6", "median tokens to detect (1e-4)"]
     return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, fig)
