@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("sims.cli.sweep", "a grid of experiments on Dask (local or a cluster): Parquet rows, TPR / KL / DG summary"),
     "steal": ("sims.cli.steal", "steal green lists from N watermarked texts, then spoof and scrub"),
     "fit-lm": ("sims.cli.fit_lm", "fit a synthetic LM to a real LM's next-token statistics (needs torch)"),
+    "plan": ("sims.cli.plan", "tokens per text for a power at a false-positive rate (closed forms, no simulation)"),
 }
 
 

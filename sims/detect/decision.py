@@ -26,7 +26,7 @@ def n_tokens(gen) -> np.ndarray:
 
 
 def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, dedup: bool, input: str, gamma: float | None = None,
-                        algo: str | None = None, want_marks: bool = False, pieces=None):
+                        algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None):
     """The ``wmstats.detect`` document (:mod:`sims.detect.report`) of a generation scored as ``res``,
     and with ``want_marks`` the :class:`~sims.detect.report_html.MarkedText` of each text
     (red-green detectors only).
@@ -43,6 +43,9 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     pieces : callable, optional
         Token ids to the display pieces of the marked texts (default :func:`~sims.detect.report_html.id_pieces`;
         a real LM's words: :func:`sims.torch_backend.detect_text.id_text_pieces`).
+    statistic : str, optional
+        The score family ``res`` used when it is not the algorithm's default
+        (:mod:`sims.detect.score_families`); then no prefix p-values (they are the default score's).
     """
     pieces = id_pieces if pieces is None else pieces
     m = gen.meta
@@ -54,16 +57,18 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
     ctx = gen.prompts[:, -m["h"]:]
     prefix, g_eff = None, None
-    if redgreen or algo == "ems":
+    if (redgreen or algo == "ems") and statistic is None:
         prefix = scores.prefix_log10p(gen.tokens, ctx, key, stat="green" if redgreen else "ems", gamma=gamma if redgreen else None, green_kind=kind,
                                       dedup=dedup, **kw)
     if redgreen:
         g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
     rows = report.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=report.STATISTICS[family], key=key, gamma=gamma, h=m["h"],
+    doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=statistic or report.STATISTICS[family], key=key, gamma=gamma, h=m["h"],
                           dedup=dedup, vocab_size=m["vocab_size"], fpr=fpr)
     if not want_marks:
         return doc, None
+    if statistic is not None:
+        raise ValueError(f"--html colours the default green-count detection; got --score {statistic!r} (drop one of them)")
     if not redgreen:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
     green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5

@@ -1,0 +1,62 @@
+"""``python -m sims plan``: tokens per text for a detection study, from closed forms (no simulation).
+
+::
+
+    python -m sims plan --algo dualga --Delta 0.2 --lm smollm2-fit --fpr 1e-6 --power 0.9
+                        [--score NAME] [--attack substitution:0.3] [--T 200] [--plot out.png] [--json]
+
+Prints the tokens per text needed for the power at the false-positive rate, the power at ``--T``
+and, with ``--plot``, draws the power curve (:mod:`sims.experiments.plan`, :mod:`theory.power`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+from sims.core import defaults
+
+HELP = "tokens per text needed for a power at a false-positive rate, from the LM's per-token law (closed forms)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--algo", required=True, help="srl, hard, dualga or ems")
+    p.add_argument("--lm", default="news", help="synthetic preset or fitted LM (e.g. smollm2-fit)")
+    p.add_argument("--Delta", type=float, default=None, help="DualGA's target DG")
+    p.add_argument("--delta", type=float, default=None, help="SRL's boost")
+    p.add_argument("--gamma", type=float, default=None, help="green-list ratio")
+    p.add_argument("--fpr", type=float, default=1e-6, help="false-positive rate of the test (default 1e-6)")
+    p.add_argument("--power", type=float, default=0.9, help="target power (default 0.9)")
+    p.add_argument("--score", default=None, help="detection score (green; ems-ars, ems-log, ems-opt)")
+    p.add_argument("--attack", default=None, help="substitution:RATE")
+    p.add_argument("--T", type=int, default=None, help="also print the power at this text length")
+    p.add_argument("--key", type=int, default=defaults.KEY, help="key of the LM sample's green lists")
+    p.add_argument("--plot", type=pathlib.Path, default=None, help="write the power curve here (PNG)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def run(args) -> int:
+    from sims.cli.main import emit
+    from sims.experiments.plan import plan
+
+    kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key)
+    out = plan(args.algo, lm=args.lm, fpr=args.fpr, power=args.power, T=args.T, **kw)
+    if args.plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        top = 2 * (out["tokens_needed"] or 1000)
+        grid = sorted({max(2, int(top * i / 60)) for i in range(1, 61)})
+        curve = plan(args.algo, lm=args.lm, fpr=args.fpr, power=args.power, curve=tuple(grid), **kw)["curve"]
+        fig, ax = plt.subplots(figsize=(5, 3.2))
+        ax.plot([c[0] for c in curve], [c[1] for c in curve])
+        ax.axhline(args.power, ls=":", c="gray")
+        ax.set(xlabel="tokens per text", ylabel=f"power at fpr {args.fpr:g}", title=f"{args.algo} on {args.lm}" + (f", {args.attack}" if args.attack else ""))
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        plt.close(fig)
+        out["plot"] = str(args.plot)
+    emit(out, args.json)
+    return 0

@@ -1,0 +1,153 @@
+r"""Power and sample-size planning (``python -m sims plan``): how many tokens per text a detection
+study needs, computed from the LM's per-token statistics and the closed forms of :mod:`theory.power`.
+
+The LM enters through one sample per (LM, key) of ``PLAN_TEXTS`` unwatermarked texts of
+``PLAN_T0`` tokens: their green masses :math:`G_t` (red-green watermarks; the sample keeps each
+text's sequence, so a fitted LM's per-text temperature carries into the power) and the
+probabilities :math:`\pi_t = p_t(y_t)` of the sampled tokens (EMS, from a distortion-free EMS
+generation).  The sample is drawn once per process and cached; a query is then closed-form
+arithmetic (Poisson-binomial recursions, FFT convolutions).
+
+Supported: ``srl``, ``hard`` and ``dualga`` with the ``green`` count; ``ems`` with the sum scores
+``ems-ars``, ``ems-log`` and ``ems-opt``; optionally a substitution attack.  The other families
+of :mod:`sims.detect.score_families` (LR, HC, Tr-GoF) have no closed-form per-token law here:
+measure them by simulation (``paper_figs/fig_scores.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from sims.core import defaults
+from sims.detect import gumbel_scores as gs
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import algo_params, generate
+from theory import power as tp
+
+PLAN_TEXTS = 64  # texts in the LM sample
+PLAN_T0 = 256  # tokens per sampled text
+PLAN_SEED = 20240531  # seed of the LM sample
+PLAN_ALGOS = ("srl", "hard", "dualga", "ems")
+PLAN_SCORES = {"srl": ("green",), "hard": ("green",), "dualga": ("green",), "ems": ("ems-ars", "ems-log", "ems-opt")}
+PI_QUANTILES = 256  # the EMS mixture over pi is taken on this many quantiles of the sample
+SUM_CELLS = 400  # lattice cells of ems-ars / ems-log per token (width 0.1 nats)
+SUM_RANGE = 40.0
+
+
+@functools.lru_cache(maxsize=16)
+def lm_green_masses(lm: str, gamma: float, h: int, key: int = defaults.KEY) -> np.ndarray:
+    """(PLAN_TEXTS, PLAN_T0) green masses of unwatermarked text of ``lm`` under ``key``."""
+    return generate(get_lm(lm), "none", n=PLAN_TEXTS, T=PLAN_T0, seed=PLAN_SEED, key=key, gamma=gamma, h=h).G
+
+
+@functools.lru_cache(maxsize=16)
+def lm_token_probs(lm: str, key: int = defaults.KEY) -> np.ndarray:
+    """``PI_QUANTILES`` quantiles of :math:`p_t(y_t)` of ``lm``'s text (EMS is distortion-free: KL = -ln p(y))."""
+    g = generate(get_lm(lm), "ems", n=PLAN_TEXTS // 8, T=PLAN_T0, seed=PLAN_SEED, key=key)
+    pi = np.exp(-g.kl.ravel())
+    return np.quantile(pi, (np.arange(PI_QUANTILES) + 0.5) / PI_QUANTILES)
+
+
+def parse_attack(attack: str | None) -> float:
+    """``"substitution:RATE"`` -> RATE (0 for None)."""
+    if attack is None:
+        return 0.0
+    kind, _, rate = str(attack).partition(":")
+    try:
+        r = float(rate)
+    except ValueError:
+        r = math.nan
+    if kind != "substitution" or not 0.0 <= r <= 1.0:
+        raise ValueError(f"attack must be 'substitution:RATE' with RATE in [0, 1]; got {attack!r}")
+    return r
+
+
+def _ems_token_law(score: str, pi: np.ndarray, keep: float) -> tuple[np.ndarray, float]:
+    """Per-token lattice law of ``score`` under the watermark: (pmf, cell width).
+
+    A token keeps its pivot :math:`Y = U^\\pi` with probability ``keep`` and is uniform otherwise."""
+    w = np.concatenate([keep * np.full(pi.size, 1.0 / pi.size), [1.0 - keep]])
+    p = np.concatenate([pi, [1.0]])
+    if score == "ems-opt":
+        eps, _, pmf0 = gs.opt_lattice(gs.OPT_DELTA)
+        ly = np.log(np.cumsum(pmf0)[:-1])  # the null cdf at the cell edges is the pivot value there
+    else:
+        eps = SUM_RANGE / SUM_CELLS
+        x = np.arange(1, SUM_CELLS) * eps
+        # ems-ars: h = -ln(1 - Y) < x iff Y < 1 - e^-x;  ems-log: -ln Y < x iff Y > e^-x
+        ly = np.log(-np.expm1(-x)) if score == "ems-ars" else -x
+    cdf = np.exp(ly[None, :] / p[:, None]).T @ w  # P(Y < y) = y^(1/pi)
+    if score == "ems-log":
+        cdf = 1.0 - cdf  # P(-ln Y < x) = 1 - P(Y < e^-x)
+    pmf = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
+    return np.maximum(pmf, 0.0), eps
+
+
+@functools.lru_cache(maxsize=4096)
+def _opt_critical(T: int, fpr: float) -> int:
+    """Exact critical lattice sum of ems-opt on T tokens (:func:`sims.detect.gumbel_scores.iid_lattice_critical`)."""
+    return gs.iid_lattice_critical(T, gs.opt_lattice(gs.OPT_DELTA)[2], fpr)
+
+
+def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, attack: str | None = None, gamma=None, delta=None,
+                   Delta=None, h: int = defaults.H, key: int = defaults.KEY):
+    """``power_at(T)``: the planner's power of the detection at level ``fpr`` on texts of T tokens."""
+    if algo not in PLAN_ALGOS:
+        raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
+    score = PLAN_SCORES[algo][0] if score is None else score
+    if score not in PLAN_SCORES[algo]:
+        raise ValueError(f"score must be one of {PLAN_SCORES[algo]} for algo {algo!r} in the planner; got {score!r}")
+    fpr = tp._check_level("fpr", fpr)
+    rate = parse_attack(attack)
+    keep = (1.0 - rate) ** (int(h) + 1)
+    if algo == "ems":
+        pmf1, eps = _ems_token_law(score, lm_token_probs(lm, key), keep)
+        J = pmf1.size - 1
+        if score == "ems-opt":
+            return lambda T: tp.lattice_power(pmf1, T, _opt_critical(T, fpr))
+        if score == "ems-ars":
+            return lambda T: tp.lattice_power(pmf1, T, tp.gamma_upper_critical(T, fpr) / eps - 0.5 * T)
+        # ems-log rejects when -sum ln Y <= c: P(sum K <= c/eps - T/2) = P(sum (J - K) >= T J - c/eps + T/2)
+        rev = pmf1[::-1].copy()
+        return lambda T: tp.lattice_power(rev, T, T * J - tp.gamma_lower_critical(T, fpr) / eps + 0.5 * T)
+    laws, gam = _redgreen_laws(algo, lm, gamma, delta, Delta, rate, int(h), key)
+    return lambda T: tp.redgreen_power(laws, T, gam, fpr)
+
+
+@functools.lru_cache(maxsize=64)
+def _redgreen_laws(algo, lm, gamma, delta, Delta, rate, h, key):
+    """Count laws (:func:`theory.power.count_laws`) of the LM sample's texts under the watermark."""
+    _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
+    gam = float(info["gamma"])
+    G = lm_green_masses(lm, gam, h, key)
+    if algo == "dualga":
+        q = tp.green_probs(G, tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"])))
+    else:
+        q = tp.green_probs(G, math.inf if algo == "hard" else float(info["delta"]))
+    return tp.count_laws(tp.attacked_green_prob(q, gam, rate, h)), gam
+
+
+def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | None = None, curve: tuple[int, ...] = (), **kw) -> dict:
+    """Tokens per text for ``power`` at ``fpr``, the power at ``T`` and along ``curve`` (see :func:`power_function`).
+
+    Examples
+    --------
+    >>> out = plan("dualga", lm="news", Delta=0.2, fpr=1e-6, power=0.9, T=100)
+    >>> 20 < out["tokens_needed"] < 400 and 0.0 <= out["power_at_T"] <= 1.0
+    True
+    """
+    f = power_function(algo, lm=lm, fpr=fpr, **kw)
+    out = dict(algo=algo, lm=lm, fpr=fpr, target_power=tp._check_level("power", power), tokens_needed=tp.tokens_needed(f, power))
+    if T is not None:
+        if int(T) != T or T < 1:
+            raise ValueError(f"T must be an integer in [1, inf); got {T!r}")
+        out["T"], out["power_at_T"] = int(T), f(int(T))
+    if curve:
+        out["curve"] = [(int(t), f(int(t))) for t in curve]
+    return out
+
+
+

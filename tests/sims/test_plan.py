@@ -1,0 +1,38 @@
+"""sims.experiments.plan and ``sims plan``: sane answers, monotone in the signal, fast warm queries."""
+
+import json
+import time
+
+import pytest
+
+from sims.cli.main import main
+from sims.experiments.plan import parse_attack, plan
+
+
+def test_plan_orders_and_speed():
+    a = plan("srl", lm="news", delta=2.0, fpr=1e-6, power=0.9, T=60)
+    b = plan("srl", lm="news", delta=1.0, fpr=1e-6, power=0.9)
+    c = plan("srl", lm="news", delta=2.0, fpr=1e-6, power=0.9, attack="substitution:0.3")
+    assert a["tokens_needed"] < b["tokens_needed"] and a["tokens_needed"] < c["tokens_needed"]
+    t0 = time.perf_counter()
+    plan("srl", lm="news", delta=2.0, fpr=1e-4, power=0.8, T=100)
+    assert time.perf_counter() - t0 < 0.5  # warm: closed forms only (measured ~10 ms; loose for a loaded machine)
+    e = plan("ems", lm="news", score="ems-opt", fpr=1e-6, power=0.9)
+    assert 5 < e["tokens_needed"] < 100
+
+
+def test_plan_rejects_bad_input():
+    with pytest.raises(ValueError, match="score must be one of"):
+        plan("srl", lm="news", score="ems-opt")
+    with pytest.raises(ValueError, match="attack must be"):
+        parse_attack("deletion:0.2")
+    with pytest.raises(ValueError, match="algo must be one of"):
+        plan("uw-delta", lm="news")
+
+
+def test_cli_plan(capsys, tmp_path):
+    out = tmp_path / "c.png"
+    assert main(["plan", "--algo", "srl", "--lm", "news", "--fpr", "1e-4", "--power", "0.8", "--T", "50", "--json", "--plot", str(out)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["tokens_needed"] > 0 and 0 <= doc["power_at_T"] <= 1 and out.stat().st_size > 1000
+    assert main(["plan", "--algo", "srl", "--lm", "news", "--attack", "typo:1"]) == 2

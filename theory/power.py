@@ -1,0 +1,158 @@
+r"""Power and sample size of watermark detection from the per-token law of the score (issue 31).
+
+Red-green: a token is green with probability :math:`q_t = \sigma(\delta_t + \mathrm{logit}\, G_t)`
+(``theory.green_mass_step``, the tilted green mass of the paper), so given the green masses
+:math:`G_{1:T}` of a text the green count is Poisson-binomial; the detector's exact binomial test
+at level ``fpr`` rejects at :math:`k^*(T) = \min\{k: P(\mathrm{Bin}(T, \gamma) \ge k) \le \mathrm{fpr}\}`
+and the power is :math:`\mathbb E\, P(\sum_t X_t \ge k^*)`, the expectation over texts taken on a
+sample of G sequences of the LM (:func:`redgreen_power`).  DualGA reaches its target on every
+text where it can: its boost on text i is the :math:`\bar\delta_i` with mean DG :math:`= \Delta`
+(capped at M) (:func:`dualga_text_boost`).  A substitution attack at rate :math:`\rho` leaves a
+token's colour drawn from :math:`q_t` only when neither it nor its ``h`` context tokens were
+replaced, probability :math:`(1-\rho)^{h+1}`, and makes it Bernoulli(gamma) otherwise
+(:func:`attacked_green_prob`; the positions are treated as independent).
+
+EMS / Gumbel-max: with :math:`Y_t = U_t^{\pi_t}`, :math:`\pi_t = p_t(y_t)`, a sum score's per-token
+law under the watermark is a mixture over the LM's :math:`\pi`; its T-fold convolution on a lattice
+gives the power at a critical value (:func:`lattice_power`).
+
+Pure functions: no randomness, no I/O; ``sims.experiments.plan`` supplies the LM's samples.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import gammainccinv, gammaincinv, gammaln
+
+from theory.soft import dg_step, green_mass_step
+
+
+def _check_level(name: str, x) -> float:
+    if not (isinstance(x, (int, float, np.floating)) and 0.0 < float(x) < 1.0):
+        raise ValueError(f"{name} must be in (0, 1); got {x!r}")
+    return float(x)
+
+
+def binomial_log_tail(T: int, gamma: float) -> np.ndarray:
+    r"""``out[k]`` = ln :math:`P(\mathrm{Bin}(T, \gamma) \ge k)`, k = 0..T+1 (exact in log space)."""
+    j = np.arange(T + 1)
+    terms = gammaln(T + 1.0) - gammaln(j + 1.0) - gammaln(T - j + 1.0) + j * math.log(gamma) + (T - j) * math.log1p(-gamma)
+    return np.concatenate([np.minimum(np.logaddexp.accumulate(terms[::-1])[::-1], 0.0), [-np.inf]])
+
+
+def binomial_critical(T: int, gamma: float, fpr: float) -> int:
+    r"""Smallest k with :math:`P(\mathrm{Bin}(T, \gamma) \ge k) \le \mathrm{fpr}` (T + 1 if none: too short)."""
+    if int(T) != T or T < 0:
+        raise ValueError(f"T must be an integer in [0, inf); got {T!r}")
+    _check_level("gamma", gamma)
+    tail = binomial_log_tail(int(T), float(gamma))
+    return int(np.argmax(tail <= math.log(_check_level("fpr", fpr))))
+
+
+def poisson_binomial_sf(q: np.ndarray, k: int) -> np.ndarray:
+    r"""Per row of ``q`` (n, T): :math:`P(\sum_t X_t \ge k)`, :math:`X_t \sim \mathrm{Bernoulli}(q_{t})` independent."""
+    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    n, T = q.shape
+    if k <= 0:
+        return np.ones(n)
+    if k > T:
+        return np.zeros(n)
+    pmf = np.zeros((n, T + 1))
+    pmf[:, 0] = 1.0
+    for t in range(T):
+        qt = q[:, t : t + 1]
+        pmf[:, 1 : t + 2] = pmf[:, 1 : t + 2] * (1 - qt) + pmf[:, : t + 1] * qt
+        pmf[:, 0] *= 1 - q[:, t]
+    return np.clip(pmf[:, k:].sum(axis=1), 0.0, 1.0)
+
+
+def dualga_text_boost(G: np.ndarray, Delta: float, M: float) -> np.ndarray:
+    r"""Per row of ``G`` (n, T0): the boost :math:`\bar\delta \in [0, M]` with mean :math:`\mathrm{DG}(\bar\delta, G_t) = \Delta`."""
+    G = np.atleast_2d(G)
+    lo, hi = np.zeros(G.shape[0]), np.full(G.shape[0], float(M))
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        below = dg_step(mid[:, None], G).mean(axis=1) < Delta
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return 0.5 * (lo + hi)
+
+
+def green_probs(G: np.ndarray, delta) -> np.ndarray:
+    r""":math:`q_t = \sigma(\delta + \mathrm{logit}\, G_t)`; ``delta`` scalar or one per row (inf: hard watermark)."""
+    G = np.atleast_2d(G)
+    d = np.broadcast_to(np.asarray(delta, dtype=np.float64).reshape(-1, 1) if np.ndim(delta) else np.float64(delta), G.shape)
+    return np.where(np.isinf(d), (G > 0).astype(np.float64), green_mass_step(np.where(np.isinf(d), 0.0, d), G))
+
+
+def attacked_green_prob(q, gamma: float, rate: float, h: int) -> np.ndarray:
+    r"""Green probability after substituting a share ``rate`` of tokens: :math:`\gamma + (1-\rho)^{h+1}(q - \gamma)`."""
+    if not 0.0 <= float(rate) <= 1.0:
+        raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
+    return gamma + (1.0 - rate) ** (int(h) + 1) * (np.asarray(q) - gamma)
+
+
+def count_laws(q: np.ndarray) -> np.ndarray:
+    r"""``out[i, r]`` = law of the green count of the first r tokens of row i of ``q`` (n, T0), r = 0..T0
+    (Poisson-binomial recursion; shape (n, T0 + 1, T0 + 1))."""
+    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    n, T0 = q.shape
+    out = np.zeros((n, T0 + 1, T0 + 1))
+    out[:, 0, 0] = 1.0
+    for t in range(T0):
+        qt = q[:, t : t + 1]
+        out[:, t + 1, : t + 2] = out[:, t, : t + 2] * (1 - qt)
+        out[:, t + 1, 1 : t + 2] += out[:, t, : t + 1] * qt
+    return out
+
+
+def redgreen_power(laws: np.ndarray, T: int, gamma: float, fpr: float) -> float:
+    r"""Power of the exact binomial test at ``fpr`` on texts of T tokens whose green probabilities are
+    rows of ``q`` tiled to length T (``laws = count_laws(q)``):
+    :math:`\frac1n \sum_i P(\mathrm{PB}(q_{i, 1:T}) \ge k^*(T))`, the T-token law as the
+    (T // T0)-fold convolution of the full-row law with the law of the first T mod T0 tokens (FFT)."""
+    T0 = laws.shape[1] - 1
+    k = binomial_critical(T, gamma, fpr)
+    if k > T:
+        return 0.0
+    r, rem = divmod(int(T), T0)
+    L = 1 << int(math.ceil(math.log2(T + 1)))
+    f = np.fft.rfft(laws[:, rem], L, axis=1) * np.fft.rfft(laws[:, T0], L, axis=1) ** r
+    pmf = np.maximum(np.fft.irfft(f, L, axis=1)[:, : T + 1], 0.0)
+    return float(np.clip(pmf[:, k:].sum(axis=1), 0.0, 1.0).mean())
+
+
+def lattice_power(pmf1: np.ndarray, T: int, crit: float) -> float:
+    r""":math:`P(\sum_{t \le T} K_t \ge \mathrm{crit})` for i.i.d. :math:`K_t` with law ``pmf1`` on 0..J (FFT convolution)."""
+    J = pmf1.size - 1
+    L = 1 << int(math.ceil(math.log2(T * J + 1)))
+    conv = np.fft.irfft(np.fft.rfft(pmf1, L) ** int(T), L)[: T * J + 1]
+    lo = max(0, int(math.ceil(crit - 1e-9)))
+    return float(np.clip(np.maximum(conv[lo:], 0.0).sum(), 0.0, 1.0))
+
+
+def gamma_upper_critical(T: int, fpr: float) -> float:
+    r"""c with :math:`P(\Gamma(T, 1) \ge c) = \mathrm{fpr}` (``scipy.special.gammainccinv``; tested against mpmath)."""
+    return float(gammainccinv(int(T), _check_level("fpr", fpr)))
+
+
+def gamma_lower_critical(T: int, fpr: float) -> float:
+    r"""c with :math:`P(\Gamma(T, 1) \le c) = \mathrm{fpr}` (the ``ems-log`` test rejects when :math:`-\sum \ln Y \le c`)."""
+    return float(gammaincinv(int(T), _check_level("fpr", fpr)))
+
+
+def tokens_needed(power_at, target: float, T_max: int = 20000) -> int | None:
+    r"""Smallest T with ``power_at(T) >= target`` (doubling, then bisection; power is taken as
+    nondecreasing in T); None if even ``T_max`` falls short."""
+    _check_level("target power", target)
+    hi = 8
+    while power_at(hi) < target:
+        if hi >= T_max:
+            return None
+        hi = min(2 * hi, T_max)
+    lo = hi // 2 if hi > 8 else 0
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if power_at(mid) < target else (lo, mid)
+    return hi
