@@ -46,14 +46,14 @@ DECISIONS = ("watermarked", "not watermarked", "too short to score", "too short 
 STATISTICS = {"redgreen": "green count", "ems": "EMS sum", "autocov": "AutoCov S_T", "keyed": "keyed-order hits"}
 
 
-def check_fpr(fpr) -> float:
-    """``fpr`` as a float in (0, 1), else a ValueError naming it."""
+def check_fpr(fpr, name: str = "fpr") -> float:
+    """``fpr`` (a false-positive rate, or a level called ``name``) as a float in (0, 1), else a ValueError naming it."""
     try:
         a = float(fpr)
     except (TypeError, ValueError):
         a = math.nan
     if not 0.0 < a < 1.0:
-        raise ValueError(f"fpr must be in (0, 1); got {fpr!r}")
+        raise ValueError(f"{name} must be in (0, 1); got {fpr!r}")
     return a
 
 

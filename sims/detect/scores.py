@@ -335,6 +335,17 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     exact upper tail is computed by dynamic programming in log space.  The scan over steps
     is the Numba kernel :func:`sims.detect._kernels.keyed_order_hits`.
     """
+    marks, probs_hit, n = keyed_order_marks(gen, step_probs, key=key, algo=algo)
+    hits = marks.sum(axis=1).astype(np.float64)
+    logp = np.array([_poisson_binomial_logsf(int(hits[i]), probs_hit[i, : n[i]]) for i in range(len(n))])
+    return DetectResult(n, hits, np.full(len(n), np.nan), logp / LN10, n < 1)
+
+
+def keyed_order_marks(gen, step_probs, *, key: int | None = None, algo: str | None = None):
+    """The keyed-order statistic of :func:`score_keyed_order` token by token: per text, the hit marks
+    (n, T) bool and the null hit probabilities (n, T) of every step (1 past a text's end), and the
+    lengths (n,).  One scan, :func:`sims.detect._kernels.keyed_order_hits`, serves the fixed-length
+    and the sequential (:mod:`sims.detect.sequential`) tests."""
     from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
@@ -349,16 +360,12 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     its_key = rng.stream_key(key, ITS_STREAM)
     n_txt, T = gen.tokens.shape
     P = gen.prompts.shape[1]
-    hits = np.zeros(n_txt)
-    logp = np.zeros(n_txt)
-    probs_hit = np.empty(T)
-    no_marks = np.empty(0, dtype=np.bool_)
+    marks, probs_hit = np.zeros((n_txt, T), dtype=np.bool_), np.ones((n_txt, T))
     for i in range(n_txt):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i, : n[i]]])
         probs = np.ascontiguousarray(step_probs(i)[: n[i]], dtype=np.float64)
-        hits[i] = K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit, no_marks)
-        logp[i] = _poisson_binomial_logsf(int(hits[i]), probs_hit[: n[i]])
-    return DetectResult(n, hits, np.full(n_txt, np.nan), logp / LN10, n < 1)
+        K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, KEYED_ORDER_MODES[algo], probs_hit[i], marks[i])
+    return marks, probs_hit, n
 
 
 def _poisson_binomial_logsf(k: int, probs: np.ndarray) -> float:

@@ -61,7 +61,7 @@ import numpy as np
 
 from sims.core import defaults
 from sims.detect import _seq_kernels as SK
-from sims.detect import scores
+from sims.detect import report, scores
 
 GRID = np.geomspace(0.01, 0.95, 20)
 FAMILIES = ("redgreen", "ems", "autocov", "keyed")
@@ -69,13 +69,7 @@ FAMILIES = ("redgreen", "ems", "autocov", "keyed")
 
 def check_alpha(alpha) -> float:
     """``alpha`` as a float in (0, 1), else a ValueError naming it."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        a = math.nan
-    if not 0.0 < a < 1.0:
-        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
-    return a
+    return report.check_fpr(alpha, name="alpha")
 
 
 def check_grid(grid) -> np.ndarray:
@@ -270,39 +264,12 @@ def sequential_autocov(tokens, prompts, key: int, gamma: float, *, alpha: float 
     return SequentialResult(scored.sum(axis=1), values.sum(axis=1), final, stop, alpha)
 
 
-def keyed_marks(gen, step_probs, *, key: int | None = None, algo: str | None = None):
-    """Per text of a keyed-order generation: the hit marks and null hit probabilities of every step
-    (:func:`sims.detect.scores.score_keyed_order`'s statistic, token by token) and the lengths."""
-    from sims.core import rng
-    from sims.core.keys import ITS_STREAM, keyed_order
-    from sims.detect import _kernels as K
-
-    algo = gen.meta["algo"] if algo is None else algo
-    if algo not in scores.KEYED_ORDER_ALGOS:
-        raise ValueError(f"algo must be one of {scores.KEYED_ORDER_ALGOS}; got {algo!r}")
-    key = gen.meta["key"] if key is None else int(key)
-    h, V = gen.meta["h"], gen.meta["vocab_size"]
-    n = scores._check_inputs(gen.tokens, gen.prompts[:, -h:], V, h, gen.lengths)[2]
-    perm = keyed_order(key, V)
-    pos = np.empty(V, dtype=np.int64)
-    pos[perm] = np.arange(V)
-    its_key = rng.stream_key(key, ITS_STREAM)
-    n_txt, T = gen.tokens.shape
-    P = gen.prompts.shape[1]
-    hits, probs_hit = np.zeros((n_txt, T), dtype=np.bool_), np.ones((n_txt, T))
-    for i in range(n_txt):
-        seq = np.concatenate([gen.prompts[i], gen.tokens[i, : n[i]]])
-        probs = np.ascontiguousarray(step_probs(i)[: n[i]], dtype=np.float64)
-        K.keyed_order_hits(probs, seq, P, h, np.uint64(key), perm, pos, its_key, scores.KEYED_ORDER_MODES[algo], probs_hit[i], hits[i])
-    return hits, probs_hit, n
-
-
 def sequential_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None, alpha: float = defaults.FPR,
                            grid=None) -> SequentialResult:
     """Anytime-valid ITS / UW detection: the ``keyed`` e-process (module docstring) on the hits of
-    :func:`keyed_marks`; ``step_probs`` as :func:`sims.detect.scores.score_keyed_order`."""
+    :func:`sims.detect.scores.keyed_order_marks`; ``step_probs`` as :func:`sims.detect.scores.score_keyed_order`."""
     alpha, c = check_alpha(alpha), check_grid(grid)
-    hits, probs_hit, n = keyed_marks(gen, step_probs, key=key, algo=algo)
+    hits, probs_hit, n = scores.keyed_order_marks(gen, step_probs, key=key, algo=algo)
     out = np.array([SK.hit_crossings(hits[i], probs_hit[i], n[i], c, math.log(1.0 / alpha)) for i in range(len(n))]).reshape(len(n), 3)
     return SequentialResult(n, hits.sum(axis=1).astype(np.float64), out[:, 0], out[:, 2].astype(np.int64), alpha)
 
