@@ -28,14 +28,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from sims.core.lm_names import REAL_LMS
     from sims.experiments.steal import STEALABLE_ALGOS
     from sims.lm.synthetic import LM_PRESETS
+    from sims.watermarks import registry
 
     p.add_argument("--lm", choices=LM_PRESETS + REAL_LMS, default="news",
                    help="synthetic preset, or a real LM (green-list estimate accuracy only)")
     p.add_argument("--vocab-size", type=int, default=None, help="override the preset's vocabulary size")
     p.add_argument("--algo", choices=STEALABLE_ALGOS, default="srl")
-    p.add_argument("--gamma", type=float, default=None)
-    p.add_argument("--delta", type=float, default=None)
-    p.add_argument("--Delta", type=float, default=None)
+    for name in registry.PARAMS:  # the parameters of the stealable algorithms, from the registry; unset (None) means the default
+        takers = [a for a in registry.taking(name) if a in STEALABLE_ALGOS]
+        if takers:
+            p.add_argument(f"--{name}", type=float, default=None, help=f"{', '.join(takers)}: {registry.PARAMS[name].help}")
     p.add_argument("--h", type=int, default=defaults.H, help="context width of the green-list hash")
     p.add_argument("--n-stolen", type=int, nargs="+", required=True, help="watermarked (and base) texts the attacker sees (one or more N)")
     p.add_argument("--T", type=int, default=32, help="tokens per text")
@@ -55,10 +57,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from sims.cli.main import emit
     from sims.core.lm_names import is_real_lm
+    from sims.watermarks import registry
 
     if min(args.n_stolen) < 1:
         raise ValueError(f"n-stolen must be in [1, inf); got {min(args.n_stolen)}")
-    params = {k: v for k, v in dict(gamma=args.gamma, delta=args.delta, Delta=args.Delta).items() if v is not None}
+    params = {k: getattr(args, k) for k in registry.PARAMS if getattr(args, k, None) is not None}
+    registry.check_params(args.algo, **params)
     points = (_real_lm_points if is_real_lm(args.lm) else _synthetic_points)(args, params)
     for out in points:
         emit(out, args.json)
