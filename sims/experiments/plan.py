@@ -20,6 +20,7 @@ import functools
 import math
 
 import numpy as np
+from scipy.special import gammaln
 
 from sims.core import defaults
 from sims.detect import gumbel_scores as gs
@@ -68,22 +69,46 @@ def parse_attack(attack: str | None) -> float:
 def _ems_token_law(score: str, pi: np.ndarray, keep: float) -> tuple[np.ndarray, float]:
     """Per-token lattice law of ``score`` under the watermark: (pmf, cell width).
 
-    A token keeps its pivot :math:`Y = U^\\pi` with probability ``keep`` and is uniform otherwise."""
+    A token keeps its pivot :math:`Y = U^\\pi` with probability ``keep`` and is uniform otherwise.
+    ``ems-log``'s :math:`-\\ln Y = \\pi E` (E a unit exponential) piles up near 0, so each cell's
+    mass is split between its two edges so as to keep the cell's exact mean (error O(width^2)); the
+    other scores put a cell's mass at its index (the sum's lattice value is read at mid-cell)."""
     w = np.concatenate([keep * np.full(pi.size, 1.0 / pi.size), [1.0 - keep]])
     p = np.concatenate([pi, [1.0]])
+    if score == "ems-log":
+        eps = SUM_RANGE / SUM_CELLS
+        a = np.arange(SUM_CELLS + 1)[:, None] * eps
+        e = np.exp(-a / p[None, :])
+        mass = (e[:-1] - e[1:]) @ w
+        first = ((a[:-1] + p) * e[:-1] - (a[1:] + p) * e[1:]) @ w  # E[pi E; cell] of each cell
+        up = np.clip(first / eps - a[:-1, 0] / eps * mass, 0.0, mass)
+        pmf = np.zeros(SUM_CELLS + 1)
+        pmf[:-1] += mass - up
+        pmf[1:] += up
+        pmf[-1] += float(e[-1] @ w)
+        return pmf, eps
     if score == "ems-opt":
         eps, _, pmf0 = gs.opt_lattice(gs.OPT_DELTA)
         ly = np.log(np.cumsum(pmf0)[:-1])  # the null cdf at the cell edges is the pivot value there
     else:
         eps = SUM_RANGE / SUM_CELLS
-        x = np.arange(1, SUM_CELLS) * eps
-        # ems-ars: h = -ln(1 - Y) < x iff Y < 1 - e^-x;  ems-log: -ln Y < x iff Y > e^-x
-        ly = np.log(-np.expm1(-x)) if score == "ems-ars" else -x
+        # ems-ars: h = -ln(1 - Y) < x iff Y < 1 - e^-x
+        ly = np.log(-np.expm1(-np.arange(1, SUM_CELLS) * eps))
     cdf = np.exp(ly[None, :] / p[:, None]).T @ w  # P(Y < y) = y^(1/pi)
-    if score == "ems-log":
-        cdf = 1.0 - cdf  # P(-ln Y < x) = 1 - P(Y < e^-x)
     pmf = np.diff(np.concatenate([[0.0], cdf, [1.0]]))
     return np.maximum(pmf, 0.0), eps
+
+
+def clean_share(T: int, rate: float, h: int) -> float:
+    """Mean share of tokens that keep their watermark after substituting round(rate T) of T positions
+    drawn without replacement: neither the token nor its h predecessors inside the text replaced."""
+    m = int(round(rate * T))
+    if m == 0:
+        return 1.0
+    t = np.arange(T)
+    free = T - np.minimum(t, h) - 1  # positions that must not be drawn: t and its predecessors in the text
+    ln = gammaln(free + 1.0) - gammaln(free - m + 1.0) - (gammaln(T + 1.0) - gammaln(T - m + 1.0))
+    return float(np.where(free >= m, np.exp(ln), 0.0).mean())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -102,17 +127,22 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
         raise ValueError(f"score must be one of {PLAN_SCORES[algo]} for algo {algo!r} in the planner; got {score!r}")
     fpr = tp._check_level("fpr", fpr)
     rate = parse_attack(attack)
-    keep = (1.0 - rate) ** (int(h) + 1)
     if algo == "ems":
-        pmf1, eps = _ems_token_law(score, lm_token_probs(lm, key), keep)
-        J = pmf1.size - 1
+        pi = lm_token_probs(lm, key)
+        wm, eps = _ems_token_law(score, pi, 1.0)
+        null, _ = _ems_token_law(score, pi, 0.0)
+        J = wm.size - 1
+
+        def law(T):  # the exact mean share of clean tokens at this length (positions otherwise independent)
+            c = clean_share(T, rate, int(h))
+            return c * wm + (1.0 - c) * null
+
         if score == "ems-opt":
-            return lambda T: tp.lattice_power(pmf1, T, _opt_critical(T, fpr))
+            return lambda T: tp.lattice_power(law(T), T, _opt_critical(T, fpr))
         if score == "ems-ars":
-            return lambda T: tp.lattice_power(pmf1, T, tp.gamma_upper_critical(T, fpr) / eps - 0.5 * T)
-        # ems-log rejects when -sum ln Y <= c: P(sum K <= c/eps - T/2) = P(sum (J - K) >= T J - c/eps + T/2)
-        rev = pmf1[::-1].copy()
-        return lambda T: tp.lattice_power(rev, T, T * J - tp.gamma_lower_critical(T, fpr) / eps + 0.5 * T)
+            return lambda T: tp.lattice_power(law(T), T, tp.gamma_upper_critical(T, fpr) / eps - 0.5 * T)
+        # ems-log rejects when -sum ln Y <= c: P(sum K <= floor(c/eps)) = P(sum (J - K) >= T J - floor(c/eps))
+        return lambda T: tp.lattice_power(law(T)[::-1].copy(), T, T * J - math.floor(tp.gamma_lower_critical(T, fpr) / eps))
     laws, gam = _redgreen_laws(algo, lm, gamma, delta, Delta, rate, int(h), key)
     return lambda T: tp.redgreen_power(laws, T, gam, fpr)
 

@@ -36,3 +36,21 @@ def test_cli_plan(capsys, tmp_path):
     doc = json.loads(capsys.readouterr().out)
     assert doc["tokens_needed"] > 0 and 0 <= doc["power_at_T"] <= 1 and out.stat().st_size > 1000
     assert main(["plan", "--algo", "srl", "--lm", "news", "--attack", "typo:1"]) == 2
+
+
+def test_clean_share_counts_substitutions_without_replacement():
+    """Brute force: seed 0, 20,000 draws of round(0.3 T) positions among T = 13, h = 1; the share of
+    tokens with neither them nor their predecessor drawn matches within 99.9 % (sd ~0.001)."""
+    import numpy as np
+
+    from sims.experiments.plan import clean_share
+
+    rng = np.random.default_rng(0)
+    T, m = 13, 4
+    hits = []
+    for _ in range(20000):
+        d = np.zeros(T, dtype=bool)
+        d[rng.choice(T, m, replace=False)] = True
+        hits.append(np.mean(~(d | np.concatenate([[False], d[:-1]]))))
+    assert abs(np.mean(hits) - clean_share(T, 0.3, 1)) < 0.004
+    assert clean_share(50, 0.0, 1) == 1.0
