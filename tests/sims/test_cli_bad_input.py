@@ -52,6 +52,7 @@ def bad_cases(texts: pathlib.Path, tmp: pathlib.Path) -> list[tuple[list[str], s
         (["sweep", str(tmp / "grid.toml"), "--out", str(tmp / "sw")], "grid must be an existing TOML file"),
         (["fit-lm", "--lm", "random-llama", "--out", str(tmp / "fit")], "--out must end in .npz"),
         (["reduced", "--G", "nope"], "G spec must be one of"),
+        (["plan", "--algo", "dualga", "--Delta", "2"], "Delta must be in (0, 1); got 2.0"),
     ]
 
 
