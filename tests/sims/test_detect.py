@@ -12,6 +12,7 @@ from sims.detect import scores as detect
 from sims.detect.nulls import LN10, binom_logsf
 from sims.experiments.evaluate import clopper_pearson
 from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 EMS_ULP = 1e-15  # numba's log1p and numpy's differ by 1 ulp on some EMS summands
@@ -175,7 +176,8 @@ def test_windowed_detection_finds_a_planted_segment_with_a_valid_p_value():
 def test_generated_watermarks_are_detected_and_strangers_are_not():
     lm = get_lm("lfqa", vocab_size=2000)
     for algo in ("srl", "dualga", "ems", "its", "uw-delta", "uw-gamma", "autocov", "hard"):
-        g = generate(lm, algo, n=4, T=150, seed=1, key=11, Delta=0.3, delta=2.0)
+        takes = registry.get(algo).params  # each algorithm gets the parameters it takes (a foreign one is refused)
+        g = generate(lm, algo, n=4, T=150, seed=1, key=11, **{k: v for k, v in dict(Delta=0.3, delta=2.0).items() if k in takes})
         assert np.all(detect.score(g, lm).log10_p < -4.0), algo
     g = generate(lm, "dualga", n=20, T=150, seed=1, key=11, Delta=0.3)
     assert np.median(detect.score(g, lm, key=12).log10_p) > -2.0
