@@ -465,24 +465,32 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
     return out
 
 
-def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None) -> DetectResult:
+def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None,
+          stat: str | None = None, params: dict | None = None) -> DetectResult:
     """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm, by its
     record's family (:mod:`sims.watermarks.registry`).
 
     red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
     :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
-    :func:`score_keyed_order` (needs ``lm``).
+    :func:`score_keyed_order` (needs ``lm``); tournament (synthid):
+    :func:`sims.detect.tournament_scores.score_tournament`, its ``stat`` "mean" (default) or "weighted".
 
     ``key`` defaults to the generation's (another key scores the text as a stranger would:
     the null).  ``gamma`` defaults to the generation's; a different gamma for a watermarked
     generation is refused (a gamma mismatch between generation and detection gives a
     meaningless test).  ``algo`` (default the generation's) picks the detector, e.g. to
-    score unwatermarked ("none") texts with a watermark's detector.
+    score unwatermarked ("none") texts with a watermark's detector.  ``params``: the parameters of
+    ``algo`` the detector reads (the tournament's ``m`` and ``mask_repeated``), default the
+    generation's where it is of ``algo``, else the registry's defaults.
     """
     m = gen.meta
     algo = m["algo"] if algo is None else algo
     family = registry.get(algo).family
     key = m["key"] if key is None else key
+    if family == "tournament":
+        return _score_tournament(gen, algo, key, dedup, gamma, stat, params)
+    if stat is not None:
+        raise ValueError(f"stat chooses a tournament detector's score (algo {registry.names(family='tournament')}); got stat={stat!r} for algo {algo!r}")
     prf = m.get("prf", defaults.PRF)
     if prf != defaults.PRF and not registry.get(algo).siphash:
         raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {registry.names(siphash=True)}; got {algo!r}")
@@ -504,3 +512,17 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
     return score_keyed_order(gen, lm_step_probs(lm, gen), key=key, algo=algo)
+
+
+def _score_tournament(gen, algo, key, dedup, gamma, stat, params) -> DetectResult:
+    """:func:`score`'s tournament family: the mean (or weighted) g-value score with the parameters of ``algo``."""
+    from sims.detect.tournament_scores import score_tournament
+
+    if dedup or gamma is not None:
+        raise ValueError(f"algo {algo!r} is scored on g-values: dedup and gamma do not apply (its mask_repeated skips repeated contexts); "
+                         f"got dedup={dedup!r}, gamma={gamma!r}")
+    if params is None:
+        params = gen.meta if gen.meta["algo"] == algo else {}
+    prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
+    return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat,
+                            mask_repeated=bool(prm["mask_repeated"]))
