@@ -38,8 +38,13 @@ def test_cli_generate_then_detect_flags_synthid_and_not_a_null_text(tmp_path, ca
     doc = _detect(wm, capsys)
     assert doc["algo"] == "synthid" and doc["statistic"] == "mean g-value sum"
     assert all(r["watermarked"] and r["log10_p"] < -10 for r in doc["texts"])
+    weighted = _detect(wm, capsys, "--stat", "weighted")
+    assert weighted["statistic"] == "weighted g-value sum" and all(r["watermarked"] for r in weighted["texts"])
+    assert [r["score"] for r in weighted["texts"]] != [r["score"] for r in doc["texts"]]
     doc0 = _detect(null, capsys, "--algo", "synthid")
     assert not any(r["watermarked"] for r in doc0["texts"]) and min(r["log10_p"] for r in doc0["texts"]) > -4
+    assert main(["detect", str(null), "--key", str(KEY), "--stat", "weighted"]) == 2  # a red-green detector has no stat
+    assert "stat chooses a tournament detector's score" in capsys.readouterr().err
 
 
 def test_a_foreign_tournament_parameter_is_refused_naming_synthid(tmp_path, capsys):
