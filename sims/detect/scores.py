@@ -32,6 +32,9 @@ from sims.watermarks import registry
 REDGREEN_ALGOS = registry.names(family="redgreen")
 KEYED_ORDER_ALGOS = registry.names(family="keyed")
 DETECTABLE_ALGOS = registry.names()
+FAMILY_SCORERS: dict = {}
+"""Detectors of the families whose module registers one here, called by :func:`score` as
+``f(gen, algo=, key=, dedup=, gamma=, stat=, params=)`` ("tournament": :mod:`sims.detect.tournament_scores`)."""
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
@@ -487,8 +490,8 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     algo = m["algo"] if algo is None else algo
     family = registry.get(algo).family
     key = m["key"] if key is None else key
-    if family == "tournament":
-        return _score_tournament(gen, algo, key, dedup, gamma, stat, params)
+    if family in FAMILY_SCORERS:
+        return FAMILY_SCORERS[family](gen, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params)
     if stat is not None:
         raise ValueError(f"stat chooses a tournament detector's score (algo {registry.names(family='tournament')}); got stat={stat!r} for algo {algo!r}")
     prf = m.get("prf", defaults.PRF)
@@ -512,17 +515,3 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
     return score_keyed_order(gen, lm_step_probs(lm, gen), key=key, algo=algo)
-
-
-def _score_tournament(gen, algo, key, dedup, gamma, stat, params) -> DetectResult:
-    """:func:`score`'s tournament family: the mean (or weighted) g-value score with the parameters of ``algo``."""
-    from sims.detect.tournament_scores import score_tournament
-
-    if dedup or gamma is not None:
-        raise ValueError(f"algo {algo!r} is scored on g-values: dedup and gamma do not apply (its mask_repeated skips repeated contexts); "
-                         f"got dedup={dedup!r}, gamma={gamma!r}")
-    if params is None:
-        params = gen.meta if gen.meta["algo"] == algo else {}
-    prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
-    return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat,
-                            mask_repeated=bool(prm["mask_repeated"]))

@@ -18,9 +18,10 @@ the green list is recorded even where it is not boosted), ``delta``, ``Delta``, 
 delta*(Delta, gamma)) and checks the values; :func:`check_params` refuses a parameter the
 algorithm does not take; :func:`get` refuses an unknown name.
 
-An algorithm that is not a step of ``_generate`` names its own ``generator`` (SynthID's
-tournament, :func:`sims.watermarks.tournament.generate_tournament`) and the NumPy reference of that
-whole generator (``generator_reference``), which the battery compares it with.
+An algorithm that is not a step of ``_generate`` names its own ``generator`` and the NumPy
+reference of that whole generator (``generator_reference``), which the battery compares it with;
+its module registers its record (SynthID's tournament: :mod:`sims.watermarks.tournament`, imported
+by the package, so every reader of the registry sees it; the registry imports no generator).
 
 Reference steps share one signature, ``step(p, window, t, key, state, prm) -> (q, states)``:
 ``p`` the next-token distribution (V,), ``window`` the last ``h`` tokens, ``t`` the 0-based
@@ -41,7 +42,6 @@ import numpy as np
 import theory
 from sims.core import defaults, prf, rng
 from sims.core.keys import ITS_STREAM, keyed_order
-from sims.watermarks import tournament
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
 """Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits,
@@ -111,7 +111,7 @@ PARAMS = {p.name: p for p in (
     Param("tau", defaults.TAU, 0.0, math.inf, True, True, "EMS temperature (default 1)", unused=defaults.TAU),
     Param("alpha", defaults.ALPHA, 0.0, math.inf, False, True, "entropy threshold in nats (default 2)", unused=defaults.ALPHA),
     Param("M", defaults.M, 0.0, math.inf, True, True, "projection bound of lambda (default 15)", unused=defaults.M),
-    Param("m", tournament.DEFAULT_LAYERS, 1, tournament.MAX_LAYERS, False, False, "tournament layers (default 30)", integer=True, recorded_unused=False),
+    Param("m", 30, 1, 64, False, False, "tournament layers (default 30)", integer=True, recorded_unused=False),
     Param("candidates", 2, 2, 1024, False, False, "candidates per tournament match K: 2 non-distortionary (default), >= 3 distortionary",
           integer=True, recorded_unused=False),
     Param("mask_repeated", 1, 0, 1, False, False, "1: a repeated context samples from p unmarked (default), 0: no mask",
@@ -360,29 +360,6 @@ def _ref_atw(p, window, t, key, state, prm):
     return _tilt(p, _green(p, window, key, prm), d), [state] * p.shape[0]
 
 
-def _ref_synthid(p, window, t, key, state, prm):
-    r"""Tournament sampling (SynthID-Text): :math:`m` layers :math:`q_l = q_{l-1} f_l(g_l)` with ``candidates``
-    per match (:func:`sims.watermarks.tournament.tournament_step`); a context met before in the text is
-    the generator's to mask (its ``generator_reference``)."""
-    words = tournament.g_words(key, np.asarray(window), np.arange(p.shape[0]))
-    return tournament.tournament_step(p, words, prm["m"], prm["candidates"])[0], [state] * p.shape[0]
-
-
-def _tournament_mode(prm: dict) -> str:
-    return tournament.MODES[prm["candidates"] > 2]
-
-
-def _gen_synthid(lm, *, n, T, seed, key, h, prompts, prompt_len, prm):
-    """:func:`sims.watermarks.tournament.generate_tournament` with the registry's parameters."""
-    return tournament.generate_tournament(lm, n=n, T=T, seed=seed, key=key, m=prm["m"], h=h, mode=_tournament_mode(prm),
-                                          candidates=prm["candidates"], mask_repeated=bool(prm["mask_repeated"]),
-                                          prompts=prompts, prompt_len=prompt_len)
-
-
-def _gen_synthid_reference(lm, prompts, T, seed, key, h, prm):
-    return tournament.generate_tournament_reference(lm, prompts, T, seed, key, prm["m"], h, prm["candidates"], bool(prm["mask_repeated"]))
-
-
 def _gamma_star(v: dict) -> float:
     return theory.gamma_star(v["Delta"])
 
@@ -412,6 +389,3 @@ register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, 
                    doc="unbiased watermark, gamma-reweight"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
-register(Algorithm("synthid", 10, ("m", "candidates", "mask_repeated"), "tournament", _ref_synthid, backends=("numba",),
-                   generator=_gen_synthid, generator_reference=_gen_synthid_reference,
-                   doc="SynthID-Text tournament sampling: m layers of keyed g-values, K candidates per match (Dathathri et al. 2024)"))
