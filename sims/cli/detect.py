@@ -57,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")
     p.add_argument("--table-seed", type=int, default=0, help="transformers-synthid: its sampling_table_seed (default 0)")
     p.add_argument("--table-size", type=int, default=2**16, help="transformers-synthid: its sampling_table_size (default 65536)")
+    p.add_argument("--stat", choices=("mean", "weighted"), default=None,
+                   help=".npz of a tournament algorithm (synthid): its mean g-value score (default) or the weighted one")
 
 
 def _int_in(name: str, value: str, lo: int, hi: int) -> int:
@@ -217,14 +219,17 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
         res = score_generation(gen, args.score, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
     elif is_synthetic(m["lm"]):
         lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
-        res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+        res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
     else:  # a real LM's texts: ITS / UW read its teacher-forced probabilities
         from sims.torch_backend.real_lm import score as score_real
 
+        if args.stat is not None:
+            raise ValueError(f"--stat applies to the tournament generations of synthetic LMs; got a real LM's ({m['lm']!r})")
         res = score_real(gen, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     pieces, ids = _piece_maker(m["lm"]) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
-                                               want_marks=want_marks, pieces=pieces, statistic=args.score)
+                                               want_marks=want_marks, pieces=pieces,
+                                               statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
     return doc, marked, ids
 
 
@@ -332,6 +337,8 @@ def run(args) -> int:
         raise ValueError(f"fpr must be in (0, 1); got {args.fpr!r}") from None
     if (args.file is None) == (args.text is None):
         raise ValueError("give either FILE.npz or --text FILE.txt|FILE.jsonl|- (exactly one)")
+    if args.stat is not None and (args.text is not None or args.sequential or len(keys) > 1):
+        raise ValueError("--stat chooses the score of a tournament algorithm's FILE.npz (one key, not --sequential)")
     writable_file("html", args.html)
     if (args.sequential or len(keys) > 1) and (args.text is not None or args.html is not None):
         raise ValueError("--sequential and several keys take FILE.npz, without --html")

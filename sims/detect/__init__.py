@@ -2,3 +2,5 @@
 AutoCov, Poisson-binomial tails), Numba kernels; anytime-valid e-processes (``sequential``,
 ``stream``, ``peeking``), many keys and many texts (``multiple``), the decision document
 (``decision``)."""
+
+from sims.detect import tournament_scores  # noqa: F401, E402  (registers the "tournament" family's detector in scores.FAMILY_SCORERS)

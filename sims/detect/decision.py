@@ -16,6 +16,7 @@ import numpy as np
 from sims.core import defaults
 from sims.detect import report, scores, sequential
 from sims.detect.report_html import MarkedText, id_pieces
+from sims.watermarks import registry
 
 
 def n_tokens(gen) -> np.ndarray:
@@ -50,9 +51,9 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     pieces = id_pieces if pieces is None else pieces
     m = gen.meta
     algo = algo or m["algo"]
-    gamma = m["gamma"] if gamma is None else gamma
+    gamma = m.get("gamma") if gamma is None else gamma
     kind = m.get("green_kind", defaults.GREEN_KIND)
-    family = sequential.family_of(algo)
+    family = registry.get(algo).family  # the detector family of :func:`sims.detect.scores.score`
     redgreen = family == "redgreen"
     kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
     ctx = gen.prompts[:, -m["h"]:]

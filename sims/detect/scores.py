@@ -32,6 +32,9 @@ from sims.watermarks import registry
 REDGREEN_ALGOS = registry.names(family="redgreen")
 KEYED_ORDER_ALGOS = registry.names(family="keyed")
 DETECTABLE_ALGOS = registry.names()
+FAMILY_SCORERS: dict = {}
+"""Detectors of the families whose module registers one here, called by :func:`score` as
+``f(gen, algo=, key=, dedup=, gamma=, stat=, params=)`` ("tournament": :mod:`sims.detect.tournament_scores`)."""
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
@@ -472,24 +475,32 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
     return out
 
 
-def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None) -> DetectResult:
+def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None,
+          stat: str | None = None, params: dict | None = None) -> DetectResult:
     """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm, by its
     record's family (:mod:`sims.watermarks.registry`).
 
     red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
     :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
-    :func:`score_keyed_order` (needs ``lm``).
+    :func:`score_keyed_order` (needs ``lm``); tournament (synthid):
+    :func:`sims.detect.tournament_scores.score_tournament`, its ``stat`` "mean" (default) or "weighted".
 
     ``key`` defaults to the generation's (another key scores the text as a stranger would:
     the null).  ``gamma`` defaults to the generation's; a different gamma for a watermarked
     generation is refused (a gamma mismatch between generation and detection gives a
     meaningless test).  ``algo`` (default the generation's) picks the detector, e.g. to
-    score unwatermarked ("none") texts with a watermark's detector.
+    score unwatermarked ("none") texts with a watermark's detector.  ``params``: the parameters of
+    ``algo`` the detector reads (the tournament's ``m`` and ``mask_repeated``), default the
+    generation's where it is of ``algo``, else the registry's defaults.
     """
     m = gen.meta
     algo = m["algo"] if algo is None else algo
     family = registry.get(algo).family
     key = m["key"] if key is None else key
+    if family in FAMILY_SCORERS:
+        return FAMILY_SCORERS[family](gen, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params)
+    if stat is not None:
+        raise ValueError(f"stat chooses a tournament detector's score (algo {registry.names(family='tournament')}); got stat={stat!r} for algo {algo!r}")
     prf = m.get("prf", defaults.PRF)
     if prf != defaults.PRF and not registry.get(algo).siphash:
         raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {registry.names(siphash=True)}; got {algo!r}")

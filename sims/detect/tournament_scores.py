@@ -42,7 +42,8 @@ from scipy.special import expit
 from sims.core import prf
 from sims.core.record import Generation
 from sims.detect.nulls import LN10, binom_logsf
-from sims.detect.scores import DetectResult, _check_inputs
+from sims.detect.scores import FAMILY_SCORERS, DetectResult, _check_inputs
+from sims.watermarks import registry
 from sims.watermarks import tournament as tn
 
 STATS = ("mean", "weighted")
@@ -289,6 +290,22 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
         z = np.where(cnt > 0, (sums - mean) / sd, np.nan)
     lnp = mean_logsf(sums, cnt, w.size) if stat == "mean" else weighted_logsf(sums, cnt, w)
     return DetectResult(cnt, sums.astype(np.float64), z, np.where(flagged, 0.0, lnp / LN10), flagged)
+
+
+def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
+    """:func:`sims.detect.scores.score` for the registry's "tournament" family: the mean (default) or
+    weighted score with the parameters of ``algo`` (``params``, default the generation's where it is
+    of ``algo``, else the registry's defaults)."""
+    if dedup or gamma is not None:
+        raise ValueError(f"algo {algo!r} is scored on g-values: dedup and gamma do not apply (its mask_repeated skips repeated contexts); "
+                         f"got dedup={dedup!r}, gamma={gamma!r}")
+    if params is None:
+        params = gen.meta if gen.meta["algo"] == algo else {}
+    prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
+    return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat, mask_repeated=bool(prm["mask_repeated"]))
+
+
+FAMILY_SCORERS["tournament"] = score_family
 
 
 # -------------------------------------------------------------------- Bayesian score

@@ -32,6 +32,7 @@ DETECTORS = {
     "ems": "EMS sum of -log(1 - r), exact Gamma(n, 1) tail",
     "autocov": "AutoCov Z_T, exact lower tail under i.i.d. Bernoulli(gamma) colours",
     "keyed": "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities",
+    "tournament": "tournament mean g-value, exact Binomial(m n, 1/2) tail over unrepeated contexts",
 }  # each detector family's name (:data:`sims.watermarks.registry.FAMILIES`)
 
 
@@ -111,13 +112,13 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         gen_s = time.perf_counter() - t0
         bar.update()
         null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"],
-                        gamma=gen.meta["gamma"], green_kind=gen.meta["green_kind"])
+                        gamma=gen.meta.get("gamma"), green_kind=gen.meta.get("green_kind", defaults.GREEN_KIND))
         bar.update()
         t0 = time.perf_counter()
         res = detect.score(gen, model, dedup=dedup)
         det_s = time.perf_counter() - t0
         bar.update()
-        res0 = detect.score(null, model, dedup=dedup, algo=algo)
+        res0 = detect.score(null, model, dedup=dedup, algo=algo, params=gen.meta)
         bar.update()
         ttd = redgreen_ttd(gen, dedup)
         bar.update()

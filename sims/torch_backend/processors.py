@@ -40,7 +40,7 @@ from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-ALGOS = registry.names()
+ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  # those with a processor (synthid: Numba only)
 PROCESSORS: dict[str, type] = {}
 """The processor class of each algorithm of the registry, by name (filled by :func:`processor`)."""
 

@@ -12,10 +12,16 @@ against its reference step.  How to add one: the book's page "Adding a watermark
 
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
 the green list is recorded even where it is not boosted), ``delta``, ``Delta``, ``eta``,
-``lam1``, ``tau``, ``alpha``, ``M``.  :func:`resolve` fills the defaults of
+``lam1``, ``tau``, ``alpha``, ``M``, and tournament sampling's ``m``, ``candidates`` and
+``mask_repeated`` (integers; recorded only by the algorithms that take them).  :func:`resolve` fills the defaults of
 :mod:`sims.core.defaults` (and the per-algorithm ones: gamma*(Delta), lambda_1 =
 delta*(Delta, gamma)) and checks the values; :func:`check_params` refuses a parameter the
 algorithm does not take; :func:`get` refuses an unknown name.
+
+An algorithm that is not a step of ``_generate`` names its own ``generator`` and the NumPy
+reference of that whole generator (``generator_reference``), which the battery compares it with;
+its module registers its record (SynthID's tournament: :mod:`sims.watermarks.tournament`, imported
+by the package, so every reader of the registry sees it; the registry imports no generator).
 
 Reference steps share one signature, ``step(p, window, t, key, state, prm) -> (q, states)``:
 ``p`` the next-token distribution (V,), ``window`` the last ``h`` tokens, ``t`` the 0-based
@@ -37,8 +43,9 @@ import theory
 from sims.core import defaults, prf, rng
 from sims.core.keys import ITS_STREAM, keyed_order
 
-FAMILIES = ("redgreen", "autocov", "ems", "keyed")
-"""Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits."""
+FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
+"""Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits,
+tournament g-value score (:func:`sims.detect.tournament_scores.score_tournament`)."""
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
 NULL = "none"
@@ -53,7 +60,9 @@ class Param:
 
     The range is ``[low, high]`` with open ends where ``low_open`` / ``high_open``; ``high`` may
     name another parameter (``lam1`` lies in [0, M]).  ``exact`` keeps the value as given
-    (otherwise it is converted to float), as the generator's records always have.
+    (otherwise it is converted to float), as the generator's records always have; ``integer``
+    requires an integral value and returns it as int.  ``recorded_unused=False``: :func:`resolve`
+    leaves it out for an algorithm that does not take it (the records of the others keep their keys).
     """
 
     name: str
@@ -65,6 +74,8 @@ class Param:
     help: str
     unused: float | None = None
     exact: bool = True
+    integer: bool = False
+    recorded_unused: bool = True
 
     def range(self, resolved: dict | None = None) -> str:
         hi = self.high
@@ -82,9 +93,9 @@ class Param:
             x = math.nan
         lo_ok = x > self.low if self.low_open else x >= self.low
         hi_ok = x < hi if self.high_open else x <= hi
-        if not (lo_ok and hi_ok):
-            raise ValueError(f"{self.name} must be in {self.range(resolved)}; got {value!r}")
-        return value if self.exact else x
+        if not (lo_ok and hi_ok) or (self.integer and x != math.floor(x)):
+            raise ValueError(f"{self.name} must be {'an integer ' if self.integer else ''}in {self.range(resolved)}; got {value!r}")
+        return int(x) if self.integer else (value if self.exact else x)
 
 
 def _fmt(x) -> str:
@@ -100,6 +111,11 @@ PARAMS = {p.name: p for p in (
     Param("tau", defaults.TAU, 0.0, math.inf, True, True, "EMS temperature (default 1)", unused=defaults.TAU),
     Param("alpha", defaults.ALPHA, 0.0, math.inf, False, True, "entropy threshold in nats (default 2)", unused=defaults.ALPHA),
     Param("M", defaults.M, 0.0, math.inf, True, True, "projection bound of lambda (default 15)", unused=defaults.M),
+    Param("m", 30, 1, 64, False, False, "tournament layers (default 30)", integer=True, recorded_unused=False),
+    Param("candidates", 2, 2, 1024, False, False, "candidates per tournament match K: 2 non-distortionary (default), >= 3 distortionary",
+          integer=True, recorded_unused=False),
+    Param("mask_repeated", 1, 0, 1, False, False, "1: a repeated context samples from p unmarked (default), 0: no mask",
+          integer=True, recorded_unused=False),
 )}
 """Every parameter by name, in the order of the records' ``meta``."""
 
@@ -136,8 +152,15 @@ class Algorithm:
         q is a point mass at the token drawn (KL = -log p(y)).
     backends : tuple of str
         Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
-        in ``generate.STEPS``), ``"torch"`` (its processor in
+        in ``generate.STEPS``, or its own Numba ``generator``), ``"torch"`` (its processor in
         :data:`sims.torch_backend.processors.PROCESSORS`).
+    generator : callable, optional
+        Its own generator where it is not a step of ``_generate``:
+        ``generator(lm, n=, T=, seed=, key=, h=, prompts=, prompt_len=, prm=) -> Generation``,
+        ``prm`` the resolved parameters; :func:`sims.watermarks.generate.generate` hands it the call.
+    generator_reference : callable, optional
+        The NumPy reference of ``generator``: ``(lm, prompts, T, seed, key, h, prm) -> (tokens, records)``,
+        records (4, n, T) = (kl, G, dg, entropy).
     doc : str
     """
 
@@ -154,6 +177,8 @@ class Algorithm:
     distortion_free: bool = False
     point_mass: bool = False
     backends: tuple[str, ...] = ("numba", "torch")
+    generator: Callable | None = None
+    generator_reference: Callable | None = None
     doc: str = ""
 
     @property
@@ -216,6 +241,8 @@ def resolve(name: str, **given) -> dict:
     takes = ("gamma",) + algo.params
     out = {}
     for p in PARAMS.values():
+        if not p.recorded_unused and p.name not in takes:
+            continue
         v = given.get(p.name)
         out[p.name] = v if v is not None else (p.default if p.name in takes else p.unused)
     deferred = [k for k in algo.defaults if given.get(k) is None]

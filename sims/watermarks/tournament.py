@@ -60,6 +60,7 @@ from sims.core import prf, rng
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
+from sims.watermarks import registry
 
 TOURNAMENT_STREAM = 17  # PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
 MAX_LAYERS = 64  # bits of one PRF word
@@ -470,3 +471,34 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo="synthid", key=int(key), seed=int(seed), h=int(h), m=int(m), mode=mode,
                 candidates=K, mask_repeated=bool(mask_repeated))
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
+
+
+# ------------------------------------------------------------------ the registry's record
+def ref_step(p, window, t, key, state, prm):
+    r"""The registry's reference step (:mod:`sims.watermarks.registry`): :math:`m` layers
+    :math:`q_l = q_{l-1} f_l(g_l)` with ``candidates`` per match (:func:`tournament_step`); a context
+    met before in the text is the generator's to mask (:func:`generate_tournament_reference`)."""
+    words = g_words(key, np.asarray(window), np.arange(p.shape[0]))
+    return tournament_step(p, words, prm["m"], prm["candidates"])[0], [state] * p.shape[0]
+
+
+def _mode(prm: dict) -> str:
+    return MODES[prm["candidates"] > 2]
+
+
+def _registry_generator(lm, *, n, T, seed, key, h, prompts, prompt_len, prm):
+    """:func:`generate_tournament` with the registry's parameters (``candidates`` 2: non-distortionary)."""
+    return generate_tournament(lm, n=n, T=T, seed=seed, key=key, m=prm["m"], h=h, mode=_mode(prm), candidates=prm["candidates"],
+                               mask_repeated=bool(prm["mask_repeated"]), prompts=prompts, prompt_len=prompt_len)
+
+
+def _registry_reference(lm, prompts, T, seed, key, h, prm):
+    return generate_tournament_reference(lm, prompts, T, seed, key, prm["m"], h, prm["candidates"], bool(prm["mask_repeated"]))
+
+
+if registry.PARAMS["m"].default != DEFAULT_LAYERS or registry.PARAMS["m"].high != MAX_LAYERS:
+    raise ImportError("registry.PARAMS['m'] must hold DEFAULT_LAYERS and MAX_LAYERS")
+registry.register(registry.Algorithm(
+    "synthid", 10, ("m", "candidates", "mask_repeated"), "tournament", ref_step, backends=("numba",), generator=_registry_generator,
+    generator_reference=_registry_reference,
+    doc="SynthID-Text tournament sampling: m layers of keyed g-values, K candidates per match (Dathathri et al. 2024)"))

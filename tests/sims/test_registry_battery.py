@@ -27,7 +27,8 @@ from sims.watermarks.generate import generate
 
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
-PARAMS = dict(srl=dict(delta=1.5), dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5))
+PARAMS = dict(srl=dict(delta=1.5), dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
+              synthid=dict(m=7, candidates=3, mask_repeated=0))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact
 TORCH_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 1e-13), kl=(1e-9, 1e-13), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # same float64 p_t
@@ -63,7 +64,7 @@ def _check_step(algo, rec, i, t, p, window, state, prm, key, tol, boost_record=F
 
 
 @pytest.mark.parametrize("h", [1, 2])
-@pytest.mark.parametrize("algo", [a for a in ALGOS if "numba" in registry.get(a).backends])
+@pytest.mark.parametrize("algo", [a for a in ALGOS if "numba" in registry.get(a).backends and registry.get(a).generator is None])
 def test_numba_generator_equals_reference(algo, h):
     """The Numba generator, lfqa LM at V = 2000, 2 texts x 25 tokens, seed 3, key 99: context
     width 1 with the default parameters, width 2 with those of ``PARAMS``."""
@@ -77,6 +78,33 @@ def test_numba_generator_equals_reference(algo, h):
         state = _exact.initial_state(prm)
         for t in range(T):
             _, state = _check_step(algo, rec, i, t, lm.probs(seq[: P + t]), seq[P + t - h : P + t], state, prm, key, NUMBA_TOL)
+
+
+@pytest.mark.parametrize("h", [1, 2])
+@pytest.mark.parametrize("algo", [a for a in ALGOS if registry.get(a).generator is not None])
+def test_own_generator_equals_its_references(algo, h):
+    """A record with its own Numba generator (synthid): lfqa LM at V = 2000, 3 texts x 40 tokens,
+    seed 3, key 99; width 1 with the default parameters, width 2 with those of ``PARAMS``.  Tokens
+    equal its ``generator_reference``'s and records within NUMBA_TOL; with those of ``PARAMS`` (no
+    repeated-context mask) each step's KL is KL(q_t || p_t) of its reference step."""
+    lm = get_lm("lfqa", vocab_size=2000)
+    rec, key, T = registry.get(algo), 99, 40
+    gen = generate(lm, algo, n=3, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
+    prm = registry.resolve(algo, **{k: gen.meta.get(k) for k in rec.params})
+    tokens, ref = rec.generator_reference(lm, gen.prompts, T, 3, key, h, prm)
+    np.testing.assert_array_equal(gen.tokens, tokens)
+    for j, k in enumerate(("kl", "G", "dg", "entropy")):
+        np.testing.assert_allclose(getattr(gen, k), ref[j], rtol=NUMBA_TOL[k][0], atol=NUMBA_TOL[k][1], err_msg=f"{algo} {k}")
+    assert gen.meta["algo"] == algo and all(gen.meta[k] == prm[k] for k in rec.params)
+    if h > 1:
+        P = gen.prompts.shape[1]
+        for i in range(3):
+            seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
+            for t in range(T):
+                p = lm.probs(seq[: P + t])
+                q, _ = rec.reference(p, seq[P + t - h : P + t], t, key, (0.0, False), prm)
+                assert q[gen.tokens[i, t]] > 0.0
+                assert gen.kl[i, t] == pytest.approx(_exact.kl_vec(q, p), rel=NUMBA_TOL["kl"][0], abs=NUMBA_TOL["kl"][1]), (algo, i, t)
 
 
 # ------------------------------------------------------------------------------------------ torch
@@ -182,7 +210,8 @@ def test_every_record_runs_where_it_declares():
 
     for algo in ALGOS:
         rec = registry.get(algo)
-        assert ("numba" in rec.backends) == (rec.code in STEPS), algo
+        assert ("numba" in rec.backends) == (rec.code in STEPS or rec.generator is not None), algo
+        assert rec.generator is None or (rec.code not in STEPS and rec.generator_reference is not None), algo
         assert ("torch" in rec.backends) == (algo in PROCESSORS), algo
     registry.register(registry.Algorithm("torch-only", 99, (), "redgreen", registry.get("none").reference, backends=("torch",)))
     try:
@@ -238,7 +267,9 @@ def test_the_torch_backend_refuses_an_unknown_name():
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
                                                  ("dualga", dict(delta=3.0), "\\('srl', 'atw'\\)"),
                                                  ("ems", dict(alpha=1.0), "\\('atw',\\)"),
-                                                 ("its", dict(tau=0.5), "\\('ems',\\)")])
+                                                 ("its", dict(tau=0.5), "\\('ems',\\)"),
+                                                 ("srl", dict(m=3), "\\('synthid',\\)"),
+                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 
@@ -273,10 +304,11 @@ def test_cli_options_come_from_the_registry(tmp_path):
 
 
 @pytest.mark.parametrize("name, bad", [("gamma", 1.0), ("delta", -0.5), ("Delta", 0.0), ("eta", float("inf")), ("lam1", 16.0),
-                                       ("tau", 0.0), ("alpha", -1.0), ("M", float("nan"))])
+                                       ("tau", 0.0), ("alpha", -1.0), ("M", float("nan")), ("m", 65), ("m", 2.5),
+                                       ("candidates", 1), ("mask_repeated", 2)])
 def test_every_parameter_check_names_the_parameter_its_value_and_range(name, bad):
     algo = next(a for a in ALGOS if name == "gamma" or name in registry.get(a).params)
-    with pytest.raises(ValueError, match=f"^{name} must be in [\\[(]"):
+    with pytest.raises(ValueError, match=f"^{name} must be (an integer )?in [\\[(]"):
         registry.resolve(algo, **{name: bad})
 
 
