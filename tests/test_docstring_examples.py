@@ -1,9 +1,6 @@
 """Every function and class in ``theory.__all__`` and ``sims.__all__`` carries a numpydoc
 docstring with Parameters, Returns, References and an Examples section, and every Examples
 section runs (doctest) with the output it shows.
-
-``_PENDING`` names the public names whose docstrings are not complete yet; it may only shrink
-(a name listed there that has become complete fails, so the list is kept honest).
 """
 
 import doctest
@@ -15,7 +12,6 @@ import sims
 import theory
 
 SECTIONS = ("Parameters", "Returns", "References", "Examples")
-_PENDING: set[str] = set()
 
 
 def _public():
@@ -39,17 +35,12 @@ def _missing(obj):
 @pytest.mark.parametrize("qualname,obj", PUBLIC, ids=[q for q, _ in PUBLIC])
 def test_docstring_has_numpydoc_sections(qualname, obj):
     missing = _missing(obj)
-    if qualname in _PENDING:
-        assert missing, f"{qualname} is complete now: remove it from _PENDING"
-        pytest.skip(f"{qualname}: docstring lacks {missing} (pending)")
     assert not missing, f"{qualname}: docstring lacks the numpydoc section(s) {missing}"
 
 
 @pytest.mark.parametrize("qualname,obj", PUBLIC, ids=[q for q, _ in PUBLIC])
 def test_examples_run(qualname, obj):
     tests = [t for t in doctest.DocTestFinder(recurse=False).find(obj, qualname, globs={}) if t.examples]
-    if qualname in _PENDING and not tests:
-        pytest.skip(f"{qualname}: no Examples yet (pending)")
     assert tests, f"{qualname}: no doctest in its docstring"
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report = []
