@@ -32,7 +32,7 @@ def delta_star(Delta: float, gamma: float) -> float:
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (16) (opt:certainty_equivalent).
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (12) (opt:certainty_equivalent).
 
     Examples
     --------
@@ -65,7 +65,7 @@ def kl_certainty_equivalent(Delta: float, gamma: float) -> float:
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (16) (opt:certainty_equivalent).
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (12) (opt:certainty_equivalent).
 
     Examples
     --------
@@ -112,7 +112,7 @@ def gamma_star(Delta: float) -> float:
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, App. C, eq. (17) (eq:certainty_equivalent).
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, eq. (13) (eq:certainty_equivalent).
 
     Examples
     --------

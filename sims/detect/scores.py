@@ -68,7 +68,7 @@ class DetectResult:
     References
     ----------
     Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
-    p-values eqs. (21)-(23) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
+    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
     (prop:type_I&II).
 
     Examples
@@ -315,7 +315,7 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, eq. (7) (eq:z_score), eq. (21) (eq:three_brick_p) and Prop. B.1 (prop:type_I&II).
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (7) (eq:z_score), eq. (17) (eq:three_brick_p) and Prop. B.1 (prop:type_I&II).
 
     Examples
     --------
@@ -527,7 +527,7 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, eqs. (21) and (23) of App. F (eq:three_brick_p, eq:ems_pval).
+    Towards Better Statistical Understanding of Watermarking LLMs, eqs. (17) and (19) of App. F (eq:three_brick_p, eq:ems_pval).
 
     Examples
     --------
@@ -621,7 +621,7 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     References
     ----------
     Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
-    p-values eqs. (21)-(23) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
+    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
     (prop:type_I&II).
 
     Examples

@@ -262,7 +262,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
 
     References
     ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.1 (prop:type_I&II) and eq. (21) (eq:three_brick_p).
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.1 (prop:type_I&II) and eq. (17) (eq:three_brick_p).
 
     Examples
     --------
