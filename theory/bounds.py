@@ -15,6 +15,28 @@ def type1_bound(z0: float, gamma: float) -> float:
     r"""Hoeffding bound on the false-positive rate of the test :math:`z \ge z_0` (Prop. type_I&II).
 
     .. math:: \alpha \le \exp\bigl(-2\gamma(1-\gamma) z_0^2\bigr)
+
+    Parameters
+    ----------
+    z0 : float
+        Threshold of the z-score test (eq. (7)), >= 0.
+    gamma : float
+        Green-list ratio in (0, 1).
+
+    Returns
+    -------
+    float
+        Upper bound on the type-I error, in (0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.1 (prop:type_I&II) and the z-score eq. (7) (eq:z_score).
+
+    Examples
+    --------
+    >>> from theory import type1_bound
+    >>> round(type1_bound(4.0, 0.25), 6)
+    0.002479
     """
     g = _validate.gamma(gamma)
     z = float(z0)
@@ -30,6 +52,32 @@ def type2_bound(z0: float, gamma: float, Delta: float, T: int) -> float:
 
     Valid when :math:`\Delta\sqrt{T-1} \ge \sqrt{\gamma(1-\gamma)} z_0`; otherwise
     the bound is vacuous and 1 is returned.
+
+    Parameters
+    ----------
+    z0 : float
+        Threshold of the z-score test (eq. (7)).
+    gamma : float
+        Green-list ratio in (0, 1).
+    Delta : float
+        Realised average DG, in (0, 1].
+    T : int
+        Number of tokens, >= 2.
+
+    Returns
+    -------
+    float
+        Upper bound on the type-II error, in (0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.1 (prop:type_I&II).
+
+    Examples
+    --------
+    >>> from theory import type2_bound
+    >>> round(type2_bound(4.0, 0.25, 0.2, 200), 6)
+    0.093188
     """
     g = _validate.gamma(gamma)
     if int(T) < 2:
@@ -73,6 +121,36 @@ def robust_delta(kind: str, Delta: float, gamma: float, rate: float, T: int, reh
     :math:`(1+l)T` tokens; an edit turns its own token and its successor red).  For
     :math:`l > 1/T` these are below the stated :math:`\Delta'_{\mathrm{ins}}` and
     :math:`\Delta'_{\mathrm{edit}}` (``proofs_check.check_adv_robust`` exhibits texts there).
+
+    Parameters
+    ----------
+    kind : {"deletion", "insertion", "edit"}
+        The attack.
+    Delta : float
+        DG of the text before the attack.
+    gamma : float
+        Green-list ratio in (0, 1).
+    rate : float
+        Fraction l of the T tokens attacked, in [0, 1].
+    T : int
+        Number of tokens.
+    rehash : {None, "contiguous", "scattered"}
+        Which accounting of re-coloured successors to use (see above).
+
+    Returns
+    -------
+    float
+        The worst-case DG after the attack.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.2 (prop:adv_robust).
+
+    Examples
+    --------
+    >>> from theory import robust_delta
+    >>> round(robust_delta("edit", 0.3, 0.25, 0.1, 200), 4)
+    0.195
     """
     g = _validate.gamma(gamma)
     l = float(rate)
@@ -103,6 +181,26 @@ def bretagnolle_huber(kl) -> float:
 
     The right-hand form is used: it is exact for large KL, where the left one
     cancels to 0.
+
+    Parameters
+    ----------
+    kl : float or array_like
+        KL divergence in nats, in [0, inf].
+
+    Returns
+    -------
+    float or ndarray
+        The lower bound on the sum of the two error rates of any test, in (0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. 3.1 (prop:info_lower_bound) and Lemma D.3 (lemma:BH_ineq).
+
+    Examples
+    --------
+    >>> from theory import bretagnolle_huber
+    >>> round(bretagnolle_huber(1.0), 4)
+    0.2049
     """
     k = _validate.boost("kl", kl)
     e = np.exp(-k)
@@ -111,7 +209,28 @@ def bretagnolle_huber(kl) -> float:
 
 
 def optimal_test_error(q, p) -> float:
-    r"""Le Cam: :math:`\inf_D \alpha + \beta = 1 - \mathrm{TV}(q, p)` for two distributions on one finite space."""
+    r"""Le Cam: :math:`\inf_D \alpha + \beta = 1 - \mathrm{TV}(q, p)` for two distributions on one finite space.
+
+    Parameters
+    ----------
+    q, p : array_like
+        Two probability vectors of one shape, entries in [0, 1].
+
+    Returns
+    -------
+    float
+        The smallest achievable sum of type-I and type-II errors, in [0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Lemma D.2 (lemma:le_cam), used in the proof of Prop. 3.1 (prop:info_lower_bound).
+
+    Examples
+    --------
+    >>> from theory import optimal_test_error
+    >>> round(optimal_test_error([0.5, 0.5], [0.9, 0.1]), 4)
+    0.6
+    """
     q = _validate.in_unit_interval("q", q)
     p = _validate.in_unit_interval("p", p)
     if q.shape != p.shape:
@@ -124,6 +243,32 @@ def entropy(p, axis: int = -1):
 
     By Example ems this is the expected per-key KL of exponential-minimum and
     inverse-transform sampling.
+
+    ``ems_expected_kl`` is the same function.
+
+    Parameters
+    ----------
+    p : array_like
+        Probability vector(s), entries in [0, 1].
+    axis : int
+        Axis summed over.
+
+    Returns
+    -------
+    float or ndarray
+        Entropy in nats.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Example 3.6 (eg:ems).
+
+    Examples
+    --------
+    >>> from theory import entropy, ems_expected_kl
+    >>> round(entropy([0.5, 0.25, 0.25]), 4)
+    1.0397
+    >>> round(ems_expected_kl([0.5, 0.5]), 4)
+    0.6931
     """
     p = _validate.in_unit_interval("p", p)
     with np.errstate(divide="ignore", invalid="ignore"):

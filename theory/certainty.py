@@ -17,6 +17,28 @@ def delta_star(Delta: float, gamma: float) -> float:
               + \log\Bigl(1 + \frac{\Delta}{1 - \gamma - \Delta}\Bigr)
 
     Valid for :math:`0 < \Delta < 1 - \gamma`.
+
+    Parameters
+    ----------
+    Delta : float
+        DG target, in (0, 1 - gamma).
+    gamma : float
+        Green-list ratio in (0, 1).
+
+    Returns
+    -------
+    float
+        The boost delta* >= 0.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (12) (opt:certainty_equivalent).
+
+    Examples
+    --------
+    >>> from theory import delta_star
+    >>> round(delta_star(0.2, 0.25), 4)
+    0.8979
     """
     g = _validate.gamma(gamma)
     D = _validate.Delta_for_gamma(Delta, g)
@@ -28,6 +50,28 @@ def kl_certainty_equivalent(Delta: float, gamma: float) -> float:
 
     .. math:: (\Delta+\gamma)\log\frac{\gamma+\Delta}{\gamma}
               + (1-\Delta-\gamma)\log\frac{1-\gamma-\Delta}{1-\gamma}
+
+    Parameters
+    ----------
+    Delta : float
+        DG target, in (0, 1 - gamma).
+    gamma : float
+        Green-list ratio in (0, 1).
+
+    Returns
+    -------
+    float
+        The certainty-equivalent KL in nats.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, problem (12) (opt:certainty_equivalent).
+
+    Examples
+    --------
+    >>> from theory import kl_certainty_equivalent
+    >>> round(kl_certainty_equivalent(0.2, 0.25), 4)
+    0.0939
     """
     g = _validate.gamma(gamma)
     D = _validate.Delta_for_gamma(Delta, g)
@@ -55,6 +99,26 @@ def gamma_star(Delta: float) -> float:
 
     on :math:`(0, 1 - \Delta)`; the left side is increasing there (the second
     derivative is positive), so the root is unique.  Solved to 1e-14 absolute.
+
+    Parameters
+    ----------
+    Delta : float
+        DG target, in (0, 1).
+
+    Returns
+    -------
+    float
+        The minimising green-list ratio, in (0, 1 - Delta).
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. C, eq. (13) (eq:certainty_equivalent).
+
+    Examples
+    --------
+    >>> from theory import gamma_star
+    >>> round(gamma_star(0.2), 4)
+    0.4328
     """
     D = float(Delta)
     if not (0.0 < D < 1.0):

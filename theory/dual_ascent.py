@@ -76,6 +76,16 @@ def dualga_update(lam, dg, Delta, eta, M=LAMBDA_MAX):
     -------
     float or ndarray
         :math:`\lambda_{t+1}`, broadcast over the inputs; bit for bit what every Numba kernel computes.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 2 (alg:DualGA), steps 7-8.
+
+    Examples
+    --------
+    >>> from theory import dualga_update
+    >>> round(float(dualga_update(1.0, 0.1, 0.2, 0.5)), 4)
+    1.05
     """
     lam, Delta, eta, M = _common(lam, Delta, eta, M)
     return _out(_dualga_u(lam, _signed_dg(dg), Delta, eta, M))
@@ -102,6 +112,23 @@ def autocov_update(lam, dg, prev_green, gamma, Delta, eta, M=LAMBDA_MAX):
         Green-list ratio in (0, 1).
     Delta, eta, M :
         As :func:`dualga_update`.
+
+    Returns
+    -------
+    float or ndarray
+        lambda_{t+1}, broadcast over the inputs.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 3 (alg:DualGA_autocov), steps 12-13.
+
+    Examples
+    --------
+    >>> from theory import autocov_update
+    >>> round(float(autocov_update(1.0, 0.1, True, 0.25, 0.2, 0.5)), 4)
+    1.1375
+    >>> round(float(autocov_update(1.0, 0.1, False, 0.25, 0.2, 0.5)), 4)
+    1.0875
     """
     lam, Delta, eta, M = _common(lam, Delta, eta, M)
     dg = _signed_dg(dg)

@@ -107,6 +107,18 @@ def offline_opt(G, Delta: float, method: str = "dual", on_infeasible: str = "rai
     Returns
     -------
     OfflineResult
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, problem (4) (opt:nofree), Lemma 2.6 (lemma:Lagrangian_dual) and strong duality eq. (6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory import offline_opt
+    >>> r = offline_opt(np.array([0.2, 0.3, 0.5, 0.4]), 0.2)
+    >>> r.feasible, round(r.value, 4), round(r.delta, 4), round(r.dg, 4)
+    (True, 0.0883, 0.8719, 0.2)
     """
     G = _validate.in_unit_interval("G", G)
     if G.ndim != 1 or G.size == 0:

@@ -36,6 +36,28 @@ class OfflineResult:
         Per-token boosts log-odds(x_t) - log-odds(G_t) at the solver's point (cvxpy only).
     status : str or None
         The solver's status (cvxpy only).
+
+    Parameters
+    ----------
+    value, delta, lam, dual_value, dg, feasible, max_dg, method, iterations, boosts, status
+        The attributes above, in that order (built by :func:`theory.offline_opt`).
+
+    Returns
+    -------
+    OfflineResult
+        A frozen record.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, problem (4) (opt:nofree) and Lemma 2.6 (lemma:Lagrangian_dual).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from theory import offline_opt
+    >>> r = offline_opt(np.array([0.2, 0.3, 0.5, 0.4]), 0.2)
+    >>> type(r).__name__, r.method, bool(abs(r.value - r.dual_value) < 1e-12)
+    ('OfflineResult', 'dual', True)
     """
 
     value: float

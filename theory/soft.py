@@ -53,6 +53,16 @@ def kl_step(delta, G):
     -------
     float or ndarray
         KL in nats, broadcast over the inputs.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Def. 2.2 (def:conditional_KL) and the proof of Prop. 2.5 (prop:free_t).
+
+    Examples
+    --------
+    >>> from theory import kl_step
+    >>> round(float(kl_step(2.0, 0.25)), 4)
+    0.468
     """
     d, g = _args(delta, G)
     return _out(_kl_u(d, g))
@@ -62,19 +72,87 @@ def dg_step(delta, G):
     r"""Difference of green probability :math:`\mathrm{DG}_t = q_G - G` (eq. define_DG).
 
     .. math:: \mathrm{DG}_t(\delta) = \frac{G(1-G)(e^{\delta}-1)}{G e^{\delta} - G + 1}
+
+    Parameters
+    ----------
+    delta : array_like
+        Logit boost of the green tokens, in [0, inf].
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        DG in [0, 1], broadcast over the inputs.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (1) (eq:define_DG).
+
+    Examples
+    --------
+    >>> from theory import dg_step
+    >>> round(float(dg_step(2.0, 0.25)), 4)
+    0.4612
     """
     d, g = _args(delta, G)
     return _out(_dg_u(d, g))
 
 
 def green_mass_step(delta, G):
-    r"""Green mass after the boost, :math:`q_G = \sigma(\delta + \mathrm{logit}\,G)`."""
+    r"""Green mass after the boost, :math:`q_G = \sigma(\delta + \mathrm{logit}\,G)`.
+
+    Parameters
+    ----------
+    delta : array_like
+        Logit boost of the green tokens, in [0, inf].
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        Green mass of the watermarked distribution, in [0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 1 (alg:kirchen), the soft red list.
+
+    Examples
+    --------
+    >>> from theory import green_mass_step
+    >>> round(float(green_mass_step(2.0, 0.25)), 4)
+    0.7112
+    """
     d, g = _args(delta, G)
     return _out(_q_u(d, g))
 
 
 def dg_slope_step(delta, G):
-    r""":math:`\partial \mathrm{DG}_t/\partial\delta = q_G(1-q_G) \ge 0`."""
+    r""":math:`\partial \mathrm{DG}_t/\partial\delta = q_G(1-q_G) \ge 0`.
+
+    Parameters
+    ----------
+    delta : array_like
+        Logit boost of the green tokens, in [0, inf].
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+
+    Returns
+    -------
+    float or ndarray
+        The derivative of DG in delta, in [0, 1/4].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (1) (eq:define_DG); the slope used in Lemma 2.6 (lemma:Lagrangian_dual).
+
+    Examples
+    --------
+    >>> from theory import dg_slope_step
+    >>> round(float(dg_slope_step(2.0, 0.25)), 4)
+    0.2054
+    """
     d, g = _args(delta, G)
     return _out(_slope_u(d, g))
 
@@ -86,6 +164,30 @@ def dual_step(lam, G, Delta):
 
     (Lemma Lagrangian_dual, parts (a)-(b) and proof of part (c)); concave in
     :math:`\lambda` with derivative :func:`dual_step_grad`.
+
+    Parameters
+    ----------
+    lam : array_like
+        Dual variable, >= 0.
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+    Delta : array_like
+        DG target.
+
+    Returns
+    -------
+    float or ndarray
+        The token-wise dual value, broadcast over the inputs.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (5) (eq:Lagrangian) and Lemma 2.6 (lemma:Lagrangian_dual).
+
+    Examples
+    --------
+    >>> from theory import dual_step
+    >>> round(float(dual_step(1.0, 0.25, 0.2)), 4)
+    0.0926
     """
     lam_, g = _args(lam, G, "lam")
     D = _validate.finite_or_inf_array("Delta", Delta)
@@ -93,14 +195,68 @@ def dual_step(lam, G, Delta):
 
 
 def dual_step_grad(lam, G, Delta):
-    r""":math:`g_t'(\lambda) = \Delta - \mathrm{DG}_t(\lambda)` (Lemma Lagrangian_dual (b))."""
+    r""":math:`g_t'(\lambda) = \Delta - \mathrm{DG}_t(\lambda)` (Lemma Lagrangian_dual (b)).
+
+    Parameters
+    ----------
+    lam : array_like
+        Dual variable, >= 0.
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+    Delta : array_like
+        DG target.
+
+    Returns
+    -------
+    float or ndarray
+        The derivative of :func:`dual_step` in lam.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Lemma 2.6 (lemma:Lagrangian_dual) (b); the gradient step of Algorithm 2 (alg:DualGA).
+
+    Examples
+    --------
+    >>> from theory import dual_step_grad
+    >>> round(float(dual_step_grad(1.0, 0.25, 0.2)), 4)
+    -0.0254
+    """
     lam_, g = _args(lam, G, "lam")
     D = _validate.finite_or_inf_array("Delta", Delta)
     return _out(D - _dg_u(lam_, g))
 
 
 def lagrangian_step(delta, lam, G, Delta):
-    r""":math:`L_t(\delta, \lambda) = D_{kl,t}(\delta) - \lambda(\mathrm{DG}_t(\delta) - \Delta)` (eq. Lagrangian)."""
+    r""":math:`L_t(\delta, \lambda) = D_{kl,t}(\delta) - \lambda(\mathrm{DG}_t(\delta) - \Delta)` (eq. Lagrangian).
+
+    Parameters
+    ----------
+    delta : array_like
+        Logit boost of the green tokens, in [0, inf].
+    lam : array_like
+        Dual variable, >= 0.
+    G : array_like
+        Green mass of the unwatermarked next-token distribution, in [0, 1].
+    Delta : array_like
+        DG target.
+
+    Returns
+    -------
+    float or ndarray
+        The token-wise Lagrangian, broadcast over the inputs.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (5) (eq:Lagrangian).
+
+    Examples
+    --------
+    >>> from theory import lagrangian_step, dual_step
+    >>> round(float(lagrangian_step(1.0, 1.0, 0.25, 0.2)), 4)
+    0.0926
+    >>> bool(abs(lagrangian_step(1.0, 1.0, 0.25, 0.2) - dual_step(1.0, 0.25, 0.2)) < 1e-12)
+    True
+    """
     d, g = _args(delta, G)
     lam_ = _validate.boost("lam", lam)
     D = _validate.finite_or_inf_array("Delta", Delta)

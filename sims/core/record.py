@@ -40,6 +40,28 @@ class Generation:
     lengths : ndarray (n,) int64
         Generated tokens of each row (a row can stop early at its end-of-sequence token);
         default: all ``T``.  ``tokens[i, lengths[i]:]`` is padding.
+
+    Parameters
+    ----------
+    tokens, prompts, kl, G, dg, entropy, lam, meta, prompt_lens, lengths
+        The attributes above (built by :func:`sims.generate`).
+
+    Returns
+    -------
+    Generation
+        The record.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (1) (eq:define_DG), Def. 2.2 (def:conditional_KL) and Algorithms 1-3.
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> type(gen).__name__, gen.tokens.shape, gen.prompts.shape, gen.meta["algo"]
+    ('Generation', (2, 20), (2, 4), 'srl')
     """
 
     tokens: np.ndarray

@@ -57,6 +57,31 @@ class DetectResult:
         log10 of the p-value (0 for flagged texts).
     flagged : bool array
         True where at most one token was scored (p set to 1).
+
+    Parameters
+    ----------
+    n_scored, score, z, log10_p, flagged
+        The attributes above (built by the detectors, e.g. :func:`score`).
+
+    Returns
+    -------
+    DetectResult
+        A record of (n,) arrays, one entry per text.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
+    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
+    (prop:type_I&II).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> r = sims.score(gen)
+    >>> type(r).__name__, r.n_scored.tolist(), r.score.tolist()
+    ('DetectResult', [20, 20], [13.0, 13.0])
     """
 
     n_scored: np.ndarray
@@ -190,7 +215,38 @@ def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", ga
 
 def green_indicators(tokens, prompts, key: int, gamma: float, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND, *,
                      vocab_size: int | None = None, dedup: bool = False, lengths=None) -> np.ndarray:
-    """(n, T) bool: the token is scored and in its context's green list (see :func:`token_scores`)."""
+    """(n, T) bool: the token is scored and in its context's green list (see :func:`token_scores`).
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key.
+    gamma : float
+        Green-list ratio in (0, 1).
+    green_kind : {"bernoulli", "partition"}
+    vocab_size : int, optional
+        Token ids must be below it.
+    dedup : bool
+        Count each (context, token) pair once (later repeats are not scored).
+
+    Returns
+    -------
+    ndarray (n, T) of bool
+        Whether each token is scored and green.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 1 (alg:kirchen) (the green list) and eq. (7) (eq:z_score) (the green count).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> sims.green_indicators(gen.tokens, gen.prompts, 42, 0.25).sum(axis=1).tolist()
+    [13, 13]
+    """
     values, _ = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
     return values > 0.5
 
@@ -254,6 +310,24 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
     green_kind : {"bernoulli", "partition"}
     prf : {"splitmix64", "siphash"}
         The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+
+    Returns
+    -------
+    DetectResult
+        Green count, z-score and exact log10 p of each text.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eq. (7) (eq:z_score), eq. (17) (eq:three_brick_p) and Prop. B.1 (prop:type_I&II).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> r = sims.score_redgreen(gen.tokens, gen.prompts, 42, 0.25, vocab_size=lm.vocab_size)
+    >>> r.score.tolist(), [round(float(x), 3) for x in r.log10_p]
+    ([13.0, 13.0], [-3.736, -3.736])
     """
     counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, prf)
     return _redgreen_result(counts, n, g_eff)
@@ -403,6 +477,18 @@ def tokens_to_detect(log10_p_prefix, threshold: float = -4.0) -> np.ndarray:
     Returns
     -------
     (n,) float array: tau (1-based), nan if the final prefix is not below the threshold.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, the p-values of App. F (eq:three_brick_p, eq:ems_pval); tokens to detection as in the
+    z-score dynamics figure of App. F (fig:z_dynamic_w_t).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sims import tokens_to_detect
+    >>> tokens_to_detect(np.array([[0.0, -1.0, -3.0, -5.0], [0.0, -3.0, -1.0, -1.5]]), threshold=-2.0).tolist()
+    [3.0, nan]
     """
     lp = np.asarray(log10_p_prefix, dtype=np.float64)
     if lp.ndim != 2:
@@ -424,6 +510,36 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
     ``[i, t]`` is the exact log10 p-value (binomial for ``stat="green"``, Gamma for
     ``"ems"``) of text i's first t+1 tokens; 0 while at most one token is scored, nan past
     the text's end.
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key.
+    stat : {"green", "ems"}
+        The statistic: red-green green count or EMS score sum.
+    gamma : float, optional
+        Green-list ratio (required for ``stat="green"``).
+    green_kind, dedup, vocab_size :
+        As :func:`score_redgreen`.
+
+    Returns
+    -------
+    ndarray (n, T) of float
+        log10 p of each prefix.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eqs. (17) and (19) of App. F (eq:three_brick_p, eq:ems_pval).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> lp = sims.prefix_log10p(gen.tokens, gen.prompts, 42, gamma=0.25)
+    >>> lp.shape, round(float(lp[0, -1]), 3)
+    ((2, 20), -3.736)
     """
     values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
     s = np.cumsum(values, axis=1)
@@ -492,6 +608,39 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     score unwatermarked ("none") texts with a watermark's detector.  ``params``: the parameters of
     ``algo`` the detector reads (the tournament's ``m`` and ``mask_repeated``), default the
     generation's where it is of ``algo``, else the registry's defaults.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta`` names algorithm, key, gamma, h).
+    lm : SyntheticLM, optional
+        The LM, needed by the keyed-order detectors only.
+    dedup : bool
+        Score each (context, token) pair once.
+    key, gamma, algo : optional
+        Overrides of the generation's key, green-list ratio and algorithm (see above).
+    stat, params : optional
+        The tournament family's statistic (``"mean"`` default, ``"weighted"``) and parameters (see above).
+
+    Returns
+    -------
+    DetectResult
+        One entry per text.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
+    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
+    (prop:type_I&II).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> r = sims.score(gen)
+    >>> [round(float(x), 3) for x in r.log10_p]
+    [-3.736, -3.736]
     """
     m = gen.meta
     algo = m["algo"] if algo is None else algo

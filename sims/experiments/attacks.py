@@ -78,7 +78,39 @@ def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) ->
 
 
 def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM | None = None) -> Generation:
-    """Apply one attack to every text of ``gen`` (see module docstring)."""
+    """Apply one attack to every text of ``gen`` (see module docstring).
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    kind : str
+        The attack (module docstring), e.g. ``"deletion"``.
+    rate : float
+        Fraction of tokens attacked, in [0, 1].
+    seed : int
+        Seed of the attack.
+    lm : SyntheticLM, optional
+        The LM, for the attacks that sample from it.
+
+    Returns
+    -------
+    Generation
+        The attacked texts (per-token records nan where unknown).
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.2 (prop:adv_robust) and the
+    robustness experiments of Section 4 (subsec:body_text_robust).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
+    >>> sims.attack(gen, "deletion", 0.1, seed=1).tokens.shape
+    (2, 18)
+    """
     rate = _check(rate, kind)
     rng = np.random.default_rng(seed)
     V = gen.meta["vocab_size"]

@@ -47,6 +47,31 @@ def clopper_pearson(k: int, n: int, level: float = CI_LEVEL) -> tuple[float, flo
 
     with :math:`B^{-1}` the beta quantile and :math:`c` the level (lower end 0 if k = 0,
     upper end 1 if k = n).
+
+    Parameters
+    ----------
+    k : int
+        Successes, in [0, n].
+    n : int
+        Trials, >= 1.
+    level : float
+        Confidence level in (0, 1).
+
+    Returns
+    -------
+    tuple of float
+        (lower, upper).
+
+    References
+    ----------
+    Clopper and Pearson (1934); the intervals of the TPR / FPR columns of Towards Better Statistical
+    Understanding of Watermarking LLMs, Table 1 (Tab:exp_performance).
+
+    Examples
+    --------
+    >>> from sims import clopper_pearson
+    >>> [round(x, 4) for x in clopper_pearson(3, 10)]
+    [0.0667, 0.6525]
     """
     from scipy.stats import beta
 
@@ -98,6 +123,17 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
     intervals, median_log10_p, z_mean, tokens_to_detect_median (prefix p <= 1e-4 from then
     on; red-green and EMS; None if fewer than half the texts get there), the detector's name
     and null, timings.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Section 4, Table 1 (Tab:exp_performance): TPR at fixed FPR and KL per token.
+
+    Examples
+    --------
+    >>> import sims
+    >>> r = sims.evaluate("tiny", "srl", n=4, T=30, seed=0, gamma=0.25, delta=2.0)
+    >>> r["algo"], r["n"], 0.0 <= r["tpr_at_1e-4"] <= 1.0
+    ('srl', 4, True)
     """
     check_watermark(algo, **params)
     if int(n) < 1 or int(T) < 1:
@@ -202,6 +238,39 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
     counts are informative at moderate n), each with its Clopper-Pearson interval at
     ``level``, and the exact size of the discrete test at full length without dedup,
     :math:`P(\\mathrm{Bin}(T,\\gamma) \\ge k_\\alpha)`.
+
+    Parameters
+    ----------
+    n, T, seed, key : int
+        Texts, tokens per text, seed and key.
+    gamma : float
+        Green-list ratio in (0, 1).
+    lm : str or SyntheticLM, optional
+        See above.
+    dedup : bool
+        Score each (context, token) pair once.
+    h : int
+        Context width.
+    chunk : int
+        Texts per chunk on the fast path.
+    level : float
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    dict
+        See above.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. B.1 (prop:type_I&II) and eq. (17) (eq:three_brick_p).
+
+    Examples
+    --------
+    >>> import sims
+    >>> r = sims.null_fpr(n=200, T=50, seed=0)
+    >>> r["fpr_at_1e-2"]["rejections"], r["fpr_at_1e-2"]["rate"]
+    (2, 0.01)
     """
     from sims.detect.nulls import binom_logsf
 

@@ -50,6 +50,18 @@ def repeated_ngram_mask(tokens: np.ndarray, n: int = NGRAM) -> np.ndarray:
     Returns
     -------
     ndarray (texts, T) of bool
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. F, 'Repetition Detection via
+    Dual-Variable Dynamics' (subsec:body_text_repetition_detection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sims import repeated_ngram_mask
+    >>> repeated_ngram_mask(np.array([[1, 2, 3, 1, 2]]), n=2).tolist()
+    [[False, False, False, True, True]]
     """
     if int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
@@ -68,7 +80,32 @@ def repeated_ngram_mask(tokens: np.ndarray, n: int = NGRAM) -> np.ndarray:
 
 
 def repetition_rate(tokens: np.ndarray, n: int = NGRAM) -> float:
-    """Share of (non-padding) positions inside a repeated n-gram (:func:`repeated_ngram_mask`)."""
+    """Share of (non-padding) positions inside a repeated n-gram (:func:`repeated_ngram_mask`).
+
+    Parameters
+    ----------
+    tokens : ndarray (texts, T) of int
+        Token ids (negative: padding).
+    n : int
+        n-gram length, >= 1.
+
+    Returns
+    -------
+    float
+        The share, in [0, 1].
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. F, 'Repetition Detection via
+    Dual-Variable Dynamics' (subsec:body_text_repetition_detection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sims import repetition_rate
+    >>> round(repetition_rate(np.array([[1, 2, 3, 1, 2, 3, 1, 2]]), n=2), 4)
+    0.625
+    """
     tokens = _texts(tokens)
     return float(repeated_ngram_mask(tokens, n).sum() / max(1, int(np.sum(tokens >= 0))))
 
@@ -88,6 +125,23 @@ def monitor(lam: np.ndarray, *, level: float, rise: float, window: int = 8) -> n
         Thresholds (tune them with :func:`tune_monitor` on other texts).
     window : int
         w >= 1, steps looked back for the rise.
+
+    Returns
+    -------
+    ndarray (texts, T) of bool
+        The flags.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. F, 'Repetition Detection via
+    Dual-Variable Dynamics' (subsec:body_text_repetition_detection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sims import lambda_monitor
+    >>> lambda_monitor(np.array([[0.5, 0.6, 2.0, 3.5, 3.6]]), level=3.0, rise=1.0, window=2).tolist()
+    [[False, False, True, True, True]]
     """
     lam = np.asarray(lam, dtype=float)
     if lam.ndim != 2:

@@ -69,7 +69,29 @@ MAX_WINDOW = 1024  # largest window w of the slowly varying part
 
 @dataclass(frozen=True)
 class SyntheticLM:
-    """An exact synthetic LM (see module docstring). Build with :func:`get_lm`."""
+    """An exact synthetic LM (see module docstring). Build with :func:`get_lm`.
+
+    Parameters
+    ----------
+    name, vocab_size, order, seed, params, base, level_table
+        The preset's name, V, context order, seed and tables (see module docstring).
+
+    Returns
+    -------
+    SyntheticLM
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Section 2: the unwatermarked LM p whose
+    next-token distributions the watermarks reweight (Algorithm 1, alg:kirchen).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> type(lm).__name__, lm.name, lm.vocab_size, lm.order
+    ('SyntheticLM', 'tiny', 6, 1)
+    """
 
     name: str
     vocab_size: int
@@ -311,7 +333,33 @@ def load_fitted(path, seed: int = 0, name: str | None = None) -> SyntheticLM:
 
 def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> SyntheticLM:
     """A preset LM (``news``, ``lfqa``, ``loopy``, ``tiny``, ``smollm2-fit``) or a fitted ``.npz`` file,
-    optionally with another vocabulary size (not for a fitted LM, whose levels are fitted at its own)."""
+    optionally with another vocabulary size (not for a fitted LM, whose levels are fitted at its own).
+
+    Parameters
+    ----------
+    name : str
+        A preset name or the path of a fitted ``.npz``.
+    vocab_size : int, optional
+        Vocabulary size (default the preset's).
+    seed : int
+        Seed of the preset's tables.
+
+    Returns
+    -------
+    SyntheticLM
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Section 2: the unwatermarked LM p whose
+    next-token distributions the watermarks reweight (Algorithm 1, alg:kirchen).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.get_lm("tiny")
+    >>> lm.name, lm.vocab_size
+    ('tiny', 6)
+    """
     if name in PRESETS:
         V, order, *rest = PRESETS[name]
         params = np.array(rest, dtype=np.float64)
@@ -339,6 +387,31 @@ def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> 
     """The ``loopy`` preset with ``vocab_size`` tokens and a share ``p_loop`` of near-deterministic contexts.
 
     Named ``loopy-V<vocab_size>-p<p_loop>`` so that a saved text is not mistaken for the preset.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size.
+    p_loop : float
+        Share of near-deterministic contexts, in [0, 1].
+    seed : int
+        Seed of the tables.
+
+    Returns
+    -------
+    SyntheticLM
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, App. F, 'Repetition Detection via
+    Dual-Variable Dynamics' (subsec:body_text_repetition_detection).
+
+    Examples
+    --------
+    >>> import sims
+    >>> lm = sims.loop_lm(vocab_size=64, p_loop=0.3, seed=0)
+    >>> lm.name, lm.vocab_size
+    ('loopy-V64-p0.3', 64)
     """
     if not (0.0 <= float(p_loop) <= 1.0):
         raise ValueError(f"p_loop must be in [0, 1]; got {p_loop!r}")
@@ -350,7 +423,28 @@ def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> 
 
 def lm_from_meta(meta: dict) -> SyntheticLM:
     """The LM a saved :class:`sims.watermarks.generate.Generation` was drawn from: a preset, or a
-    :func:`loop_lm` variant (named ``loopy-V<V>-p<p_loop>``)."""
+    :func:`loop_lm` variant (named ``loopy-V<V>-p<p_loop>``).
+
+    Parameters
+    ----------
+    meta : dict
+        ``Generation.meta`` (``lm`` and ``vocab_size`` are read).
+
+    Returns
+    -------
+    SyntheticLM
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Section 2: the unwatermarked LM p whose
+    next-token distributions the watermarks reweight (Algorithm 1, alg:kirchen).
+
+    Examples
+    --------
+    >>> import sims
+    >>> sims.lm_from_meta({"lm": "loopy-V64-p0.3", "vocab_size": 64}).name
+    'loopy-V64-p0.3'
+    """
     seed = meta.get("lm_seed", 0)
     loop = re.fullmatch(r"loopy-V(\d+)-p(.+)", str(meta["lm"]))
     if loop:

@@ -127,7 +127,28 @@ def _beta(a: float, b: float) -> np.ndarray:
 
 
 def parse_spec(spec: str) -> GProcess:
-    """Build a :class:`GProcess` from a SPEC string (see module docstring)."""
+    """Build a :class:`GProcess` from a SPEC string (see module docstring).
+
+    Parameters
+    ----------
+    spec : str
+        E.g. ``"beta:2,2"`` (i.i.d. Beta(2, 2) green masses).
+
+    Returns
+    -------
+    GProcess
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Assumption 2.7 (assum:iid): the green masses G_t of Theorem 2.8.
+
+    Examples
+    --------
+    >>> import sims
+    >>> gp = sims.g_process("beta:2,2")
+    >>> type(gp).__name__, gp.spec
+    ('GProcess', 'beta:2,2')
+    """
     head, _, rest = spec.partition(":")
     arr = lambda *t: np.stack(t)  # noqa: E731
     if head == "uniform" and not rest:

@@ -26,7 +26,30 @@ PROGRESS_ABOVE = 10**8
 
 @dataclass
 class ReducedResult:
-    """Summary of R replications of T steps (per-replication arrays included)."""
+    """Summary of R replications of T steps (per-replication arrays included).
+
+    Parameters
+    ----------
+    algo, spec, T, reps, seed, Delta, gamma, avg_kl, avg_dg, opt_kl, regret, violation, green_fraction, z_mean,
+    dg_spread, W1, W2, steps, elapsed_s, steps_per_s, infeasible_reps, params, per_rep
+        Built by :func:`simulate`.
+
+    Returns
+    -------
+    ReducedResult
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 2 (alg:DualGA), Theorem 2.8
+    (thm:dualGA_performance_iid) and problem (4) (opt:nofree).
+
+    Examples
+    --------
+    >>> import sims
+    >>> r = sims.simulate("dualga", "beta:2,2", T=200, reps=2, seed=0)
+    >>> type(r).__name__, r.steps, round(r.avg_dg, 4)
+    ('ReducedResult', 400, 0.1844)
+    """
 
     algo: str
     spec: str
@@ -137,6 +160,19 @@ def simulate(
     Returns
     -------
     ReducedResult
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 2 (alg:DualGA), Assumption 2.7
+    (assum:iid), Theorem 2.8 (thm:dualGA_performance_iid)
+    and the hindsight optimum of problem (4) (opt:nofree).
+
+    Examples
+    --------
+    >>> import sims
+    >>> r = sims.simulate("dualga", "beta:2,2", T=200, reps=2, seed=0)
+    >>> round(r.avg_dg, 4), round(r.avg_kl, 4), round(r.opt_kl, 4)
+    (0.1844, 0.0885, 0.1042)
     """
     if int(T) < 1:
         raise ValueError(f"T must be in [1, inf); got {T!r}")
@@ -180,7 +216,34 @@ def simulate(
 
 
 def traces(algo: str = "dualga", G: str = "beta:2,2", *, T: int, rep: int = 0, seed: int = 0, every: int = 1, **kw) -> dict:
-    """lambda_t (boost used), G_t, DG_t, KL_t of one replication, every ``every`` steps."""
+    """lambda_t (boost used), G_t, DG_t, KL_t of one replication, every ``every`` steps.
+
+    Parameters
+    ----------
+    algo, G, T, seed, **kw :
+        As :func:`simulate`.
+    rep : int
+        Which replication.
+    every : int
+        Keep every ``every``-th step.
+
+    Returns
+    -------
+    dict
+        Arrays ``t``, ``lam``, ``G``, ``dg``, ``kl``.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Algorithm 2 (alg:DualGA) and the
+    dual-variable dynamics of App. F (fig:body_text_dual_lambda).
+
+    Examples
+    --------
+    >>> import sims
+    >>> tr = sims.traces("dualga", "beta:2,2", T=50, seed=0, every=10)
+    >>> sorted(tr), tr["lam"].shape
+    (['G', 'dg', 'kl', 'lam', 't'], (5,))
+    """
     if int(every) < 1:
         raise ValueError(f"every must be in [1, inf); got {every!r}")
     proc = parse_spec(G).with_switch_time(T)
