@@ -3,7 +3,7 @@
 The rooms of this package, lowest first (a module imports only its own room and those
 below it; ``tests/test_imports.py`` checks it)::
 
-    core/          the keyed PRF (green lists), counter RNG, keyed orders, defaults, the Generation record
+    core/          the keyed PRF (green lists), counter RNG, keyed orders, defaults, the Generation record, word sets
     lm/            synthetic LMs with exact next-token distributions (presets, the looping LM)
     watermarks/    generation with every watermark of the paper, exact per-token records
     detect/        scores and exact null distributions (binomial, Gamma, AutoCov tails)

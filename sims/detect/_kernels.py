@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit, prange
 
 from sims.core import prf, prf_crypto, rng
+from sims.core.wordset import seen_before, set_size
 
 GREEN_BERNOULLI = 0
 GREEN_PARTITION = 1
@@ -47,35 +48,6 @@ def _value(code, ctx, w, thr, tokmix):
 
 
 @njit(cache=True, inline="always")
-def _seen_before(table, pair, has_zero):
-    """Insert ``pair`` into an open-addressing set (0 marks an empty slot; the word 0 itself is
-    tracked by ``has_zero[0]``); return True if it was already there."""
-    if pair == np.uint64(0):
-        if has_zero[0]:
-            return True
-        has_zero[0] = True
-        return False
-    mask = np.uint64(table.shape[0] - 1)
-    slot = pair & mask  # pair is already a mixed word (a keyed context hash ^ a mixed token)
-    while True:
-        cur = table[slot]
-        if cur == pair:
-            return True
-        if cur == np.uint64(0):
-            table[slot] = pair
-            return False
-        slot = (slot + np.uint64(1)) & mask
-
-
-@njit(cache=True)
-def _table_size(T):
-    size = 16
-    while size < 2 * T:
-        size *= 2
-    return size
-
-
-@njit(cache=True, inline="always")
 def _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix, size, values, scored):
     """Text i: the statistic summed over its scored tokens (in the text, and the first occurrence
     of their (context, token) pair when ``dedup``) and their number; when the rows ``values`` and
@@ -90,7 +62,7 @@ def _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix,
         y = tokens[i, t]
         ctx = _ctx(seed_c, prompts, tokens, i, t, P, h)
         pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
-        if dedup and _seen_before(table, pair, has_zero):
+        if dedup and seen_before(table, pair, has_zero):
             continue
         v = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
         acc += v
@@ -105,7 +77,7 @@ def _scan_text(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr, tokmix,
 def _scan_setup(T, key, dedup, stream):
     """The stream's context seed and the dedup table size of a scan of texts of width ``T``."""
     seed_c = prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN) * np.uint64(stream + 1))
-    return seed_c, _table_size(T) if dedup else 1
+    return seed_c, set_size(T) if dedup else 1
 
 
 @njit(cache=True, parallel=True)
@@ -152,7 +124,7 @@ def scan_tokens_siphash(tokens, prompts, lengths, k0, k1, h, dedup, thr, values,
     the pair's name."""
     n, T = tokens.shape
     P = prompts.shape[1]
-    size = _table_size(T) if dedup else 1
+    size = set_size(T) if dedup else 1
     for i in prange(n):
         table = np.zeros(size, dtype=np.uint64)
         has_zero = np.zeros(1, dtype=np.bool_)
@@ -167,7 +139,7 @@ def scan_tokens_siphash(tokens, prompts, lengths, k0, k1, h, dedup, thr, values,
                 window[j] = prompts[i, P + w] if w < 0 else tokens[i, w]
             prf_crypto.context_state_nb(k0, k1, window, prf.GREEN, st)
             word = prf_crypto.token_bits_nb(st, tokens[i, t])
-            if dedup and _seen_before(table, word, has_zero):
+            if dedup and seen_before(table, word, has_zero):
                 continue
             scored[i, t] = True
             values[i, t] = 1.0 if (word >> np.uint64(11)) < np.uint64(thr) else 0.0

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit, prange
 
 from sims.core import prf, rng
+from sims.core.wordset import seen_before
 from sims.detect import _kernels as K
 
 
@@ -34,7 +35,7 @@ def _scan_text_crossing(i, tokens, prompts, lengths, seed_c, h, dedup, code, thr
         y = tokens[i, t]
         ctx = K._ctx(seed_c, prompts, tokens, i, t, P, h)
         pair = ctx ^ prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
-        if dedup and K._seen_before(table, pair, has_zero):
+        if dedup and seen_before(table, pair, has_zero):
             continue
         acc += K._value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
         cnt += 1

@@ -41,6 +41,7 @@ from scipy.special import expit
 
 from sims.core import prf
 from sims.core.record import Generation
+from sims.core.wordset import seen_before, set_size
 from sims.detect.nulls import LN10, binom_logsf
 from sims.detect.scores import FAMILY_SCORERS, DetectResult, _check_inputs
 from sims.watermarks import registry
@@ -77,7 +78,7 @@ def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words
     n, T = tokens.shape
     P = prompts.shape[1]
     m = weights.shape[0]
-    size = tn.set_size(T)
+    size = set_size(T)
     seed_c = prf.mix64_nb(key + np.uint64(prf.GOLDEN) * np.uint64(tn.TOURNAMENT_STREAM + 1))
     unit = True
     for layer in range(m):
@@ -93,7 +94,7 @@ def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words
             for j in range(t - h, t):
                 tok = prompts[i, P + j] if j < 0 else tokens[i, j]
                 c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
-            keep = not (tn.seen_before(table, c, has_zero) and mask_repeated)
+            keep = not (seen_before(table, c, has_zero) and mask_repeated)
             wd = prf.token_bits_nb(c, tokens[i, t])
             if store:
                 words[i, t] = wd

@@ -58,6 +58,7 @@ from numba import njit, prange
 
 from sims.core import prf, rng
 from sims.core.record import Generation
+from sims.core.wordset import seen_before, set_size
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import registry
@@ -191,36 +192,6 @@ def popcount64(x):
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
     return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
-
-
-@njit(cache=True, inline="always")
-def seen_before(table, word, has_zero):
-    """Insert ``word`` (a mixed 64-bit hash) into an open-addressing set whose empty slots hold 0
-    (the word 0 itself is tracked by ``has_zero[0]``); True if it was already there."""
-    if word == np.uint64(0):
-        if has_zero[0]:
-            return True
-        has_zero[0] = True
-        return False
-    mask = np.uint64(table.shape[0] - 1)
-    slot = word & mask
-    while True:
-        cur = table[slot]
-        if cur == word:
-            return True
-        if cur == np.uint64(0):
-            table[slot] = word
-            return False
-        slot = (slot + np.uint64(1)) & mask
-
-
-@njit(cache=True)
-def set_size(T):
-    """Slots of a per-text set of ``T`` words (a power of two >= 2 T)."""
-    size = 16
-    while size < 2 * T:
-        size *= 2
-    return size
 
 
 @njit(cache=True, inline="always")
