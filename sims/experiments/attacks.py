@@ -16,9 +16,11 @@ texts are not meaningful and are set to nan.
 =================  ================================================================
 
 Worst cases of Prop. adv_robust (oracle, used by :mod:`proofs_check`):
-``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts red tokens, the last
-chosen so that the next original token turns red, ``worst_edit`` turns the greenest substring of l T tokens red, the last one chosen so that the
-token after the substring turns red too.
+``worst_deletion`` deletes green tokens, ``worst_insertion`` inserts a block of red tokens before
+the first green token it can turn red (its last token chosen so), ``worst_edit`` turns the substring
+of l T tokens red whose greens plus re-colourable successor are the most, the last one chosen so
+that the token after the substring turns red too.  The edit and the insertion reach the least
+green count of any substring edit or block insertion (exhaustive search on tiny texts, tests).
 """
 
 from __future__ import annotations
@@ -164,39 +166,81 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
 
 
 def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray, m: int, V: int) -> np.ndarray:
-    """Oracle attacks of Prop. adv_robust's proof (the key is known)."""
+    """Oracle attacks of Prop. adv_robust's proof (the key is known).
+
+    With h = 1 a change re-colours only the token right after it, so the least green count of
+    an edit of one substring of m tokens is reached by turning the substring red and, where some
+    red last token allows it, the token after it too: the window maximising (greens inside) +
+    (its successor green and re-colourable).  Insertion of a block of m tokens re-colours only the
+    token after the block: a red block before the first green token it can turn red.  Both are
+    checked against exhaustive search on tiny texts (tests/sims/test_attacks_exhaustive.py).
+    """
     P = len(prompt)
     seq = np.concatenate([prompt, row])
     green = np.array([bool(_green(gen, seq[: P + t], row[t])) for t in range(len(row))])
     if kind == "worst_deletion":
         gpos = np.flatnonzero(green)[:m]
         return np.delete(row, gpos)
+    if m == 0:
+        return row.copy()
+    L = len(row)
     if kind == "worst_edit":
-        # the proof's edit: a substring of m tokens (the greenest) turned red, its last token
-        # chosen so that the token right after the substring turns red as well
         c = np.concatenate([[0], np.cumsum(green)])
-        s = int(np.argmax(c[m:] - c[: len(row) - m + 1])) if m > 0 else 0
+        inside = c[m:] - c[: L - m + 1]
+        succ = np.append(green[m:], False).astype(np.int64)  # the token after window s, if any
+        best, best_gain = None, -1
+        for s in np.argsort(-(inside + succ), kind="stable"):
+            if inside[s] + succ[s] <= best_gain:
+                break
+            block = _red_block(gen, seq[: P + s], m, V, row[s + m] if succ[s] else None)
+            gain = int(inside[s]) - block[2] + int(succ[s] and block[1])
+            if gain > best_gain:
+                best, best_gain = (int(s), block[0]), gain
+        s, block = best
         new = row.copy()
-        for t in range(s, s + m):
-            after = row[t + 1] if t == s + m - 1 and t + 1 < len(row) else None
-            new[t] = _red_token(gen, np.concatenate([prompt, new[:t]]), V, successor=after)
+        new[s : s + m] = block
         return new
-    # worst_insertion: a block of m red tokens at the start whose last token also makes the
-    # next original token red (the proof's "next token ... changed to be a red token")
+    # worst_insertion: the block before the first green token it can turn red (else at the start)
+    for s in np.flatnonzero(green):
+        block, flipped, _ = _red_block(gen, seq[: P + s], m, V, row[s])
+        if flipped:
+            return np.concatenate([row[:s], block, row[s:]]).astype(np.int64)
+    return np.concatenate([_red_block(gen, prompt, m, V, None)[0], row]).astype(np.int64)
+
+
+def _red_block(gen: Generation, context: np.ndarray, m: int, V: int, successor: int | None) -> tuple[np.ndarray, bool, int]:
+    """m tokens after ``context``, each red in its context; with ``successor``, the last chosen so
+    that ``successor`` is red after it where any such block exists (h = 1: the block's last token
+    is the successor's context).  Returns the block, whether the successor turned red, and how many
+    block tokens are green (0 unless a context has no red token)."""
     block = []
-    ctx = prompt.copy()
+    ctx = np.asarray(context)
+    n_green = 0
     for j in range(m):
         last = j == m - 1
-        tok = _red_token(gen, ctx, V, successor=row[0] if last else None)
+        tok = _red_token(gen, ctx, V, successor=successor if last else None)
+        n_green += int(_green(gen, ctx, tok))
         block.append(tok)
         ctx = np.append(ctx, tok)
-    return np.array(block + list(row), dtype=np.int64)
+    if successor is None:
+        return np.array(block, dtype=np.int64), False, n_green
+    if not bool(_green(gen, ctx, successor)):
+        return np.array(block, dtype=np.int64), True, n_green
+    if m >= 2:  # the greedy second-to-last token left no red last token that re-colours: search the others
+        before = np.asarray(context) if m == 2 else np.append(np.asarray(context), block[:-2])
+        for prev in np.flatnonzero(~_green(gen, before, np.arange(V))):
+            tok = _red_token(gen, np.append(before, prev), V, successor=successor)
+            if not bool(_green(gen, np.append(before, [prev, tok]), successor)) and not bool(_green(gen, np.append(before, prev), tok)):
+                return np.array(block[:-2] + [int(prev), tok], dtype=np.int64), True, n_green
+    return np.array(block, dtype=np.int64), False, n_green
 
 
 def _red_token(gen: Generation, context: np.ndarray, V: int, successor: int | None = None) -> int:
     """The first red token after ``context``; with ``successor``, one under which that token is red too."""
     cand = np.arange(V)
     red = cand[~_green(gen, context, cand)]
+    if red.size == 0:  # every token is green here: none can help
+        return 0
     if successor is None:
         return int(red[0])
     for c in red:
