@@ -109,6 +109,24 @@ def test_redgreen_score_of_one_and_two_scored_tokens():
     assert w1[0] == 0.0  # windows of one token are never scored
 
 
+def test_marks_and_ems_scores_of_one_and_two_scored_tokens():
+    """redgreen_from_marks (raw-text detection) and score_ems: p = 1 and flagged while at most one
+    token is scored; the exact tail from two on."""
+    g = 0.25
+    green = np.array([[True, True, False]])
+    res, prefix = report.redgreen_from_marks(green, np.array([[True, False, False]]), np.array([3]), g)
+    assert res.flagged.tolist() == [True] and res.log10_p[0] == 0.0 and prefix[0].tolist() == [0.0, 0.0, 0.0]
+    res, prefix = report.redgreen_from_marks(green, np.ones((1, 3), dtype=bool), np.array([3]), g)
+    assert res.flagged.tolist() == [False] and res.log10_p[0] == pytest.approx(math.log10(g * g * (3 - 2 * g)), rel=1e-12)
+    assert prefix[0, 0] == 0.0 and prefix[0, 1] == pytest.approx(2 * math.log10(g), rel=1e-12)
+    key, V = 11, 500
+    tokens, prompt = _green_first_text(key, g, V)
+    one = scores.score_ems(tokens[:, :1], prompt, key, vocab_size=V)
+    two = scores.score_ems(tokens[:, :2], prompt, key, vocab_size=V)
+    assert one.flagged.tolist() == [True] and one.log10_p[0] == 0.0
+    assert two.flagged.tolist() == [False] and two.log10_p[0] < 0.0
+
+
 def test_naive_thresholds_take_a_tail_exactly_at_the_level():
     """k[n] = smallest k with ln P(Bin(n, gamma) >= k) <= ln alpha: at alpha = that tail itself
     (an exact round trip, asserted) the threshold is that k, a hair below it k + 1."""
