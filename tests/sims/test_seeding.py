@@ -193,7 +193,7 @@ def test_torch_processor_green_lists_and_records(algo, scheme):
     proc = make_processor(algo, vocab_size=V, key=KEY, h=h, seeding=scheme, **({"delta": 2.0} if algo == "srl" else {}))
     g = torch.Generator().manual_seed(4)
     ids = torch.randint(0, V, (3, 5), generator=g)
-    for step in range(2):
+    for _ in range(2):
         scores_ = torch.randn(3, V, generator=g, dtype=torch.float64)
         proc(ids, scores_)
         green = seeding.green_mask(KEY, ids[:, -h:].numpy(), V, proc.gamma, scheme)
