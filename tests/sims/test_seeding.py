@@ -204,3 +204,22 @@ def test_torch_processor_green_lists_and_records(algo, scheme):
     if algo == "autocov":
         prev = proc.is_green(ids[:, -h - 1 : -1], ids[:, -1]).numpy()
         np.testing.assert_array_equal(prev, seeding.green_mask(KEY, ids[:, -h - 1 : -1].numpy(), V, proc.gamma, scheme)[np.arange(3), ids[:, -1].numpy()])
+
+
+def test_stealing_scores_the_estimate_against_the_schemes_lists():
+    """make_haul of SRL delta 4 under minhash, h = 2 (lfqa V = 64, 1500 x 16 tokens, seed 0): the attacker's
+    estimate is scored against the minhash lists (accuracy > 0.6), against which the left-hash lists of the
+    same key are no better than chance (accuracy within 0.5 +- 0.1); attack_point records the scheme."""
+    from sims.experiments import steal
+
+    lm = get_lm("lfqa", vocab_size=64)
+    haul = steal.make_haul(lm, "srl", n_max=1500, T=16, n_eval=40, h=2, delta=4.0, seeding="minhash")
+    est = steal.estimate_green(haul.wm, haul.base, n_stolen=1500)
+    m = haul.wm.meta
+    right = steal.estimate_accuracy(est, m["key"], m["gamma"], haul.held_out, seeding="minhash")["accuracy"]
+    wrong = steal.estimate_accuracy(est, m["key"], m["gamma"], haul.held_out)["accuracy"]
+    assert right > 0.6 and abs(wrong - 0.5) < 0.1, (right, wrong)
+    row = steal.attack_point(haul, 300)
+    assert row["seeding"] == "minhash" and row["green_estimate_accuracy"] == pytest.approx(
+        steal.estimate_accuracy(steal.estimate_green(haul.wm, haul.base, n_stolen=300), m["key"], m["gamma"], haul.held_out,
+                                seeding="minhash")["accuracy"])
