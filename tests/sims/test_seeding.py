@@ -223,3 +223,21 @@ def test_stealing_scores_the_estimate_against_the_schemes_lists():
     assert row["seeding"] == "minhash" and row["green_estimate_accuracy"] == pytest.approx(
         steal.estimate_accuracy(steal.estimate_green(haul.wm, haul.base, n_stolen=300), m["key"], m["gamma"], haul.held_out,
                                 seeding="minhash")["accuracy"])
+
+
+def test_cli_generate_seeding_then_detect(tmp_path, capsys):
+    """``generate --seeding minhash --h 3`` keeps the scheme in the file; ``detect`` scores with it (3 texts x 60
+    tokens of SRL delta 3 on lfqa: watermarked at 1e-4); an unknown scheme is one line on stderr, exit 2."""
+    import json
+
+    from sims.cli.main import main
+
+    out = tmp_path / "g.npz"
+    assert main(["generate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "3", "--T", "60", "--h", "3", "--seeding", "minhash",
+                 "--out", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["meta"]["seeding"] == "minhash"
+    assert main(["detect", str(out), "--key", "15485863", "--dedup", "--json"]) == 0
+    assert all(r["watermarked"] for r in json.loads(capsys.readouterr().out)["texts"])
+    rc = main(["generate", "--lm", "lfqa", "--algo", "srl", "--n", "1", "--T", "5", "--seeding", "maxhash", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "seeding must be one of" in err
