@@ -15,6 +15,8 @@ TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta
 
 CONFIGS = [("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("ems", {}), ("uw-gamma", {}),
            ("atw", dict(delta=2.0))]
+SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("lefthash", "selfhash", "minhash", "skipgram")]
+"""SRL under each seeding scheme of :mod:`sims.core.seeding` over h = 4 tokens (synthetic LMs): what an edit re-colours."""
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
@@ -42,10 +44,11 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     axes = axes.ravel()
     summary = dict(lm=name, n=n, T=T, rates=rates, attacks={})
     gens = {}
-    with progress(len(CONFIGS) * len(kinds), f"fig_robustness on {name}", unit="attack") as bar:
-        for algo, params in CONFIGS:
+    configs = CONFIGS + (SEEDED if is_synthetic(name) else [])
+    with progress(len(configs) * len(kinds), f"fig_robustness on {name}", unit="attack") as bar:
+        for algo, params in configs:
             gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
-            label = f"{algo} {','.join(f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
+            label = f"{algo} {','.join(v if isinstance(v, str) else f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
             gens[label] = gen
             for j, kind in enumerate(kinds):
                 att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))

@@ -15,7 +15,9 @@ DualGA, ATW, hard; ``--gamma``, ``--h``), ``transformers-lefthash`` (transformer
 ``WatermarkLogitsProcessor`` with ``seeding_scheme="lefthash"``: ``--key`` is its
 ``hashing_key``, ``--gamma`` its ``greenlist_ratio``, ``--h`` its ``context_width``, ``--dedup``
 its detector's ``ignore_repeated_ngrams``), scored with the exact binomial p-value where
-transformers' ``WatermarkDetector`` uses a normal approximation.
+transformers' ``WatermarkDetector`` uses a normal approximation; ``transformers-selfhash`` likewise for
+``seeding_scheme="selfhash"`` (its first ``context_width - 1`` tokens are context; ``--dedup`` counts each
+(seed, token) pair once: :mod:`sims.torch_backend.selfhash_transformers`).
 
 Output: a table, or with ``--json`` the document of :mod:`sims.detect.report` (schema
 ``wmstats.detect`` version 1, stable); ``--html`` also writes the coloured report
@@ -35,7 +37,7 @@ from sims.cli.checks import writable_file
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
-SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid")
+SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid", "transformers-selfhash")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -167,13 +169,17 @@ def _score_text(args, key: int, fpr: float):
 
         return text_document(args, fpr, rows), None
     lefthash = args.scheme == "transformers-lefthash"
-    V = lm_vocab_size(args.lm, tok) if lefthash else len(tok)
+    selfhash = args.scheme == "transformers-selfhash"  # its window ends at the scored token: h - 1 tokens of context
+    V = lm_vocab_size(args.lm, tok) if lefthash or selfhash else len(tok)
     hi = max(int(r.max()) for r in rows if r.size)
     if hi >= V:
         raise ValueError(f"token ids must be below the LM's vocab_size {V} (tokenizer and model disagree); got {hi}")
-    lengths = np.array([max(0, len(r) - h) for r in rows])
-    if lefthash:
-        green, scored = lefthash_marks(rows, V, gamma, key, h, dedup=args.dedup)
+    c = h - 1 if selfhash else h
+    lengths = np.array([max(0, len(r) - c) for r in rows])
+    if lefthash or selfhash:
+        from sims.torch_backend.selfhash_transformers import selfhash_marks
+
+        green, scored = (selfhash_marks if selfhash else lefthash_marks)(rows, V, gamma, key, h, dedup=args.dedup)
         g_eff = int(V * gamma) / V
     else:
         tokens = _padded(rows, h)
@@ -183,7 +189,7 @@ def _score_text(args, key: int, fpr: float):
         _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
         green = g_all > 0.5
         g_eff = report.null_green_probability(gamma, "bernoulli", V)
-    return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:h] for p in pieces], text_pieces=[p[h:] for p in pieces],
+    return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:c] for p in pieces], text_pieces=[p[c:] for p in pieces],
                                    input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
 
 

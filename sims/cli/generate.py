@@ -56,6 +56,8 @@ def real_lm_kwargs(args) -> dict:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_algo_arguments(p)
     p.add_argument("--out", type=pathlib.Path, required=True, help="output .npz")
+    p.add_argument("--seeding", default="lefthash", help="synthetic LMs: the green list's seeding scheme over the last --h tokens: lefthash "
+                   "(default), selfhash, minhash or skipgram (sims.core.seeding; red-green algorithms)")
     p.add_argument("--stop-at-eos", action="store_true",
                    help="real LMs: end each text at the model's first end token (end of turn / text), padding the rest (loop "
                         "engine); default: every text has T tokens, as in the paper's experiments")
@@ -80,7 +82,10 @@ def run(args) -> int:
         from sims.lm.synthetic import get_lm
         from sims.watermarks.generate import generate
 
-        gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **algo_kwargs(args))
+        gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, seeding=args.seeding,
+                       **algo_kwargs(args))
+    elif args.seeding != "lefthash":
+        raise ValueError(f"seeding {args.seeding!r}: a real LM ({args.lm!r}) is seeded by lefthash here (--seeding applies to synthetic LMs)")
     else:
         from sims.torch_backend.real_lm import generate_on
 

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from sims.core import defaults, prf, prf_crypto, rng
+from sims.core import seeding as seeding_mod
 from sims.detect import _kernels as K
+from sims.detect._seeding_kernels import scan_seeded
 from sims.detect.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 from sims.watermarks import registry
 
@@ -152,13 +154,16 @@ def _stat_code(stat: str, gamma, green_kind: str, vocab_size):
 
 
 def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                 dedup: bool = False, vocab_size: int | None = None, lengths=None, prf: str = defaults.PRF) -> tuple[np.ndarray, np.ndarray]:
+                 dedup: bool = False, vocab_size: int | None = None, lengths=None, prf: str = defaults.PRF,
+                 seeding: str = seeding_mod.DEFAULT) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-token statistic and scored mask (Numba kernel; :func:`token_scores_reference` is the NumPy twin).
 
     ``stat="green"``: :math:`1\{y_t \in G(\mathrm{ctx}_t)\}` (green list of ``green_kind``, ratio
     ``gamma``); ``stat="ems"``: :math:`-\ln(1 - r_{t,y_t})` (paper eq. ems_zscore's summand).
     ``prf="siphash"``: Bernoulli green lists keyed by SipHash-2-4 with the 128-bit ``key``
     (:mod:`sims.core.prf_crypto`), same threshold and null; ``stat="green"`` only.
+    ``seeding``: the green lists' seeding scheme (:mod:`sims.core.seeding`; other than ``"lefthash"``:
+    Bernoulli SplitMix64 lists, ``stat="green"``); dedup then names a token by its (seed, token) pair.
 
     Returns
     -------
@@ -171,6 +176,11 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     values = np.empty(tokens.shape, dtype=np.float64)
     scored = np.empty(tokens.shape, dtype=np.bool_)
     words = _check_key(key, prf)
+    if seeding_mod.code(seeding) != seeding_mod.LEFTHASH:
+        if code != K.GREEN_BERNOULLI or prf != "splitmix64":
+            raise ValueError(f"seeding {seeding!r} seeds Bernoulli SplitMix64 green lists only; got stat={stat!r}, green_kind={green_kind!r}, prf={prf!r}")
+        scan_seeded(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), seeding_mod.code(seeding), thr, values, scored)
+        return values, scored
     if prf == "siphash":
         if code != K.GREEN_BERNOULLI:
             raise ValueError(f"prf='siphash' keys Bernoulli green lists only; got stat={stat!r}, green_kind={green_kind!r}")
@@ -181,8 +191,10 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
 
 
 def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H,
-                           green_kind: str = defaults.GREEN_KIND, dedup: bool = False, vocab_size: int | None = None, lengths=None):
-    """Pure-NumPy twin of :func:`token_scores` (dedup on the pair of actual token ids)."""
+                           green_kind: str = defaults.GREEN_KIND, dedup: bool = False, vocab_size: int | None = None, lengths=None,
+                           seeding: str = seeding_mod.DEFAULT):
+    """Pure-NumPy twin of :func:`token_scores` (dedup on the pair of actual token ids; under a seeding
+    scheme other than ``"lefthash"``, on the (seed, token) pair of :mod:`sims.core.seeding`)."""
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     _stat_code(stat, gamma, green_kind, vocab_size)  # validation
     _check_key(key)
@@ -190,6 +202,18 @@ def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", ga
     seq = np.concatenate([prompts, np.where(tokens < 0, 0, tokens)], axis=1)
     P = prompts.shape[1]
     windows = np.stack([seq[:, P + t - h : P + t] for t in range(T)], axis=1) if T else np.zeros((n, 0, h), dtype=np.int64)
+    if seeding_mod.code(seeding) != seeding_mod.LEFTHASH:
+        y = seq[:, P:]
+        seeds = seeding_mod.seeds(key, windows, seeding, y)
+        values = prf.is_green(seeds, y, gamma).astype(np.float64)
+        scored = np.arange(T)[None, :] < lengths[:, None]
+        for i in range(n):
+            seen = set()
+            for t in range(lengths[i]):
+                pair = (int(seeds[i, t]), int(y[i, t]))
+                scored[i, t] = not (dedup and pair in seen)
+                seen.add(pair)
+        return np.where(scored, values, 0.0), scored
     if stat == "ems":
         ctx = prf.context_hash(key, windows, prf.EMS)
         values = -np.log1p(-prf.uniforms(ctx, seq[:, P:]))
@@ -262,10 +286,10 @@ def _check_key(key, prf: str = defaults.PRF):
     return None
 
 
-def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, prf=defaults.PRF):
-    if prf == "siphash":
+def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, prf=defaults.PRF, seeding=seeding_mod.DEFAULT):
+    if prf == "siphash" or seeding != seeding_mod.DEFAULT:
         values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
-                                      vocab_size=vocab_size, lengths=lengths, prf=prf)
+                                      vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
         return values.sum(axis=1), scored.sum(axis=1), _stat_code(stat, gamma, green_kind, vocab_size)[3]
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
@@ -285,7 +309,8 @@ def _redgreen_result(counts, n, gamma) -> DetectResult:
 
 
 def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False,
-                   green_kind: str = defaults.GREEN_KIND, lengths=None, prf: str = defaults.PRF) -> DetectResult:
+                   green_kind: str = defaults.GREEN_KIND, lengths=None, prf: str = defaults.PRF,
+                   seeding: str = seeding_mod.DEFAULT) -> DetectResult:
     r"""Red-green detection: green count, z-score (eq. z_score) and exact binomial log10 p.
 
     .. math:: z = \frac{|y|_G - \gamma n}{\sqrt{n\gamma(1-\gamma)}},\qquad
@@ -310,6 +335,8 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
     green_kind : {"bernoulli", "partition"}
     prf : {"splitmix64", "siphash"}
         The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    seeding : {"lefthash", "selfhash", "minhash", "skipgram"}
+        The green lists' seeding scheme (:mod:`sims.core.seeding`); dedup counts each (seed, token) pair once.
 
     Returns
     -------
@@ -329,7 +356,7 @@ def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int |
     >>> r.score.tolist(), [round(float(x), 3) for x in r.log10_p]
     ([13.0, 13.0], [-3.736, -3.736])
     """
-    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, prf)
+    counts, n, g_eff = _sums(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, prf, seeding)
     return _redgreen_result(counts, n, g_eff)
 
 
@@ -349,7 +376,7 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
 
 
 def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                  lengths=None, prf: str = defaults.PRF) -> DetectResult:
+                  lengths=None, prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> DetectResult:
     r"""AutoCov statistic (appendix "Possibility for Other Variants") with its exact null.
 
     .. math:: S_T = \frac1T \sum_{t=1}^{T-1} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,\quad
@@ -363,7 +390,7 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
     g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths,
-                             prf=prf)
+                             prf=prf, seeding=seeding)
     T = scored.sum(axis=1)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
     flagged = T < 2
@@ -662,10 +689,11 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
     green_kind = m.get("green_kind", "bernoulli")
     prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
+    seeding = m.get("seeding", seeding_mod.DEFAULT)  # recorded where not lefthash (sims.core.seeding)
     if family == "redgreen":
-        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
+        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
     if family == "autocov":
-        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, **kw)
+        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
     if family == "ems":
         return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:

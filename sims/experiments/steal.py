@@ -51,6 +51,7 @@ import numpy as np
 from numba import njit, prange
 
 from sims.core import defaults, prf, prf_crypto, rng, windows
+from sims.core import seeding as seeding_mod
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
 from sims.detect import scores as detect
@@ -197,11 +198,14 @@ def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: 
     return GreenEstimate(h, V, n_stolen, names, starts, tok, scores, green, keys[o], green[o])
 
 
-def estimate_accuracy(est: GreenEstimate, key, gamma: float, texts: Generation, *, prf_name: str = defaults.PRF) -> dict:
+def estimate_accuracy(est: GreenEstimate, key, gamma: float, texts: Generation, *, prf_name: str = defaults.PRF,
+                      seeding: str = seeding_mod.DEFAULT) -> dict:
     """The estimate against the key's true green lists on the (window, token) pairs of ``texts``.
 
     ``prf_name``: the owner's keyed PRF, ``"splitmix64"`` (:mod:`sims.core.prf`, ``key`` in
-    [0, 2**64)) or ``"siphash"`` (:mod:`sims.core.prf_crypto`, a 128-bit ``key``).
+    [0, 2**64)) or ``"siphash"`` (:mod:`sims.core.prf_crypto`, a 128-bit ``key``); ``seeding`` the owner's
+    seeding scheme (:mod:`sims.core.seeding`; the colour of a pair is a function of its window and token under
+    every scheme, so the attacker's per-window estimate is scored the same way).
 
     Returns ``accuracy`` (balanced: the mean of the true-green and true-red rates, 0.5 = no
     knowledge, 1 = perfect), ``precision`` (true-green share of the pairs estimated green),
@@ -213,6 +217,9 @@ def estimate_accuracy(est: GreenEstimate, key, gamma: float, texts: Generation, 
     win = windows.windows(texts.tokens, texts.prompts, est.h)
     if prf_name == "siphash":
         truth = prf_crypto.is_green(prf_crypto.context_state(key, win), texts.tokens, gamma)
+    elif prf_name == "splitmix64" and seeding != seeding_mod.DEFAULT:
+        _check_key(key)
+        truth = (seeding_mod.words(int(key), win, texts.tokens, seeding) >> np.uint64(11)) < np.uint64(prf.green_threshold(gamma))
     elif prf_name == "splitmix64":
         _check_key(key)
         truth = prf.is_green(prf.context_hash(int(key), win, prf.GREEN), texts.tokens, gamma)
@@ -479,7 +486,7 @@ def attack_point(haul: Haul, n_stolen: int, *, use_base: bool = True, boost: flo
     """
     m = haul.wm.meta
     est = estimate_green(haul.wm, haul.base if use_base else None, n_stolen=n_stolen)
-    acc = estimate_accuracy(est, m["key"], m["gamma"], haul.held_out)
+    acc = estimate_accuracy(est, m["key"], m["gamma"], haul.held_out, seeding=m.get("seeding", seeding_mod.DEFAULT))
     n_eval, T = haul.targets.tokens.shape
     sp = spoof(haul.lm, est, m, n=n_eval, T=T, seed=seed + SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
     lp_spoof = detect.score(sp, haul.lm).log10_p
@@ -496,7 +503,7 @@ def attack_point(haul: Haul, n_stolen: int, *, use_base: bool = True, boost: flo
         scrub_success=removed(det1), scrub_edit_rate=float(rate.mean()), scrub_blind_success=removed(det_blind),
         scrub_blind_edit_rate=float(brate.mean()), detected_before=float(det0.mean()),
         green_estimate_accuracy=acc["accuracy"], green_estimate_precision=acc["precision"], green_estimate_recall=acc["recall"],
-        window_coverage=acc["coverage"], mean_estimated_list_size=est.mean_list_size(),
+        window_coverage=acc["coverage"], mean_estimated_list_size=est.mean_list_size(), seeding=m.get("seeding", seeding_mod.DEFAULT),
     )
 
 

@@ -35,7 +35,7 @@ import torch
 import theory
 from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
-from sims.torch_backend import prf_crypto_torch, prf_torch
+from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
@@ -56,6 +56,7 @@ class _KeyedProcessor:
     """Shared: the key's green list for the last ``h`` tokens, and the per-step records."""
 
     name = "base"
+    seeding = "lefthash"  # the green lists' seeding scheme (sims.core.seeding); make_processor sets another
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, h: int = defaults.H,
                  prf: str = defaults.PRF):
@@ -75,6 +76,7 @@ class _KeyedProcessor:
         self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
         self.records: dict[str, list[torch.Tensor]] = {k: [] for k in RECORDS}
         self._table: torch.Tensor | None = None
+        self._anchors: torch.Tensor | None = None  # selfhash's candidate hashes
         self._nan_step: torch.Tensor | None = None  # (B,) first step with NaN logits, -1 if none
         self._boost = None  # FusedBoost of the soft boosts on CUDA
         self.t = 0  # steps seen (ITS indexes its key stream by position)
@@ -100,15 +102,28 @@ class _KeyedProcessor:
             return prf_crypto_torch.green_mask(prf_crypto_torch.context_state(self.key, windows), self.vocab_size, self.gamma)
         if self._table is None or self._table.device != windows.device:
             self._table = prf_torch.token_table(self.vocab_size, windows.device)
+        if self.seeding != "lefthash":
+            return self._seeded_green_lists(windows)
         return prf_torch.green_mask(prf_torch.context_hash(self.key, windows), self.vocab_size, self.gamma, table=self._table)
 
     def is_green(self, windows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Whether each of ``tokens`` (B,) is green after its window (B, h), with the processor's PRF."""
+        if self.seeding != "lefthash":
+            return seeding_torch.is_green(self.key, windows, tokens, self.gamma, self.seeding)
         if self.prf == "siphash":
             bits = prf_crypto_torch.token_bits(prf_crypto_torch.context_state(self.key, windows), tokens)
         else:
             bits = prf_torch.token_bits(prf_torch.context_hash(self.key, windows), tokens)
         return prf_torch._srl(bits, 11) < prf.green_threshold(self.gamma)
+
+    def _seeded_green_lists(self, windows: torch.Tensor) -> torch.Tensor:
+        """Green lists under the seeding scheme ``self.seeding`` (:mod:`sims.torch_backend.seeding_torch`)."""
+        anchors = None
+        if self.seeding == "selfhash":
+            if self._anchors is None or self._anchors.device != windows.device:
+                self._anchors = seeding_torch.token_hashes(self.key, torch.arange(self.vocab_size, device=windows.device))
+            anchors = self._anchors
+        return seeding_torch.green_mask(self.key, windows, self.vocab_size, self.gamma, self.seeding, table=self._table, anchors=anchors)
 
     def _note_nan(self, x: torch.Tensor):
         """Keep, on the device, the first step at which each row's logits held a NaN."""
@@ -156,7 +171,7 @@ class _KeyedProcessor:
         return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
-        if self.prf != "splitmix64":  # the fused kernels hash with SplitMix64
+        if self.prf != "splitmix64" or self.seeding != "lefthash":  # the fused kernels hash lefthash with SplitMix64
             return False
         return bool(self.fused) if self.fused is not None else boost_backend(scores.device) != "torch"
 
@@ -453,15 +468,18 @@ class TransformersSRLProcessor(_KeyedProcessor):
 
 
 def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                   fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF, **params) -> _KeyedProcessor:
+                   fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF, seeding: str = "lefthash", **params) -> _KeyedProcessor:
     """The processor of ``algo`` (:data:`PROCESSORS`) with the synthetic generator's parameters and
     defaults (``params``: :func:`sims.watermarks.registry.resolve`; one ``algo`` does not take is
     refused); only Bernoulli green lists.  ``fused`` and ``max_steps`` reach the processors with a
     fused step (SRL, DualGA).
 
     ``prf="siphash"`` (128-bit ``key``, :mod:`sims.core.prf_crypto`) keys the red-green schemes
-    of :data:`sims.watermarks.generate.SIPHASH_ALGOS`, as the synthetic generator does."""
+    of :data:`sims.watermarks.generate.SIPHASH_ALGOS`, as the synthetic generator does.  ``seeding``
+    (:mod:`sims.core.seeding`) seeds the green lists of :data:`sims.watermarks.registry.SEEDING_ALGOS`,
+    bit-identical to the generator's (the fused step hashes lefthash only: another scheme runs unfused)."""
     rec = registry.get(algo)
+    registry.check_seeding(algo, seeding, green_kind=green_kind, prf=prf)
     if algo not in PROCESSORS:
         raise ValueError(f"algo {algo!r} has no torch processor: one of {tuple(PROCESSORS)}")
     if green_kind != "bernoulli":
@@ -478,4 +496,6 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
         kw["prf"] = prf
     if "fused" in inspect.signature(cls).parameters:
         kw.update(fused=fused, max_steps=max_steps)
-    return cls(**kw)
+    proc = cls(**kw)
+    proc.seeding = seeding
+    return proc

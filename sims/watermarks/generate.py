@@ -59,6 +59,7 @@ import numpy as np
 from numba import njit, prange
 
 from sims.core import defaults, prf, prf_crypto, rng
+from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.prf import green_threshold, token_mix
 from sims.core.record import Generation
@@ -83,11 +84,12 @@ AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: ever
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
 LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
 
-Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm siphash k0 k1")
+Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm siphash k0 k1 seeding anchors")
 Keying.__doc__ = """The watermark's keyed objects: ``key`` (uint64), context width ``h``, the green
 threshold of :func:`sims.core.prf.green_threshold`, ``partition`` (exactly ``n_green`` green ids
 instead of Bernoulli lists), the PRF's per-token mix ``tokmix``, the keyed order ``perm``, and
-``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`)."""
+``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`), and the
+seeding scheme's code ``seeding`` with, for ``selfhash``, the candidates' hashes ``anchors`` (:mod:`sims.core.seeding`)."""
 SIPHASH_ALGOS = registry.names(siphash=True)  # the red-green schemes prf="siphash" keys
 
 
@@ -278,12 +280,13 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
     (tokens, kl, G, dg, entropy, lam) arrays (n, T), written in place.
     """
     V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
-    key, h, thr, partition, n_green, tokmix, perm, siphash, k0, k1 = keying
+    key, h, thr, partition, n_green, tokmix, perm, siphash, k0, k1, seeding, anchors = keying
     tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
     n, P = prompts.shape
     its_key = rng.stream_key_nb(key, ITS_STREAM)
     nb = kern.n_blocks(V)
-    tabulated = _tabulated(algo, partition) and not siphash  # the fused tables hash with SplitMix64
+    self_hash = seeding == seeding_mod.SELFHASH  # a green list per candidate: built over V
+    tabulated = _tabulated(algo, partition) and not siphash and not self_hash  # the fused tables hash with SplitMix64
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
@@ -293,6 +296,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
         green = np.empty(size)  # 1.0 green, 0.0 red
         bits = np.empty(size, dtype=np.uint64)
         sip_state = np.empty(prf_crypto.STATE_WORDS, dtype=np.uint64)
+        wa = np.empty(h, dtype=np.uint64)  # selfhash's window hashes
         scratch = np.empty(size)  # EMS's work arrays
         scratch2 = np.empty(size)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
@@ -306,7 +310,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
         for t in range(T):
             L = P + t
             window = ctx[L - h : L]
-            wctx = prf.context_hash_nb(key, window, prf.GREEN)
+            wctx = prf.context_hash_nb(key, window, prf.GREEN) if seeding == seeding_mod.LEFTHASH else seeding_mod.seed_hash_nb(key, window, seeding)
             if tabulated:
                 lm_state = lm_mod.context_into(V, order, lm_seed, lm_params, levels, base, ctx[:L], mod_tok, mod_logit)
                 c = lm_state[3]
@@ -320,6 +324,9 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
                 kern.exp_shifted_into(logits, c, e)
                 if siphash:
                     _siphash_green_list(k0, k1, window, thr, sip_state, green)
+                elif self_hash:
+                    seeding_mod.window_hashes_into(key, window, wa)
+                    seeding_mod.self_green_into(wa, anchors, tokmix, thr, green)
                 else:
                     _green_list(wctx, thr, partition, n_green, tokmix, bits, green)
                 acc = kern.block_masses(e, logits, c, green, blk_green, blk_red)
@@ -397,7 +404,7 @@ def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
-    prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None,
+    prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -432,6 +439,10 @@ def generate(
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
+    seeding : {"lefthash", "selfhash", "minhash", "skipgram"}
+        How the green list is seeded from the last ``h`` tokens (and, for ``selfhash``, the candidate):
+        :mod:`sims.core.seeding`; the red-green algorithms of :func:`sims.watermarks.registry.check_seeding`,
+        Bernoulli lists keyed by SplitMix64.  ``meta`` keeps it where it is not ``"lefthash"``.
 
     Returns
     -------
@@ -452,6 +463,7 @@ def generate(
     ((2, 20), 0.4291)
     """
     rec = registry.get(algo)
+    seed_code = registry.check_seeding(algo, seeding, green_kind=green_kind, prf=prf)
     if rec.generator is not None:
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
@@ -492,13 +504,16 @@ def generate(
     gam = info["gamma"]
     tables = LMTables(V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
     key64 = k0 if siphash else int(key)  # SplitMix64's key (unused by the SipHash-keyed schemes)
+    anchors = seeding_mod.token_hashes(key64, np.arange(V)) if seed_code == seeding_mod.SELFHASH else np.zeros(0, dtype=np.uint64)
     keying = Keying(np.uint64(key64), int(h), green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
-                    token_mix(V), keyed_order(key64, V), siphash, np.uint64(k0), np.uint64(k1))
+                    token_mix(V), keyed_order(key64, V), siphash, np.uint64(k0), np.uint64(k1), seed_code, anchors)
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
     _generate(registry.get(algo).code, tables, keying, prm, prompts, int(T), int(seed), out)
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     if siphash:
         meta["prf"] = "siphash"
+    if seed_code != seeding_mod.LEFTHASH:
+        meta["seeding"] = seeding
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
 
 

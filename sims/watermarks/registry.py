@@ -41,6 +41,7 @@ import numpy as np
 
 import theory
 from sims.core import defaults, prf, rng
+from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
@@ -265,6 +266,8 @@ def own(name: str, prm: dict) -> dict:
 
 
 def _green(p, window, key, prm) -> np.ndarray:
+    if prm.get("seeding", seeding_mod.DEFAULT) != seeding_mod.DEFAULT:  # another seeding scheme (sims.core.seeding)
+        return seeding_mod.green_mask(key, np.asarray(window), p.shape[0], prm["gamma"], prm["seeding"])
     return prf.green_mask(prf.context_hash(key, np.asarray(window)), p.shape[0], prm["gamma"])
 
 
@@ -389,3 +392,22 @@ register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, 
                    doc="unbiased watermark, gamma-reweight"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
+
+
+SEEDING_ALGOS = names(siphash=True)
+"""The algorithms whose green list a seeding scheme (:mod:`sims.core.seeding`) seeds: the red-green family
+(their boosted list; ``none`` records its green mass)."""
+
+
+def check_seeding(name: str, seeding: str, *, green_kind: str = defaults.GREEN_KIND, prf: str = defaults.PRF) -> int:
+    """The code of seeding scheme ``seeding`` (:data:`sims.core.seeding.SEEDINGS`) for algorithm ``name``.
+
+    ``"lefthash"`` (the default) holds for every algorithm; another scheme only for :data:`SEEDING_ALGOS`,
+    with Bernoulli green lists keyed by SplitMix64.  Raises ValueError naming the parameter, its value
+    and the valid ones.
+    """
+    c = seeding_mod.code(seeding)
+    if c != seeding_mod.LEFTHASH and (name not in SEEDING_ALGOS or green_kind != "bernoulli" or prf != "splitmix64"):
+        raise ValueError(f"seeding {seeding!r} seeds the Bernoulli SplitMix64 green lists of {SEEDING_ALGOS}; got algo={name!r}, "
+                         f"green_kind={green_kind!r}, prf={prf!r} (only 'lefthash' there)")
+    return c

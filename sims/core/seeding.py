@@ -1,0 +1,180 @@
+"""Seeding schemes: how a red-green watermark turns the context (and the candidate) into a green list.
+
+Every scheme is built on the one PRF of :mod:`sims.core.prf`: a token y is green after a window
+x = (x_1, ..., x_h) (the h tokens before it, oldest first) iff the top 53 bits of
+
+    u = mix(s ^ mix(y + C_TOKEN))
+
+are below ``floor(gamma * 2**53)``, where the *seed* s is, for key K (stream GREEN),
+
+=============  ======================================================================================
+``lefthash``   s = ctx_hash(K, x_1 .. x_h): every token of the window, in order (the package's
+               default, :func:`sims.core.prf.context_hash`; transformers' ``"lefthash"`` at h = 1)
+``minhash``    s = min_j a(x_j), a(x) = ctx_hash(K, x): the window as a set, anchored on its token
+               of smallest hash (an edit leaves s unchanged unless it removes or undercuts that token)
+``skipgram``   s = a(x_1): the token h positions back alone (edits of the h - 1 nearer tokens leave s)
+``selfhash``   s_y = min(mix(2 a(y)), min_j mix(a(x_j) + a(y))): the candidate y salts every window
+               token and competes as a window token itself (Kirchenbauer et al.'s "anchored min-hash
+               with self-salt", their Algorithm 3); the green list depends on the candidate, but the
+               colour of (x, y) is still one deterministic bit, so the exact next-token law
+               stays computable (one extra h + 1 mixing rounds per candidate)
+=============  ======================================================================================
+
+(all ``+`` wrap modulo 2**64, ``min`` is on unsigned words).  At h = 1 ``minhash`` and ``skipgram``
+equal ``lefthash``.  ``s ^ mix(y + C_TOKEN)`` also names the (seed, token) pair for dedup
+(:mod:`sims.detect.scores`): on text that does not depend on the key, distinct pairs are green
+independently with probability gamma, so the dedup'd green count is Binomial(n, gamma) under
+every scheme -- and the schemes that map many windows to one seed (``minhash``, ``skipgram``,
+``selfhash``) merge their pairs, which dedup must count once.
+
+The NumPy functions are the reference; the Numba scalars and vocabulary loops (``*_nb``,
+:func:`self_green_into`) serve the generator and the detectors, :mod:`sims.torch_backend.seeding_torch`
+the torch processors; ``tests/sims/test_seeding.py`` proves the three bit-identical.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sims.core import prf
+
+SEEDINGS = ("lefthash", "selfhash", "minhash", "skipgram")
+"""The seeding schemes, in the order of their codes."""
+LEFTHASH, SELFHASH, MINHASH, SKIPGRAM = range(4)
+DEFAULT = "lefthash"
+
+
+def code(seeding: str) -> int:
+    """The kernel code of ``seeding``; ValueError naming the parameter, its value and the valid ones."""
+    if seeding not in SEEDINGS:
+        raise ValueError(f"seeding must be one of {SEEDINGS}; got {seeding!r}")
+    return SEEDINGS.index(seeding)
+
+
+# ---------------------------------------------------------------- numba scalars
+@njit(cache=True, inline="always")
+def token_hash_nb(base, tok):
+    """a(tok) = ctx_hash(K, [tok]) from ``base = mix(K + GOLDEN)`` (stream GREEN)."""
+    return prf.mix64_nb(base ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
+
+
+@njit(cache=True, inline="always")
+def base_nb(key):
+    return prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN))
+
+
+@njit(cache=True)
+def seed_hash_nb(key, window, scheme):
+    """The seed of ``lefthash``, ``minhash`` or ``skipgram`` after ``window`` (oldest first)."""
+    if scheme == LEFTHASH:
+        return prf.context_hash_nb(key, window, prf.GREEN)
+    base = base_nb(key)
+    if scheme == SKIPGRAM:
+        return token_hash_nb(base, window[0])
+    s = np.uint64(prf.MASK64)
+    for tok in window:
+        s = min(s, token_hash_nb(base, tok))
+    return s
+
+
+@njit(cache=True)
+def window_hashes_into(key, window, out):
+    """``out[j] = a(window[j])``: the per-token hashes ``selfhash`` salts with the candidate."""
+    base = base_nb(key)
+    for j in range(window.shape[0]):
+        out[j] = token_hash_nb(base, window[j])
+
+
+@njit(cache=True, inline="always")
+def self_seed_nb(wa, ay):
+    """``selfhash``'s seed of a candidate with hash ``ay`` after a window with hashes ``wa``."""
+    s = prf.mix64_nb(ay + ay)
+    for j in range(wa.shape[0]):
+        s = min(s, prf.mix64_nb(wa[j] + ay))
+    return s
+
+
+@njit(cache=True)
+def self_green_into(wa, anchors, tokmix, threshold, green):
+    """``green[k] = 1.0`` iff token k is green under ``selfhash`` after a window with hashes ``wa``
+    (``anchors[k] = a(k)``, ``tokmix[k] = mix(k + C_TOKEN)``), else 0.0."""
+    lim = np.uint64(threshold)
+    for k in range(tokmix.shape[0]):
+        s = self_seed_nb(wa, anchors[k])
+        green[k] = 1.0 if (prf.mix64_nb(s ^ tokmix[k]) >> np.uint64(11)) < lim else 0.0
+
+
+@njit(cache=True)
+def pair_nb(key, window, y, scheme, wa):
+    """The (seed, token) pair ``s ^ mix(y + C_TOKEN)`` of token ``y`` after ``window``; its colour is
+    the top 53 bits of ``mix`` of it.  ``wa``: scratch of length h."""
+    ty = prf.mix64_nb(np.uint64(y) + np.uint64(prf.C_TOKEN))
+    if scheme != SELFHASH:
+        return seed_hash_nb(key, window, scheme) ^ ty
+    window_hashes_into(key, window, wa)
+    return self_seed_nb(wa, token_hash_nb(base_nb(key), y)) ^ ty
+
+
+# ------------------------------------------------------------ numpy reference
+def token_hashes(key: int, tokens) -> np.ndarray:
+    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens`` (stream GREEN)."""
+    t = np.asarray(tokens, dtype=np.int64)
+    return prf.context_hash(key, t[..., None])
+
+
+def _self_seeds(key: int, windows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    wa = token_hashes(key, windows)  # (..., h)
+    ay = token_hashes(key, tokens)  # broadcast with (...)
+    with np.errstate(over="ignore"):
+        s = prf._mix64(ay + ay)
+        for j in range(wa.shape[-1]):
+            s = np.minimum(s, prf._mix64(wa[..., j] + ay))
+    return s
+
+
+def seeds(key: int, windows, seeding: str = DEFAULT, tokens=None) -> np.ndarray:
+    """The seed of each window (shape ``windows.shape[:-1]``); for ``selfhash`` that of each
+    (window, candidate) pair, ``tokens`` broadcast with ``windows.shape[:-1]``.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key, 0 <= key < 2**64.
+    windows : array_like of int, shape (..., h)
+        The h tokens before each position, oldest first.
+    seeding : str
+        One of :data:`SEEDINGS`.
+    tokens : array_like of int, optional
+        The candidates (``selfhash`` only).
+
+    Returns
+    -------
+    ndarray of uint64
+    """
+    c = code(seeding)
+    w = np.asarray(windows, dtype=np.int64)
+    if c == SELFHASH:
+        if tokens is None:
+            raise ValueError("tokens must be given for seeding='selfhash' (the seed depends on the candidate)")
+        return _self_seeds(key, w, np.asarray(tokens, dtype=np.int64))
+    if c == LEFTHASH:
+        return prf.context_hash(key, w)
+    if c == SKIPGRAM:
+        return token_hashes(key, w[..., 0])
+    return token_hashes(key, w).min(axis=-1)
+
+
+def words(key: int, windows, tokens, seeding: str = DEFAULT) -> np.ndarray:
+    """The PRF word u of each (window, token) pair (``tokens`` broadcast with ``windows.shape[:-1]``):
+    green iff ``u >> 11 < green_threshold(gamma)``."""
+    s = seeds(key, windows, seeding, tokens)
+    return prf.token_bits(s, tokens)
+
+
+def green_mask(key: int, windows, vocab_size: int, gamma: float, seeding: str = DEFAULT) -> np.ndarray:
+    """Bernoulli(gamma) green lists over the vocabulary, shape ``windows.shape[:-1] + (vocab_size,)``."""
+    w = np.asarray(windows, dtype=np.int64)[..., None, :]
+    ks = np.arange(vocab_size, dtype=np.int64)
+    thr = np.uint64(prf.green_threshold(gamma))
+    return (words(key, w, ks, seeding) >> np.uint64(11)) < thr
