@@ -18,6 +18,7 @@ import ast
 import glob
 import hashlib
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -154,13 +155,38 @@ def _rerun_survivors(db: Path) -> None:
     con.close()
 
 
-def _prune(db: Path) -> None:
+def _prune(db: Path, source: str) -> None:
+    """Keep the operators of KEEP, the +1 of NumberReplacer, and no ``cache=True`` -> ``False`` (a
+    Numba / vectorize cache flag changes speed only: every such mutant is equivalent)."""
     keep = re.compile("|".join(KEEP))
+    lines = source.splitlines()
     con = sqlite3.connect(db)
-    rows = con.execute("select job_id, operator_name, occurrence from mutation_specs").fetchall()
-    drop = [(j,) for j, op, occ in rows if not keep.match(op) or (op == "core/NumberReplacer" and occ % 2 == 1)]
+    rows = con.execute("select job_id, operator_name, occurrence, start_pos_row, start_pos_col from mutation_specs").fetchall()
+    drop = [
+        (j,)
+        for j, op, occ, row, col in rows
+        if not keep.match(op)
+        or (op == "core/NumberReplacer" and occ % 2 == 1)
+        or (op == "core/ReplaceTrueWithFalse" and lines[row - 1][:col].rstrip().endswith("cache="))
+    ]
     con.executemany("delete from mutation_specs where job_id = ?", drop)
     con.executemany("delete from work_items where job_id = ?", drop)
+    con.commit()
+    con.close()
+
+
+def _sample(db: Path, n: int | None) -> None:
+    """Run at most ``n`` mutants of the session (a fixed pseudo-random subset: cosmic-ray's job ids
+    are random); the others are marked skipped.  ``n`` None: every mutant (the skipped become pending)."""
+    con = sqlite3.connect(db)
+    con.execute("delete from work_results where worker_outcome = 'SKIPPED'")
+    if n is not None:  # the mutants already run count towards n
+        done = con.execute("select count(*) from work_results").fetchone()[0]
+        pending = [j for (j,) in con.execute("select job_id from mutation_specs where job_id not in (select job_id from work_results) order by job_id")]
+        con.executemany(
+            "insert into work_results (job_id, worker_outcome, output) values (?, 'SKIPPED', 'not in the sample')",
+            [(j,) for j in pending[max(0, n - done) :]],
+        )
     con.commit()
     con.close()
 
@@ -188,18 +214,18 @@ def _results(db: Path, module: str, equivalents: list[dict]) -> tuple[dict, list
     ).fetchall()
     con.close()
     eq = [(e["before"].strip(), e["after"].strip()) for e in equivalents if e["module"] == module]
-    n = {"mutants": len(rows), "killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "pending": 0, "other": 0}
+    n = {"mutants": len(rows), "killed": 0, "timeout": 0, "survived": 0, "equivalent": 0, "not_run": 0, "other": 0}
     survivors = []
     for op, line, test, worker, output, diff in sorted(rows, key=lambda r: r[1]):
-        if worker is None:
-            n["pending"] += 1
+        if worker is None or worker == "SKIPPED":
+            n["not_run"] += 1
         elif worker != "NORMAL":
             n["other"] += 1
         elif test == "KILLED":
             n["timeout" if (output or "").startswith(("TIMEOUT", "timeout")) else "killed"] += 1
         else:
             before, after = _changed_lines(diff or "")
-            is_eq = (before, after) in eq
+            is_eq = (before, after) in eq or (before != after and before.replace("cache=True", "cache=False") == after)
             n["equivalent" if is_eq else "survived"] += 1
             tag = "EQUIVALENT" if is_eq else "SURVIVED"
             survivors.append(f"{tag} {module}:{line} {op}\n  - {before}\n  + {after}\n")
@@ -207,7 +233,7 @@ def _results(db: Path, module: str, equivalents: list[dict]) -> tuple[dict, list
 
 
 def _score(n: dict) -> str:
-    live = n["mutants"] - n["equivalent"] - n["pending"] - n["other"]
+    live = n["mutants"] - n["equivalent"] - n["not_run"] - n["other"]
     return f"{100.0 * (n['killed'] + n['timeout']) / live:.1f}" if live else "n/a"
 
 
@@ -216,8 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--package", action="append", help="package(s) of map.toml to run (default: all)")
     ap.add_argument("--module", action="append", help="only these module files (e.g. theory/soft.py)")
     ap.add_argument("--out", default="out/mutants", help="output folder (default out/mutants)")
+    ap.add_argument("--python", default=sys.executable, help="the interpreter that runs the tests (default: this one)")
+    ap.add_argument("--sample", type=int, help="run at most this many mutants of each module (a fixed pseudo-random subset)")
     ap.add_argument("--report-only", action="store_true", help="write the scores of the sessions already run; run nothing")
     ns = ap.parse_args(argv)
+    ns.python = os.path.abspath(ns.python)  # the tests run in the sandbox; a venv's python is not resolved (it is a link)
 
     with open(HERE / "map.toml", "rb") as f:
         cfg = tomllib.load(f)
@@ -249,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             "modules": {},
         }
         log = open(scratch / "server.log", "w")  # noqa: SIM115
-        server = subprocess.Popen([sys.executable, str(HERE / "server.py"), state["socket"], str(tree)], stdout=subprocess.PIPE, stderr=log, text=True)
+        server = subprocess.Popen([ns.python, str(HERE / "server.py"), state["socket"], str(tree)], stdout=subprocess.PIPE, stderr=log, text=True)
         if server.stdout.readline().strip() != "ready":
             raise SystemExit(f"the fork server did not start: see {scratch / 'server.log'}")
     try:
@@ -267,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             }
             state_path.write_text(json.dumps(state))
             t0 = time.monotonic()
-            base = subprocess.run([sys.executable, str(HERE / "client.py"), str(state_path), module, "--warm"], cwd=tree, capture_output=True, text=True)
+            base = subprocess.run([ns.python, str(HERE / "client.py"), str(state_path), module, "--warm"], cwd=tree, capture_output=True, text=True)
             t_base = time.monotonic() - t0
             if base.returncode != 0:
                 print(f"{module}: the unmutated tests fail, skipped\n{base.stdout[-3000:]}", flush=True)
@@ -276,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
             state["modules"][module]["timeout"] = timeout
             state_path.write_text(json.dumps(state))
             conf = scratch / (module.replace("/", "__") + ".toml")
-            client = f"{sys.executable} {HERE / 'client.py'} {state_path} {module}"
+            client = f"{ns.python} {HERE / 'client.py'} {state_path} {module}"
             conf.write_text(
                 f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {timeout + 30:.0f}\nexcluded-modules = []\n'
                 f'test-command = "{client}"\n[cosmic-ray.distributor]\nname = "local"\n'
@@ -284,10 +313,11 @@ def main(argv: list[str] | None = None) -> int:
             if reuse == "none":
                 keyfile.unlink(missing_ok=True)
                 _cr("init", str(conf), str(db), cwd=tree)
-                _prune(db)
+                _prune(db, (tree / module).read_text())
             elif reuse == "killed":
                 _rerun_survivors(db)
             keyfile.write_text(json.dumps(key))
+            _sample(db, ns.sample)
             t0 = time.monotonic()
             _cr("exec", str(conf), str(db), cwd=tree)
             n, _ = _results(db, module, equivalents)
@@ -313,7 +343,7 @@ def _report(cfg: dict, out: Path, sessions: Path, equivalents: list[dict]) -> in
             t = totals.setdefault(pname, dict.fromkeys(n, 0))
             for k, v in n.items():
                 t[k] += v
-    cols = ["module", "mutants", "killed", "timeout", "survived", "equivalent", "pending", "other", "score_%"]
+    cols = ["module", "mutants", "killed", "timeout", "survived", "equivalent", "not_run", "other", "score_%"]
     rows = [f"{p}\t" + "\t".join(str(v) for v in t.values()) + f"\t{_score(t)}" for p, t in totals.items()]
     (out / "scores.tsv").write_text("\n".join(["\t".join(cols), *rows, *lines]) + "\n")
     (out / "survivors.txt").write_text("".join(survivors))

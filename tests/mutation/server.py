@@ -18,6 +18,7 @@ import traceback
 
 
 def _preload() -> None:
+    import hypothesis  # noqa: F401
     import mpmath  # noqa: F401
     import numba  # noqa: F401
     import numpy  # noqa: F401
@@ -32,6 +33,9 @@ def _run_child(req: dict) -> None:
 
     config.CACHE_DIR = req["cache"]
     os.environ["NUMBA_CACHE_DIR"] = req["cache"]
+    # no plugin autoload (xdist, anyio, hypothesis' reporting plugin): faster, and the preloaded
+    # hypothesis is then not a plugin pytest would want to rewrite
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
