@@ -254,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     tree, sessions, scratch = out / "tree", out / "sessions", out / "scratch"
     for d in (sessions, scratch):
         d.mkdir(parents=True, exist_ok=True)
+    for d in [] if ns.report_only else scratch.glob("mutant-cache-*"):  # left by an interrupted run
+        shutil.rmtree(d, ignore_errors=True)
     if not ns.report_only:
         _sync_sandbox(tree)  # from here on, the sandbox is what runs: files edited meanwhile wait for the next run
     jobs: list[tuple[str, str, list[str]]] = []
