@@ -119,3 +119,54 @@ def test_is_real_lm(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     assert lm_names.is_real_lm(str(tmp_path))
     assert set(lm_names.RANDOM_LMS) < set(lm_names.REAL_LMS) and "smollm2" in lm_names.REAL_LMS
+
+
+def test_green_is_strictly_below_the_threshold():
+    # gamma chosen so that the threshold equals one token's 53 bits exactly: that token is red
+    ctx = prf.context_hash(5, np.array([3, 4]))
+    tokens = np.arange(40)
+    top = prf.token_bits(ctx, tokens) >> np.uint64(11)
+    k = int(np.argsort(top)[20])  # a middling token
+    gamma = int(top[k]) / 2.0**53
+    assert prf.green_threshold(gamma) == int(top[k])
+    green = prf.is_green(ctx, tokens, gamma)
+    assert not green[k] and green.tolist() == [int(t) < int(top[k]) for t in top]
+    assert green.sum() == 20
+    assert [bool(prf.is_green_nb(ctx, np.uint64(t), np.uint64(prf.green_threshold(gamma)))) for t in tokens] == green.tolist()
+
+
+@pytest.mark.parametrize("gamma", [0.0, 1.0, -0.5, float("nan")])
+def test_green_threshold_refuses_gamma_outside_the_open_interval(gamma):
+    with pytest.raises(ValueError, match="gamma must be in \\(0, 1\\)"):
+        prf.green_threshold(gamma)
+
+
+def test_key_range_is_0_to_2_to_the_64_minus_1():
+    assert prf.context_hash(2**64 - 1, np.array([1])).dtype == np.uint64
+    assert prf.context_hash(0, np.array([1])) != prf.context_hash(1, np.array([1]))
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="key must be in \\[0, 2\\*\\*64\\)"):
+            prf.context_hash(bad, np.array([1]))
+
+
+def test_partition_green_lists_hold_floor_gamma_V_lowest_bits():
+    ctx = prf.context_hash(9, np.array([[1], [2]]))
+    for V, gamma in [(10, 0.25), (10, 0.3), (7, 0.5), (1, 0.5)]:
+        mask = prf.green_mask(ctx, V, gamma, kind="partition")
+        n = int(np.floor(gamma * V))
+        assert mask.shape == (2, V) and mask.sum(axis=1).tolist() == [n, n]
+        bits = prf.token_bits(ctx[:, None], np.arange(V))
+        for row in range(2):
+            assert set(np.flatnonzero(mask[row])) == set(np.argsort(bits[row], kind="stable")[:n].tolist())
+    assert prf.green_mask(ctx, 6, 0.5).tolist() == prf.is_green(ctx[:, None], np.arange(6), 0.5).tolist()
+    with pytest.raises(ValueError, match="kind must be 'bernoulli' or 'partition'; got 'exact'"):
+        prf.green_mask(ctx, 6, 0.5, kind="exact")
+
+
+def test_token_mix_and_uniforms_follow_token_bits():
+    ctx = prf.context_hash(11, np.array([7, 8, 9]))
+    bits = prf.token_bits(ctx, np.arange(30))
+    assert prf._mix64(ctx ^ prf.token_mix(30)).tolist() == bits.tolist()
+    u = prf.uniforms(ctx, np.arange(30))
+    assert u.tolist() == [((int(b) >> 11) + 0.5) / 2**53 for b in bits]
+    assert [prf.uniform_nb(ctx, np.uint64(k)) for k in range(30)] == u.tolist()
