@@ -16,7 +16,7 @@ LATEST  := .venv-latest
 # test-latest: torch stays the CPU build on disk (an unpinned torch pulls several GB of CUDA)
 TORCH   := torch==2.13.0+cpu
 
-.PHONY: demo test test-slow test-latest lock bench proofs figs docs clean browser
+.PHONY: demo test test-slow test-latest lock bench proofs figs docs clean browser mutate
 
 # $(1): the environment's folder; the rest: what uv installs into it
 define make_env
@@ -54,6 +54,22 @@ test-latest:
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow -q
 
+# mutation testing (not part of `make test`; hours on a busy 2-core machine, see docs/mutation.md):
+# cosmic-ray, because it mutates the source on disk and so reaches the @njit kernels, which mutmut 3
+# skips (it leaves every decorated function alone); tests/mutation adds a warm fork server and a
+# per-mutant Numba cache so a mutant recompiles only the kernels that can hold it.  Incremental:
+# an unchanged module keeps its results.  MUTATE_ARGS, e.g. --package theory or --module theory/soft.py
+# cosmic-ray lives in its own .venv-mutate (its dependencies never touch the locked .venv); the tests
+# run with .venv's python
+COSMIC_RAY := cosmic-ray==8.7.0
+MUTATE  := .venv-mutate
+mutate: $(STAMP)
+	test -x $(MUTATE)/bin/python || $(PY) -m venv $(MUTATE)
+	$(MUTATE)/bin/python -m pip install -q $(UV)
+	$(MUTATE)/bin/uv pip install -q --python $(MUTATE)/bin/python $(COSMIC_RAY)
+	NUMBA_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 \
+		$(MUTATE)/bin/python -m tests.mutation --python $(BIN)/python --out $(OUT)/mutants $(MUTATE_ARGS)
+
 proofs: $(STAMP)
 	$(BIN)/python -m proofs_check --out $(OUT)/proofs_check
 
@@ -69,4 +85,4 @@ docs: $(STAMP)
 	@echo "open $(OUT)/book/index.html"
 
 clean:
-	rm -rf $(VENV) $(LATEST) $(OUT) .pytest_cache .hypothesis docs/book/generated docs/book/jupyter_execute
+	rm -rf $(VENV) $(LATEST) $(MUTATE) $(OUT) .pytest_cache .hypothesis docs/book/generated docs/book/jupyter_execute

@@ -79,14 +79,27 @@ def kl_certainty_equivalent(Delta: float, gamma: float) -> float:
     return g * f(D / g) + (1.0 - g) * f(-D / (1.0 - g))
 
 
-def _foc(gamma: float, Delta: float) -> float:
-    # eq. (certainty_equivalent): d OPT_CE / d gamma
-    return (
-        -Delta / gamma
-        - Delta / (1.0 - gamma)
-        + math.log1p(Delta / gamma)
-        - math.log1p(-Delta / (1.0 - gamma))
-    )
+_SERIES_CUTOFF = 0.1
+_SERIES_TERMS = 30  # |x| < 0.1: the first term left out is < 0.1^29 / 31 of the sum
+
+
+def _log1p_minus_x(x: float) -> float:
+    """log(1 + x) - x without cancellation: the series -x^2/2 + x^3/3 - ... for small |x|."""
+    if abs(x) < _SERIES_CUTOFF:
+        acc = 0.0
+        for n in range(_SERIES_TERMS, 1, -1):
+            acc = acc * (-x) + 1.0 / n
+        return -acc * x * x
+    return math.log1p(x) - x
+
+
+def _foc(gamma: float, Delta: float, hi: float) -> float:
+    # eq. (certainty_equivalent): d OPT_CE / d gamma = g(Delta / gamma) - g(-Delta / (1 - gamma)),
+    # g(x) = log(1 + x) - x; both terms are O(Delta^2) and cancel at the root, so each is summed
+    # without cancellation; near gamma = 1 - Delta, log(1 - Delta/(1-gamma)) = log(hi - gamma) - log(1 - gamma)
+    v = -Delta / (1.0 - gamma)
+    red = _log1p_minus_x(v) if abs(v) < _SERIES_CUTOFF else math.log(hi - gamma) - math.log1p(-gamma) - v
+    return _log1p_minus_x(Delta / gamma) - red
 
 
 def gamma_star(Delta: float) -> float:
@@ -99,6 +112,9 @@ def gamma_star(Delta: float) -> float:
 
     on :math:`(0, 1 - \Delta)`; the left side is increasing there (the second
     derivative is positive), so the root is unique.  Solved to 1e-14 absolute.
+    For Delta above about 0.97 the root lies within :math:`10^{-15}(1-\Delta)` of
+    :math:`1 - \Delta` (it is :math:`1 - \Delta - e^{-\Delta/(1-\Delta) + O(1)}`) and that
+    bound, :math:`(1-\Delta)(1 - 10^{-15})`, is returned.
 
     Parameters
     ----------
@@ -126,4 +142,6 @@ def gamma_star(Delta: float) -> float:
     hi = 1.0 - D
     # the derivative tends to -inf at 0 and to +inf at 1 - Delta
     a, b = hi * 1e-12, hi * (1.0 - 1e-15)
-    return brentq(_foc, a, b, args=(D,), xtol=1e-15, rtol=8.9e-16, maxiter=500)
+    if _foc(b, D, hi) <= 0.0:  # Delta >~ 0.97: the root is within 1e-15 (1 - Delta) of 1 - Delta
+        return b
+    return brentq(_foc, a, b, args=(D, hi), xtol=1e-15, rtol=8.9e-16, maxiter=500)

@@ -1,0 +1,50 @@
+"""The pure parts of make mutate's driver (tests/mutation): which Numba cache entries a mutant
+invalidates, when a session's results are reused, which operators run, how a diff is read."""
+
+import re
+
+from tests.mutation import client
+from tests.mutation.__main__ import KEEP, ROOT, _cache_drop, _changed_lines, _dependents, _importers, _reuse
+
+
+def test_a_kernel_modules_importers_are_invalidated_and_nothing_else():
+    rev = _importers(ROOT)
+    dep = _dependents("theory._scalar", rev)
+    # every module that can hold _scalar's kernels inlined: theory's ufuncs and solver, sims' kernels
+    assert {"theory._scalar", "theory.soft", "theory.dual_ascent", "theory.offline", "sims.watermarks._kernels"} <= dep
+    assert "theory._validate" not in dep and "theory._numba_cache" not in dep
+    assert "sims.core.prf" not in _dependents("sims.core.rng", rev)
+    assert "sims.core.rng" in _dependents("sims.core.prf", rev)
+    drop = _cache_drop({"theory._scalar", "sims.core.prf"})
+    assert ["theory", "_scalar"] in drop and ["core", "prf"] in drop
+
+
+def test_the_client_copies_the_warm_cache_less_the_dropped_entries():
+    ignore = client._ignore([["theory", "_scalar"]])
+    names = ["_scalar.kl-57.py311.nbi", "_scalar.kl-57.py311.1.nbc", "offline._solve_lam-62.py311.nbi", "soft_scalar.x.nbi"]
+    assert ignore("/c/theory_84fe", names) == names[:2]
+    assert ignore("/c/core_a61f", names) == []
+
+
+def test_results_are_reused_only_when_nothing_but_added_tests_changed():
+    old = {"module": "m1", "tests": {"a.py": "1"}, "config": "c"}
+    assert _reuse(old, dict(old)) == "all"
+    assert _reuse(old, {**old, "tests": {"a.py": "1", "b.py": "2"}}) == "killed"  # a test added
+    assert _reuse(old, {**old, "tests": {"a.py": "9"}}) == "none"  # a test changed
+    assert _reuse(old, {**old, "module": "m2"}) == "none"
+    assert _reuse(old, {**old, "config": "d"}) == "none"
+    assert _reuse(None, old) == "none"
+
+
+def test_one_mutant_per_operator_occurrence():
+    keep = re.compile("|".join(KEEP))
+    kept = ["core/ReplaceBinaryOperator_Add_Sub", "core/ReplaceComparisonOperator_Lt_LtE", "core/NumberReplacer", "core/AddNot", "core/ZeroIterationForLoop"]
+    for op in kept:
+        assert keep.match(op), op
+    for op in ["core/ReplaceBinaryOperator_Add_Mul", "core/ReplaceComparisonOperator_Lt_Gt", "core/RemoveDecorator", "core/ExceptionReplacer"]:
+        assert not keep.match(op), op
+
+
+def test_a_diff_is_read_as_the_line_before_and_after():
+    diff = "--- mutation diff ---\n--- a/theory/x.py\n+++ b/theory/x.py\n@@ -1,3 +1,3 @@\n a = 1\n-    if x < 0:\n+    if x <= 0:\n b = 2\n"
+    assert _changed_lines(diff) == ("if x < 0:", "if x <= 0:")
