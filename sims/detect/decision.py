@@ -57,10 +57,11 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     redgreen = family == "redgreen"
     kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
     ctx = gen.prompts[:, -m["h"]:]
+    seeded = dict(seeding=m["seeding"]) if redgreen and "seeding" in m else {}  # the green lists' seeding scheme (sims.core.seeding)
     prefix, g_eff = None, None
     if (redgreen or algo == "ems") and statistic is None:
         prefix = scores.prefix_log10p(gen.tokens, ctx, key, stat="green" if redgreen else "ems", gamma=gamma if redgreen else None, green_kind=kind,
-                                      dedup=dedup, **kw)
+                                      dedup=dedup, **kw, **seeded)
     if redgreen:
         g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
     rows = report.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
@@ -72,8 +73,8 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
         raise ValueError(f"--html colours the default green-count detection; got --score {statistic!r} (drop one of them)")
     if not redgreen:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw)[0] > 0.5
-    scored = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, dedup=dedup, **kw)[1]
+    green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw, **seeded)[0] > 0.5
+    scored = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, dedup=dedup, **kw, **seeded)[1]
     marked = []
     for i, r in enumerate(rows):
         L = r["n_tokens"]

@@ -531,7 +531,7 @@ def tokens_to_detect(log10_p_prefix, threshold: float = -4.0) -> np.ndarray:
 
 
 def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                  dedup: bool = False, vocab_size: int | None = None, lengths=None) -> np.ndarray:
+                  dedup: bool = False, vocab_size: int | None = None, lengths=None, seeding: str = seeding_mod.DEFAULT) -> np.ndarray:
     """log10 p of every prefix of every text (the detection curve; input of :func:`tokens_to_detect`).
 
     ``[i, t]`` is the exact log10 p-value (binomial for ``stat="green"``, Gamma for
@@ -547,7 +547,7 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
         The statistic: red-green green count or EMS score sum.
     gamma : float, optional
         Green-list ratio (required for ``stat="green"``).
-    green_kind, dedup, vocab_size :
+    green_kind, dedup, vocab_size, seeding :
         As :func:`score_redgreen`.
 
     Returns
@@ -568,7 +568,8 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
     >>> lp.shape, round(float(lp[0, -1]), 3)
     ((2, 20), -3.736)
     """
-    values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths)
+    values, scored = token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size, lengths=lengths,
+                                  seeding=seeding)
     s = np.cumsum(values, axis=1)
     n = np.cumsum(scored, axis=1)
     if stat == "green":

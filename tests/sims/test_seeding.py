@@ -10,6 +10,7 @@ import pytest
 import theory
 from proofs_check import _exact
 from sims.core import prf, seeding
+from sims.core.record import Generation
 from sims.detect import scores
 from sims.lm.synthetic import get_lm
 from sims.watermarks import registry
@@ -185,7 +186,8 @@ def test_bad_seeding_is_one_clear_error(call, msg):
 @pytest.mark.parametrize("algo", ("srl", "autocov"))
 def test_torch_processor_green_lists_and_records(algo, scheme):
     """make_processor(seeding=): the processor's green lists equal the reference's (B = 3, h = 2, V = 700,
-    random logits seed 4); its recorded G equals the reference green mass; AutoCov's colour of the previous token too."""
+    random logits seed 4); its recorded G equals the reference green mass; its colour of a token (what AutoCov reads
+    of the previous one) equals the reference's on 64 random (window, token) pairs."""
     torch = pytest.importorskip("torch")
     from sims.torch_backend.processors import make_processor
 
@@ -201,9 +203,9 @@ def test_torch_processor_green_lists_and_records(algo, scheme):
         np.testing.assert_allclose(proc.records["G"][-1].numpy(), (p * green).sum(-1), rtol=1e-12)
         np.testing.assert_array_equal(proc.green_lists(ids[:, -h:]).numpy(), green)
         ids = torch.cat([ids, torch.randint(0, V, (3, 1), generator=g)], 1)
-    if algo == "autocov":
-        prev = proc.is_green(ids[:, -h - 1 : -1], ids[:, -1]).numpy()
-        np.testing.assert_array_equal(prev, seeding.green_mask(KEY, ids[:, -h - 1 : -1].numpy(), V, proc.gamma, scheme)[np.arange(3), ids[:, -1].numpy()])
+    wins, ys = torch.randint(0, V, (64, h), generator=g), torch.randint(0, V, (64,), generator=g)  # the colour AutoCov reads
+    ref = seeding.green_mask(KEY, wins.numpy(), V, proc.gamma, scheme)[np.arange(64), ys.numpy()]
+    np.testing.assert_array_equal(proc.is_green(wins, ys).numpy(), ref)
 
 
 def test_stealing_scores_the_estimate_against_the_schemes_lists():
@@ -236,8 +238,13 @@ def test_cli_generate_seeding_then_detect(tmp_path, capsys):
     assert main(["generate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "3", "--T", "60", "--h", "3", "--seeding", "minhash",
                  "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["meta"]["seeding"] == "minhash"
-    assert main(["detect", str(out), "--key", "15485863", "--dedup", "--json"]) == 0
-    assert all(r["watermarked"] for r in json.loads(capsys.readouterr().out)["texts"])
+    assert main(["detect", str(out), "--key", "15485863", "--dedup", "--json", "--html", str(tmp_path / "r.html")]) == 0
+    rows = json.loads(capsys.readouterr().out)["texts"]
+    assert all(r["watermarked"] and r["tokens_to_detect"] is not None for r in rows)  # the prefix p-values read the scheme too
+    gen = Generation.load(out)
+    green = scores.token_scores(gen.tokens, gen.prompts[:, -3:], 15485863, gamma=0.25, h=3, seeding="minhash")[0]
+    page = (tmp_path / "r.html").read_text().split('<section class="text"', 1)[1]  # the texts, not the legend above them
+    assert page.count('class="tok g"') + page.count('class="tok dup g"') == int(green.sum())  # the page colours the scheme's greens
     rc = main(["generate", "--lm", "lfqa", "--algo", "srl", "--n", "1", "--T", "5", "--seeding", "maxhash", "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "seeding must be one of" in err
