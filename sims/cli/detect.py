@@ -207,9 +207,8 @@ def _load_npz(args):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
-    from sims.cli.lms import is_synthetic
     from sims.detect import decision, scores
-    from sims.lm.synthetic import lm_from_meta
+    from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
     m = gen.meta
@@ -217,33 +216,23 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
         from sims.detect.score_families import score_generation
 
         res = score_generation(gen, args.score, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
-    elif is_synthetic(m["lm"]):
-        lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
+    else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
+        lm = lm_of(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
-    else:  # a real LM's texts: ITS / UW read its teacher-forced probabilities
-        from sims.torch_backend.real_lm import score as score_real
-
-        if args.stat is not None:
-            raise ValueError(f"--stat applies to the tournament generations of synthetic LMs; got a real LM's ({m['lm']!r})")
-        res = score_real(gen, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
-    pieces, ids = _piece_maker(m["lm"]) if want_marks else (None, True)
+    pieces, ids = _piece_maker(m) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
                                                want_marks=want_marks, pieces=pieces,
                                                statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
     return doc, marked, ids
 
 
-def _piece_maker(lm: str):
-    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for a real
-    LM with a tokenizer, else the ids."""
-    from sims.cli.lms import is_synthetic
+def _piece_maker(meta: dict):
+    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for an LM
+    with a tokenizer (``meta``: a generation's), else the ids."""
     from sims.detect.report_html import id_pieces
+    from sims.experiments.lms import lm_of
 
-    tok = None
-    if not is_synthetic(lm):
-        from sims.torch_backend.model import load_tokenizer
-
-        tok = load_tokenizer(lm)
+    tok = lm_of(meta).tokenizer
     if tok is None:
         return id_pieces, True
     from sims.torch_backend.detect_text import id_text_pieces
@@ -267,15 +256,12 @@ def build_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 def _sequential(args, key: int, fpr: float) -> dict:
-    """The ``--sequential`` document of an .npz (synthetic LMs: ITS / UW read its probabilities)."""
-    from sims.cli.lms import is_synthetic
+    """The ``--sequential`` document of an .npz (ITS / UW read the LM's probabilities)."""
     from sims.detect import decision, scores, sequential
-    from sims.lm.synthetic import lm_from_meta
+    from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
-    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
-        raise ValueError(f"--sequential detects algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
-    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    lm = lm_of(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
     res = sequential.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     return decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo)
 
