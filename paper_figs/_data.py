@@ -32,11 +32,13 @@ def sized(lm: str, n: int, T: int) -> tuple[int, int]:
 
 def get_lm(lm: str, vocab_size: int | None = None):
     """LM ``lm`` opened by :func:`sims.get_lm` (``vocab_size``: a synthetic preset's vocabulary, default
-    the preset's): what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW /
+    the preset's; other LMs keep theirs): what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW /
     ITS detection."""
     from sims.experiments.lms import get_lm as open_lm
+    from sims.lm.kind import lm_kind
 
-    return open_lm(lm, vocab_size=vocab_size)
+    # a smaller vocabulary speeds up a preset; a fitted LM keeps its own (its levels are fitted at it), a real LM its tokenizer's
+    return open_lm(lm, vocab_size=vocab_size if lm_kind(lm) == "preset" else None)
 
 
 def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY, vocab_size: int | None = None, **params):

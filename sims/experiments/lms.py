@@ -46,6 +46,10 @@ class LM:
         A real LM's weights' dtype (default float32) and device (default the GPU when there is
         one, else the CPU); loaded at first use.
 
+    Returns
+    -------
+    LM
+
     Attributes
     ----------
     name, kind : str
@@ -74,7 +78,7 @@ class LM:
     >>> lm.decode(lm.encode("3 1 4"))
     '3 1 4'
     >>> lm.next_probs([0]).round(3).tolist()
-    [0.207, 0.125, 0.055, 0.081, 0.123, 0.41]
+    [0.283, 0.141, 0.075, 0.201, 0.269, 0.032]
     """
 
     def __init__(self, name: str, kind: str, synthetic: synthetic.SyntheticLM | None = None, *, dtype=None, device=None):
