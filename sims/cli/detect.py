@@ -129,17 +129,10 @@ def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
             f"({'; '.join(diffs[:3])}{'; ...' if len(diffs) > 3 else ''}); the counts below are of the re-encoded ids")
 
 
-def _padded(rows: list[np.ndarray], start: int) -> np.ndarray:
-    T = max([0, *(len(r) - start for r in rows)])
-    out = np.full((len(rows), T), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : max(0, len(r) - start)] = r[start:]
-    return out
-
-
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
-    from sims.detect import decision, report, scores
+    from sims.detect import decision
+    from sims.detect.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks, lm_vocab_size, tokenize
     from sims.torch_backend.model import load_tokenizer
 
@@ -171,18 +164,12 @@ def _score_text(args, key: int, fpr: float):
     hi = max(int(r.max()) for r in rows if r.size)
     if hi >= V:
         raise ValueError(f"token ids must be below the LM's vocab_size {V} (tokenizer and model disagree); got {hi}")
-    lengths = np.array([max(0, len(r) - h) for r in rows])
     if lefthash:
+        lengths = np.array([max(0, len(r) - h) for r in rows])
         green, scored = lefthash_marks(rows, V, gamma, key, h, dedup=args.dedup)
         g_eff = int(V * gamma) / V
     else:
-        tokens = _padded(rows, h)
-        prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])  # a text of <= h tokens has nothing to score
-        kw = dict(stat="green", gamma=gamma, h=h, vocab_size=V, lengths=lengths)
-        g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
-        _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
-        green = g_all > 0.5
-        g_eff = report.null_green_probability(gamma, "bernoulli", V)
+        green, scored, lengths, g_eff = redgreen_text_marks(rows, key, gamma=gamma, h=h, vocab_size=V, dedup=args.dedup)
     return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:h] for p in pieces], text_pieces=[p[h:] for p in pieces],
                                    input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
 
