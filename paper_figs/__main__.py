@@ -53,17 +53,17 @@ def report_columns() -> dict[str, pathlib.Path]:
 
 def main(argv=None) -> int:
     from sims.cli.checks import writable_file, writable_folder
-    from sims.cli.lms import check_lm
     from sims.cli.main import Parser, add_common_arguments
     from sims.cli.threads import apply as apply_threads
     from sims.core.progress import shown
+    from sims.lm.kind import lm_kind
 
     ap = Parser(prog="python -m paper_figs", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=pathlib.Path, default=None, help="output folder (default out/figs, out/figs-quick with --quick)")
     ap.add_argument("--quick", action="store_true", help="small sizes (seconds, for tests and make demo)")
     ap.add_argument("--full", action="store_true", help="full paper sizes (the default; e.g. tab_performance: 20 configurations x 500 texts x 200 tokens)")
     ap.add_argument("--only", action="append", choices=scripts(), help="run only this script (repeatable)")
-    ap.add_argument("--lm", action="append", help="LM of the scripts: a synthetic preset or a real LM (smollm2, a folder); repeatable")
+    ap.add_argument("--lm", action="append", help="LM of the scripts: any of sims.get_lm (a synthetic preset, a fitted .npz, smollm2, a folder); repeatable")
     ap.add_argument("--workers", type=int, default=None, help="sweep workers of a local Dask cluster (0: in this process)")
     ap.add_argument("--scheduler", default=None, help="run the sweeps on a running Dask cluster, e.g. tcp://HOST:8786")
     ap.add_argument("--real-n", type=int, default=_data.REAL_SIZE["n"], help="most texts a script draws from a real LM")
@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     for lm in args.lm or ():
         try:
-            check_lm(lm)
+            lm_kind(lm)
         except ValueError as exc:
             ap.error(f"argument --lm: {exc}")
     if args.workers is not None and args.workers < 0:

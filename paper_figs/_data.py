@@ -1,12 +1,11 @@
 """Where the figures get their texts: the one function a real LM plugs into.
 
-Every script draws watermarked texts through :func:`generations`; a synthetic preset
-(``sims.LM_PRESETS``) goes to :func:`sims.generate`; a real LM (``smollm2``, a random test
-model, a model folder) goes through the batched torch backend
-(:func:`sims.torch_backend.real_lm.generate_on`, prompts of the ``lfqa`` set).  Everything
-downstream (scores, attacks, KL, DG) reads only the :class:`sims.Generation` record; what needs
-the LM's next-token probabilities asks :func:`get_lm`, exact for a synthetic preset and the
-model's softmax for a real LM.
+Every script draws watermarked texts through :func:`generations`, which opens the LM with
+:func:`sims.get_lm` (a synthetic preset or fitted ``.npz`` on the Numba generator; a real LM,
+``smollm2``, a random test model or a model folder, on the batched torch backend after prompts
+of the ``lfqa`` set).  Everything downstream (scores, attacks, KL, DG) reads only the
+:class:`sims.Generation` record; what needs the LM's next-token probabilities asks the same
+object (:func:`get_lm`), exact for a synthetic LM and the model's softmax for a real LM.
 """
 
 from __future__ import annotations
@@ -17,10 +16,10 @@ REAL_SIZE = dict(n=32, T=100)  # the most texts and tokens a script draws from a
 
 
 def is_synthetic(lm: str) -> bool:
-    """True for a synthetic preset name."""
-    from sims.lm.synthetic import LM_PRESETS
+    """True for a synthetic LM (a preset, a fitted ``.npz``): the rule of :func:`sims.lm.kind.is_real`."""
+    from sims.lm.kind import is_real
 
-    return lm in LM_PRESETS
+    return not is_real(lm)
 
 
 def sized(lm: str, n: int, T: int) -> tuple[int, int]:
@@ -32,16 +31,14 @@ def sized(lm: str, n: int, T: int) -> tuple[int, int]:
 
 
 def get_lm(lm: str, vocab_size: int | None = None):
-    """What answers ``next_probs`` / ``probs_along`` for LM ``lm`` (the LM-dependent attacks and UW /
-    ITS detection ask it): a synthetic preset's own object (``vocab_size``: its vocabulary, default
-    the preset's), or a real LM's :func:`~sims.torch_backend.real_lm.oracle_on`."""
-    from sims.lm.synthetic import get_lm as _get
+    """LM ``lm`` opened by :func:`sims.get_lm` (``vocab_size``: a synthetic preset's vocabulary, default
+    the preset's; other LMs keep theirs): what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW /
+    ITS detection."""
+    from sims.experiments.lms import get_lm as open_lm
+    from sims.lm.kind import lm_kind
 
-    if is_synthetic(lm):
-        return _get(lm, vocab_size=vocab_size)
-    from sims.torch_backend.real_lm import oracle_on
-
-    return oracle_on(lm)
+    # a smaller vocabulary speeds up a preset; a fitted LM keeps its own (its levels are fitted at it), a real LM its tokenizer's
+    return open_lm(lm, vocab_size=vocab_size if lm_kind(lm) == "preset" else None)
 
 
 def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY, vocab_size: int | None = None, **params):
@@ -50,7 +47,8 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     Parameters
     ----------
     lm : str
-        A synthetic preset (``news``, ``lfqa``, ...) or a real LM (``smollm2``, ``random-llama``, a folder).
+        Any LM of :func:`sims.get_lm`: a synthetic preset (``news``, ``lfqa``, ...), a fitted ``.npz`` or a
+        real LM (``smollm2``, ``random-llama``, a folder).
     algo : str
         One of ``sims.ALGOS``.
     n, T, seed : int
@@ -62,13 +60,7 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     **params
         The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, M).
     """
-    from sims.watermarks.generate import generate
-
-    if not is_synthetic(lm):
-        from sims.torch_backend.real_lm import generate_on
-
-        return generate_on(lm, algo, n=n, T=T, seed=seed, key=key, **params)
-    return generate(get_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
+    return get_lm(lm, vocab_size).generate(algo, n=n, T=T, seed=seed, key=key, **params)
 
 
 def label(algo: str, params: dict) -> str:

@@ -49,18 +49,13 @@ def run_grid(grid, out_dir: pathlib.Path, name: str, quick: bool) -> tuple[list[
     workers, scheduler = WHERE["workers"], WHERE["scheduler"]
     if quick and workers is None and scheduler is None:
         workers = 0
-    real_generate = real_oracle = None
     if real:
         import torch
-
-        from sims.torch_backend.real_lm import generate_on as real_generate
-        from sims.torch_backend.real_lm import oracle_on as real_oracle
 
         if scheduler is None and not torch.cuda.is_available():
             workers = 0
     folder = out_dir / "sweeps" / f"{name}-{grid.hash[:8]}"
-    res = run_sweep(grid, folder, workers=workers, scheduler=scheduler, real_generate=real_generate, real_oracle=real_oracle,
-                    log=lambda s: print(s, flush=True))
+    res = run_sweep(grid, folder, workers=workers, scheduler=scheduler, log=lambda s: print(s, flush=True))
     return res["summary"], folder
 
 

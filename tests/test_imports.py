@@ -15,8 +15,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("theory", "sims", "proofs_check", "paper_figs", "bench")
 # rooms of sims/, lowest first: a module may import its own room and the rooms below it
-SIMS_ROOMS = ("core", "lm", "watermarks", "detect", "reduced", "experiments", "torch_backend", "cli")
-ROOM_RANK = {"core": 0, "lm": 1, "watermarks": 2, "detect": 3, "reduced": 3, "experiments": 4, "torch_backend": 5, "cli": 6}
+# (the torch backend sits below experiments: evaluate, attacks, steal and sweeps open a real LM through
+# sims.experiments.lms, which imports it lazily; torch_backend never imports experiments)
+SIMS_ROOMS = ("core", "lm", "watermarks", "detect", "reduced", "torch_backend", "experiments", "cli")
+ROOM_RANK = {"core": 0, "lm": 1, "watermarks": 2, "detect": 3, "reduced": 3, "torch_backend": 4, "experiments": 5, "cli": 6}
 
 
 def module_files() -> dict[str, pathlib.Path]:

@@ -2,7 +2,7 @@
 
 Every kind of :mod:`sims.experiments.attacks`.  A real LM's texts: deletion / insertion /
 substitution on its token ids; ``entropy`` and ``color`` with the model's next-token probabilities
-(:class:`sims.torch_backend.lm_oracle.ModelOracle`); ``paraphrase`` by the LM itself
+(the LM opened by :func:`sims.get_lm`); ``paraphrase`` by the LM itself
 (:func:`sims.torch_backend.paraphrase.paraphrase_generation`: decoded, rewritten, re-tokenised)."""
 
 from __future__ import annotations
@@ -27,32 +27,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from sims.cli.lms import is_synthetic
     from sims.core.record import Generation
     from sims.experiments.attacks import attack
-    from sims.lm.synthetic import lm_from_meta
+    from sims.experiments.lms import lm_of
 
     writable_file("out", args.out)
     gen = Generation.load(args.file)
     m = gen.meta
-    if is_synthetic(m["lm"]):
-        out = attack(gen, args.kind, args.rate, args.seed, lm=lm_from_meta(m))
-    elif args.kind in TOKEN_EDITS:
+    if args.kind in TOKEN_EDITS:  # no LM needed (a real LM's weights are not loaded)
         out = attack(gen, args.kind, args.rate, args.seed)
     else:
-        from sims.torch_backend.model import load
-
-        model, tok = load(m["lm"])
-        if args.kind == "paraphrase":  # the LM itself rewrites the decoded text
+        lm = lm_of(m)
+        if args.kind == "paraphrase" and lm.real:  # the LM itself rewrites the decoded text
             from sims.torch_backend.paraphrase import paraphrase_generation
 
-            if tok is None:
+            if lm.tokenizer is None:
                 raise ValueError(f"--kind paraphrase needs a tokenizer; the random test model {m['lm']!r} has none")
-            out = paraphrase_generation(gen, args.rate, args.seed, model, tok)
+            out = paraphrase_generation(gen, args.rate, args.seed, lm.model, lm.tokenizer)
         else:
-            from sims.torch_backend.lm_oracle import ModelOracle
-
-            out = attack(gen, args.kind, args.rate, args.seed, lm=ModelOracle(model, m["vocab_size"]))
+            out = attack(gen, args.kind, args.rate, args.seed, lm=lm)
     out.save(args.out)
     print(json.dumps(dict(out=str(args.out), attacks=out.meta["attacks"])))
     return 0

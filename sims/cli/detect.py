@@ -131,17 +131,10 @@ def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
             f"({'; '.join(diffs[:3])}{'; ...' if len(diffs) > 3 else ''}); the counts below are of the re-encoded ids")
 
 
-def _padded(rows: list[np.ndarray], start: int) -> np.ndarray:
-    T = max([0, *(len(r) - start for r in rows)])
-    out = np.full((len(rows), T), -1, dtype=np.int64)
-    for i, r in enumerate(rows):
-        out[i, : max(0, len(r) - start)] = r[start:]
-    return out
-
-
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
-    from sims.detect import decision, report, scores
+    from sims.detect import decision
+    from sims.detect.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks, lm_vocab_size, tokenize
     from sims.torch_backend.model import load_tokenizer
 
@@ -175,20 +168,14 @@ def _score_text(args, key: int, fpr: float):
     if hi >= V:
         raise ValueError(f"token ids must be below the LM's vocab_size {V} (tokenizer and model disagree); got {hi}")
     c = h - 1 if selfhash else h
-    lengths = np.array([max(0, len(r) - c) for r in rows])
     if lefthash or selfhash:
         from sims.torch_backend.selfhash_transformers import selfhash_marks
 
+        lengths = np.array([max(0, len(r) - c) for r in rows])
         green, scored = (selfhash_marks if selfhash else lefthash_marks)(rows, V, gamma, key, h, dedup=args.dedup)
         g_eff = int(V * gamma) / V
     else:
-        tokens = _padded(rows, h)
-        prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])  # a text of <= h tokens has nothing to score
-        kw = dict(stat="green", gamma=gamma, h=h, vocab_size=V, lengths=lengths)
-        g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
-        _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
-        green = g_all > 0.5
-        g_eff = report.null_green_probability(gamma, "bernoulli", V)
+        green, scored, lengths, g_eff = redgreen_text_marks(rows, key, gamma=gamma, h=h, vocab_size=V, dedup=args.dedup)
     return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:c] for p in pieces], text_pieces=[p[c:] for p in pieces],
                                    input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
 
@@ -213,9 +200,8 @@ def _load_npz(args):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
-    from sims.cli.lms import is_synthetic
     from sims.detect import decision, scores
-    from sims.lm.synthetic import lm_from_meta
+    from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
     m = gen.meta
@@ -223,33 +209,23 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
         from sims.detect.score_families import score_generation
 
         res = score_generation(gen, args.score, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
-    elif is_synthetic(m["lm"]):
-        lm = lm_from_meta(m) if algo in scores.KEYED_ORDER_ALGOS else None
+    else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
+        lm = lm_of(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
-    else:  # a real LM's texts: ITS / UW read its teacher-forced probabilities
-        from sims.torch_backend.real_lm import score as score_real
-
-        if args.stat is not None:
-            raise ValueError(f"--stat applies to the tournament generations of synthetic LMs; got a real LM's ({m['lm']!r})")
-        res = score_real(gen, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
-    pieces, ids = _piece_maker(m["lm"]) if want_marks else (None, True)
+    pieces, ids = _piece_maker(m) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
                                                want_marks=want_marks, pieces=pieces,
                                                statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
     return doc, marked, ids
 
 
-def _piece_maker(lm: str):
-    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for a real
-    LM with a tokenizer, else the ids."""
-    from sims.cli.lms import is_synthetic
+def _piece_maker(meta: dict):
+    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for an LM
+    with a tokenizer (``meta``: a generation's), else the ids."""
     from sims.detect.report_html import id_pieces
+    from sims.experiments.lms import lm_of
 
-    tok = None
-    if not is_synthetic(lm):
-        from sims.torch_backend.model import load_tokenizer
-
-        tok = load_tokenizer(lm)
+    tok = lm_of(meta).tokenizer
     if tok is None:
         return id_pieces, True
     from sims.torch_backend.detect_text import id_text_pieces
@@ -273,15 +249,12 @@ def build_arguments(argv: list[str]) -> argparse.Namespace:
 
 
 def _sequential(args, key: int, fpr: float) -> dict:
-    """The ``--sequential`` document of an .npz (synthetic LMs: ITS / UW read its probabilities)."""
-    from sims.cli.lms import is_synthetic
+    """The ``--sequential`` document of an .npz (ITS / UW read the LM's probabilities)."""
     from sims.detect import decision, scores, sequential
-    from sims.lm.synthetic import lm_from_meta
+    from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
-    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
-        raise ValueError(f"--sequential detects algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
-    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    lm = lm_of(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
     res = sequential.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     return decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo)
 

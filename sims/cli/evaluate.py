@@ -4,10 +4,9 @@ on a synthetic LM or a real one (the same keys either way)."""
 from __future__ import annotations
 
 import argparse
-import functools
 
-from sims.cli.generate import add_algo_arguments, algo_kwargs, check_size, real_lm_kwargs
-from sims.cli.lms import check_lm
+from sims.cli.generate import add_algo_arguments, algo_kwargs, check_size, generation_options
+from sims.cli.lms import open_lm
 from sims.cli.main import emit
 
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
@@ -22,13 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     check_size(args, args.n + (args.n if args.n_null is None else max(0, args.n_null)))
-    if check_lm(args.lm) == "synthetic":
-        from sims.experiments.evaluate import evaluate
-    else:
-        from sims.torch_backend.real_lm import evaluate
+    from sims.experiments.evaluate import evaluate
 
-        evaluate = functools.partial(evaluate, **real_lm_kwargs(args))
-    out = evaluate(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup, n_null=args.n_null, h=args.h,
-                   **algo_kwargs(args))
+    out = evaluate(open_lm(args.lm, args.dtype), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, dedup=args.dedup,
+                   n_null=args.n_null, h=args.h, **generation_options(args), **algo_kwargs(args))
     emit(out, args.json)
     return 0

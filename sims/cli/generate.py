@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 
 from sims.cli.checks import check_memory, writable_file
-from sims.cli.lms import LM_HELP, check_lm
+from sims.cli.lms import LM_HELP, open_lm
 from sims.core import defaults
 from sims.watermarks import registry
 
@@ -33,10 +33,11 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batch", type=int, default=None,
                    help="rows per forward pass (default: what the machine holds: 16 on a CPU; on a GPU the rows whose KV cache "
                         "fits in half the free memory, at most 256)")
-    g.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field (random ids for random-* models)")
-    g.add_argument("--engine", choices=("loop", "static"), default="loop",
+    g.add_argument("--prompts", default=None,
+                   help="lfqa (default), news, or a JSONL file with a 'prompt' field (random ids for random-* models)")
+    g.add_argument("--engine", choices=("loop", "static"), default=None,
                    help="loop: any causal LM, transformers forward; static: Llama family, static KV cache, fused kernels (CUDA graphs on a GPU)")
-    g.add_argument("--dtype", choices=DTYPES, default="float32", help="weights' dtype (records stay float64)")
+    g.add_argument("--dtype", choices=DTYPES, default=None, help="weights' dtype (default float32; records stay float64)")
 
 
 def algo_kwargs(args) -> dict:
@@ -46,11 +47,10 @@ def algo_kwargs(args) -> dict:
     return given
 
 
-def real_lm_kwargs(args) -> dict:
-    """The torch backend's options (batch, prompts, engine, dtype) from the parsed arguments."""
-    import torch
-
-    return dict(batch=args.batch, prompts=args.prompts, engine=args.engine, dtype=getattr(torch, args.dtype))
+def generation_options(args) -> dict:
+    """The real-LM generation options given on the command line (batch, prompts, engine): a synthetic
+    LM refuses them (:meth:`sims.experiments.lms.LM.generate`)."""
+    return {k: getattr(args, k) for k in ("batch", "prompts", "engine") if getattr(args, k) is not None}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -76,21 +76,12 @@ def check_size(args, n_texts: int) -> None:
 def run(args) -> int:
     writable_file("out", args.out)
     check_size(args, args.n)
-    if check_lm(args.lm) == "synthetic":
-        if args.stop_at_eos:
-            raise ValueError(f"--stop-at-eos: a synthetic LM ({args.lm!r}) has no end token; its texts always have T tokens")
-        from sims.lm.synthetic import get_lm
-        from sims.watermarks.generate import generate
-
-        gen = generate(get_lm(args.lm), args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, seeding=args.seeding,
-                       **algo_kwargs(args))
-    elif args.seeding != "lefthash":
+    lm = open_lm(args.lm, args.dtype)
+    if lm.real and args.seeding != "lefthash":
         raise ValueError(f"seeding {args.seeding!r}: a real LM ({args.lm!r}) is seeded by lefthash here (--seeding applies to synthetic LMs)")
-    else:
-        from sims.torch_backend.real_lm import generate_on
-
-        gen = generate_on(args.lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, **real_lm_kwargs(args),
-                          stop_at_eos=args.stop_at_eos, **algo_kwargs(args))
+    seeding = {} if lm.real else dict(seeding=args.seeding)
+    gen = lm.generate(args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, stop_at_eos=args.stop_at_eos,
+                      **generation_options(args), **seeding, **algo_kwargs(args))
     gen.save(args.out)
     print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(np.nanmean(gen.kl)), realized_dg=float(np.nanmean(gen.dg)), meta=gen.meta)))
     return 0

@@ -1,29 +1,20 @@
-"""Which backend runs an LM name: a synthetic preset (:data:`sims.lm.synthetic.LM_PRESETS`,
-or a ``loopy-V<V>-p<p>`` variant) runs on the Numba simulators; ``smollm2``, a random test
-model (``random-llama``, ``random-gpt2``, ...) or a local transformers folder runs on the torch
-backend (:mod:`sims.torch_backend.real_lm`, imported only then)."""
+"""The ``--lm`` option: any LM :func:`sims.get_lm` opens (a synthetic preset, a fitted ``.npz``,
+``smollm2``, a random test model or a local transformers folder); which backend runs it is
+:func:`sims.lm.kind.lm_kind`'s rule, decided when it is opened."""
 
 from __future__ import annotations
 
-import re
+from sims.lm.kind import LM_CHOICES
 
-from sims.core.lm_names import is_real_lm
-from sims.lm.synthetic import LM_PRESETS
-
-LM_CHOICES = ("a synthetic preset (" + ", ".join(LM_PRESETS) + ") or fitted .npz (python -m sims fit-lm), smollm2, a random test model "
-           "(random-llama, random-qwen2, random-mistral, random-gpt2, random-opt) or a local transformers folder")
 LM_HELP = "LM: " + LM_CHOICES
 
 
-def is_synthetic(name: str) -> bool:
-    """Whether ``name`` is a synthetic LM (a preset, a loop_lm variant or a fitted ``.npz``)."""
-    return name in LM_PRESETS or str(name).endswith(".npz") or re.fullmatch(r"loopy-V\d+-p.+", str(name)) is not None
+def open_lm(name: str, dtype: str | None = None):
+    """The LM ``name`` (:func:`sims.get_lm`), a real one's weights in ``dtype`` (a torch dtype's name)."""
+    from sims.experiments.lms import get_lm
 
+    if dtype is None:
+        return get_lm(name)
+    import torch
 
-def check_lm(name: str) -> str:
-    """"synthetic" or "torch" for an LM name; ValueError listing the choices otherwise."""
-    if is_synthetic(name):
-        return "synthetic"
-    if is_real_lm(name):
-        return "torch"
-    raise ValueError(f"lm must be {LM_CHOICES}; got {name!r}")
+    return get_lm(name, dtype=getattr(torch, dtype))

@@ -29,18 +29,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--jsonl", type=pathlib.Path, default=None, help="write one JSON object per text here instead of printing")
 
 
-def decoder(lm: str):
-    """A function from token ids to their text for LM ``lm`` (token ids joined by spaces where it has no tokenizer)."""
-    from sims.cli.lms import is_synthetic
+def decoder(meta: dict):
+    """A function from token ids to their text for the LM of a generation's ``meta`` (:meth:`sims.experiments.lms.LM.decode`:
+    token ids joined by spaces where it has no tokenizer)."""
+    from sims.experiments.lms import lm_of
 
-    tok = None
-    if not is_synthetic(lm):
-        from sims.torch_backend.model import load_tokenizer
-
-        tok = load_tokenizer(lm)
-    if tok is None:
-        return lambda ids: " ".join(str(int(t)) for t in ids)
-    return lambda ids: tok.decode([int(t) for t in ids])
+    return lm_of(meta).decode
 
 
 def run(args) -> int:
@@ -56,7 +50,7 @@ def run(args) -> int:
         raise ValueError(f"--index must be in [0, {n - 1}] (the file holds {n} texts); got {bad[0]}")
     key = str(gen.meta["key"]) if args.key is None else args.key
     doc = detect.decisions(args.file, key, args.fpr)
-    decode = decoder(gen.meta["lm"])
+    decode = decoder(gen.meta)
     records = [dict(index=i, prompt=decode(gen.prompt(i)), text=decode(gen.text(i)), ids=[int(t) for t in gen.text(i)],
                     log10_p=doc["texts"][i]["log10_p"], watermarked=doc["texts"][i]["watermarked"]) for i in rows]
     if args.jsonl is not None:

@@ -7,10 +7,10 @@ Clopper-Pearson intervals) at ``--spoof-level``.  The spoof test needs long text
 it separates genuine from spoofed texts, at 32 tokens it has little power.
 
 Several ``--n-stolen`` values print one point per N (one JSON object per line), stolen as
-prefixes of one haul of the largest N.  On a real LM (``--lm smollm2``, a random test model or
-a model folder) the texts come from the torch backend
-(:func:`sims.torch_backend.real_lm.steal_texts`: ``--n-eval`` held-out base texts after the
-last prompts of ``--prompts``) and each point is the green-list estimate's accuracy
+prefixes of one haul of the largest N.  The LM is any of :func:`sims.get_lm` (a preset, a fitted
+``.npz``, ...).  On a real LM (``--lm smollm2``, a random test model or a model folder) the texts
+come from the torch backend (:func:`sims.experiments.steal.steal_texts`: ``--n-eval`` held-out
+base texts after the last prompts of ``--prompts``) and each point is the green-list estimate's accuracy
 (:func:`sims.experiments.steal.estimate_curve`); spoofing and scrubbing need the base LM's
 exact probabilities at every step and run on the synthetic LMs only.
 """
@@ -25,13 +25,11 @@ HELP = "steal green lists from N watermarked texts, then spoof and scrub (owner'
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from sims.core.lm_names import REAL_LMS
+    from sims.cli.lms import LM_HELP
     from sims.experiments.steal import STEALABLE_ALGOS
-    from sims.lm.synthetic import LM_PRESETS
     from sims.watermarks import registry
 
-    p.add_argument("--lm", choices=LM_PRESETS + REAL_LMS, default="news",
-                   help="synthetic preset, or a real LM (green-list estimate accuracy only)")
+    p.add_argument("--lm", default="news", help=LM_HELP + " (a real LM: green-list estimate accuracy only)")
     p.add_argument("--vocab-size", type=int, default=None, help="override the preset's vocabulary size")
     p.add_argument("--algo", choices=STEALABLE_ALGOS, default="srl")
     for name in registry.PARAMS:  # the parameters of the stealable algorithms, from the registry; unset (None) means the default
@@ -47,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-base", action="store_true", help="the attacker has no base-LM texts")
     p.add_argument("--n-calibration", type=int, default=500, help="the owner's genuine texts that calibrate the spoof test")
     p.add_argument("--spoof-level", type=float, default=0.01, help="level of the spoof test")
-    p.add_argument("--prompts", default="lfqa", help="real LM: prompt set (lfqa, news or a JSONL file)")
+    p.add_argument("--prompts", default=None, help="real LM: prompt set (lfqa, the default, news or a JSONL file)")
     p.add_argument("--batch", type=int, default=None, help="real LM: rows per forward pass")
     p.add_argument("--key", type=int, default=defaults.KEY)
     p.add_argument("--seed", type=int, default=0)
@@ -56,24 +54,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.cli.main import emit
-    from sims.core.lm_names import is_real_lm
+    from sims.experiments.lms import get_lm
     from sims.watermarks import registry
 
     if min(args.n_stolen) < 1:
         raise ValueError(f"n-stolen must be in [1, inf); got {min(args.n_stolen)}")
     params = {k: getattr(args, k) for k in registry.PARAMS if getattr(args, k, None) is not None}
     registry.check_params(args.algo, **params)
-    points = (_real_lm_points if is_real_lm(args.lm) else _synthetic_points)(args, params)
+    lm = get_lm(args.lm, vocab_size=args.vocab_size)
+    # spoofing and scrubbing read the exact probabilities of a synthetic LM; a real LM's point is the estimate's accuracy
+    points = (_real_lm_points if lm.real else _synthetic_points)(lm, args, params)
     for out in points:
         emit(out, args.json)
     return 0
 
 
-def _synthetic_points(args, params: dict) -> list[dict]:
+def _synthetic_points(lm, args, params: dict) -> list[dict]:
     from sims.experiments.steal import attack_point, make_haul, spoof_test_power
-    from sims.lm.synthetic import get_lm
 
-    lm = get_lm(args.lm, vocab_size=args.vocab_size)
+    if args.prompts is not None or args.batch is not None:
+        raise ValueError(f"--prompts and --batch apply to real LMs; synthetic LM {args.lm!r} samples its prompts")
     haul = make_haul(lm, args.algo, n_max=max(args.n_stolen), T=args.T, n_eval=args.n_eval, seed=args.seed, key=args.key, h=args.h,
                      **params)
     points = []
@@ -86,13 +86,10 @@ def _synthetic_points(args, params: dict) -> list[dict]:
     return points
 
 
-def _real_lm_points(args, params: dict) -> list[dict]:
-    from sims.experiments.steal import estimate_curve
-    from sims.torch_backend.real_lm import steal_texts
+def _real_lm_points(lm, args, params: dict) -> list[dict]:
+    from sims.experiments.steal import estimate_curve, steal_texts
 
-    if args.vocab_size is not None:
-        raise ValueError(f"vocab-size applies to synthetic LMs only (a real LM has its tokenizer's); got {args.vocab_size}")
-    wm, base, held_out = steal_texts(args.lm, args.algo, n=max(args.n_stolen), n_eval=args.n_eval, T=args.T, seed=args.seed,
+    wm, base, held_out = steal_texts(lm, args.algo, n=max(args.n_stolen), n_eval=args.n_eval, T=args.T, seed=args.seed,
                                      key=args.key, h=args.h, prompts=args.prompts, use_base=not args.no_base, batch=args.batch,
                                      **params)
     m = wm.meta

@@ -29,13 +29,8 @@ def run(args) -> int:
         raise ValueError(f"grid must be an existing TOML file (see examples/sweep_quick.toml); got {str(args.grid)!r}")
     writable_folder("out", args.out)
     grid = load_grid(args.grid)
-    real_generate = real_oracle = None
-    if any(c.real for c in grid.configs):
-        from sims.torch_backend.real_lm import generate_on as real_generate
-        from sims.torch_backend.real_lm import oracle_on as real_oracle
     try:
-        run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force, real_generate=real_generate,
-                  real_oracle=real_oracle)
+        run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
     except RuntimeError as exc:  # failed tasks: the finished chunks are kept
         print(f"error: {exc}", file=sys.stderr)
         return 1

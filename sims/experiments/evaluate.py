@@ -1,4 +1,4 @@
-"""Generate + detect: the paper's Table exp_performance quantities on a synthetic LM, and the
+"""Generate + detect: the paper's Table exp_performance quantities on any LM (:func:`sims.get_lm`), and the
 empirical check that the exact tests' false-positive rate is what they promise.
 
 TPR at a fixed FPR alpha: a text is detected iff its exact p-value is <= alpha, so the
@@ -18,9 +18,8 @@ import numpy as np
 from sims.core import defaults
 from sims.core.progress import progress
 from sims.detect import scores as detect
-from sims.lm.synthetic import SyntheticLM, get_lm
+from sims.experiments.lms import get_lm
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
 
 FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
@@ -95,22 +94,28 @@ def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
     return out
 
 
-def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
-             n_null: int | None = None, return_arrays: bool = False, **params) -> dict:
+def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
+             n_null: int | None = None, return_arrays: bool = False, prompts=None, batch: int | None = None, engine: str | None = None,
+             **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
 
     Parameters
     ----------
-    lm : preset name (:data:`sims.lm.synthetic.LM_PRESETS`) or a :class:`~sims.lm.synthetic.SyntheticLM`
+    lm : str, LM or SyntheticLM
+        Any LM (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``, SmolLM2, a random
+        test model, a model folder) or the opened object.
     algo : one of :data:`sims.watermarks.generate.ALGOS` except "none" (:mod:`sims.watermarks.registry`)
     n, T, seed, key :
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
-        ``seed + NULL_SEED_OFFSET``, scored with the same key and detector.
+        ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
+        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).
     dedup : bool
         Score each (context, token) pair once (red-green and EMS).
     return_arrays : bool
         Add per-text arrays (kl, dg, log10_p, z, null_log10_p, tokens_to_detect) under "arrays".
+    prompts, batch, engine : optional
+        A real LM's prompt set (default lfqa), batch and engine (:meth:`sims.experiments.lms.LM.generate`).
     **params :
         The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, h, green_kind, M); one
         it does not take is refused.
@@ -138,17 +143,19 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
     check_watermark(algo, **params)
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
-    model = get_lm(lm) if isinstance(lm, str) else lm
+    model = get_lm(lm)
     n_null = int(n) if n_null is None else int(n_null)
     if n_null < 1:
         raise ValueError(f"n_null must be in [1, inf); got {n_null}")
+    opts = {k: v for k, v in dict(batch=batch, engine=engine).items() if v is not None}
     with progress(5, f"evaluate {model.name}/{algo}") as bar:
         t0 = time.perf_counter()
-        gen = generate(model, algo, n=n, T=T, seed=seed, key=key, **params)
+        gen = model.generate(algo, n=n, T=T, seed=seed, key=key, prompts=prompts, **opts, **params)
         gen_s = time.perf_counter() - t0
         bar.update()
-        null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"],
-                        gamma=gen.meta.get("gamma"), green_kind=gen.meta.get("green_kind", defaults.GREEN_KIND))
+        null = model.generate("none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"], gamma=gen.meta.get("gamma"),
+                              green_kind=gen.meta.get("green_kind", defaults.GREEN_KIND), prompts=model.null_prompts(gen, n_null), **opts)
+        null.meta["key"] = gen.meta["key"]  # scored with the watermark's key (a SipHash key as the generation stored it)
         bar.update()
         t0 = time.perf_counter()
         res = detect.score(gen, model, dedup=dedup)
@@ -160,7 +167,6 @@ def evaluate(lm: str | SyntheticLM, algo: str, *, n: int, T: int, seed: int, key
         bar.update()
     return summarize(gen, res, res0, ttd, lm=model.name, n_null=n_null, seed=seed, key=key, dedup=dedup, gen_seconds=gen_s,
                      det_seconds=det_s, return_arrays=return_arrays)
-
 
 def check_watermark(algo: str, **params) -> None:
     """Refuse an algorithm that is no watermark (unknown, or the control "none"), a parameter
@@ -222,7 +228,7 @@ def _median_or_none(ttd) -> float | None:
     return med if np.isfinite(med) else None
 
 
-def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, lm: str | SyntheticLM | None = None,
+def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, lm=None,
              dedup: bool = True, h: int = defaults.H, chunk: int = 100_000, level: float = CI_LEVEL) -> dict:
     """Empirical false-positive rate of the exact red-green test on ``n`` key-independent texts.
 
@@ -245,7 +251,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
         Texts, tokens per text, seed and key.
     gamma : float
         Green-list ratio in (0, 1).
-    lm : str or SyntheticLM, optional
+    lm : str, LM or SyntheticLM, optional
         See above.
     dedup : bool
         Score each (context, token) pair once.
@@ -288,8 +294,8 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
                 bar.update(m)
         source = f"iid uniform tokens, V={V}"
     else:
-        model = get_lm(lm) if isinstance(lm, str) else lm
-        g = generate(model, "none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
+        model = get_lm(lm)
+        g = model.generate("none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
         lps.append(detect.score(g, model, dedup=dedup, key=key, gamma=gamma).log10_p)
         source = f"unwatermarked texts of {model.name} (V={model.vocab_size})"
         V = model.vocab_size

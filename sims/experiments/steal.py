@@ -56,6 +56,7 @@ from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
 from sims.detect import scores as detect
 from sims.detect import spoof as spoof_test
+from sims.experiments.lms import DEFAULT_PROMPTS, get_lm
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import registry
@@ -571,3 +572,41 @@ def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = Non
     out["fpr"], out["power"] = out.pop("genuine_rejected"), out.pop("spoofed_rejected")
     out["fpr_ci95"], out["power_ci95"] = out.pop("genuine_rejected_ci95"), out.pop("spoofed_rejected_ci95")
     return out
+
+
+def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
+                use_base: bool = False, batch: int | None = None, **params) -> tuple[Generation, Generation | None, Generation]:
+    """A stealing attacker's texts on any LM (:func:`sims.get_lm`): ``n`` watermarked texts of ``algo``,
+    optionally ``n`` base texts, and ``n_eval`` held-out base texts.
+
+    A synthetic LM: the texts of :func:`make_haul` (prompts sampled from the LM).  A real LM: the
+    held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (default lfqa; sampling
+    seed ``seed + EVAL_SEED_OFFSET``); the watermarked texts cycle over the other prompts (row i after
+    prompt ``i mod (set size - n_eval)``, seed ``seed``; rows that share a prompt still differ, each
+    drawing from its own stream), the base texts likewise with seed ``seed + BASE_SEED_OFFSET``.
+    Random test models (no tokenizer) draw ``n + n_eval`` random prompts.
+
+    Returns
+    -------
+    (wm, base or None, held_out) : Generation
+    """
+    if int(n) < 1 or int(n_eval) < 1:
+        raise ValueError(f"n and n_eval must be in [1, inf); got n={n}, n_eval={n_eval}")
+    lm = get_lm(lm)
+    if not lm.real:
+        if prompts is not None or batch is not None:
+            raise ValueError(f"prompts and batch apply to real LMs; synthetic LM {lm.name!r} samples its prompts")
+        haul = make_haul(lm, algo, n_max=int(n), T=T, n_eval=int(n_eval), seed=seed, key=key, h=h, **params)
+        return haul.wm, haul.base if use_base else None, haul.held_out
+    source = DEFAULT_PROMPTS if prompts is None else prompts
+    ids = lm.prompt_ids(source, None if lm.tokenizer is not None else int(n) + int(n_eval), seed=seed)
+    if len(ids) <= int(n_eval):
+        raise ValueError(f"n_eval must be below the {len(ids)} prompts of {source!r} (the rest prompt the stolen texts); got {n_eval}")
+    pool, held = ids[: len(ids) - int(n_eval)], ids[len(ids) - int(n_eval) :]
+    rows = [pool[i % len(pool)] for i in range(int(n))]
+    kw = dict(key=key, h=h, batch=batch)
+    wm = lm.generate(algo, n=int(n), T=T, seed=seed, prompts=rows, **kw, **params)
+    null = {k: params[k] for k in ("prf",) if k in params} | {"gamma": wm.meta["gamma"]}
+    base = lm.generate("none", n=int(n), T=T, seed=seed + BASE_SEED_OFFSET, prompts=rows, **kw, **null) if use_base else None
+    held_out = lm.generate("none", n=int(n_eval), T=T, seed=seed + EVAL_SEED_OFFSET, prompts=held, **kw, **null)
+    return wm, base, held_out

@@ -38,23 +38,22 @@ import threading
 from sims.core.progress import progress
 from sims.experiments import sweep_summary
 from sims.experiments.sweep_chunk import run_chunk
-from sims.experiments.sweep_grid import Grid, load_grid, needs_oracle
+from sims.experiments.sweep_grid import Grid, load_grid
 
 ALLOWED_FAILURES = 3  # worker deaths a task may cause before it is reported as failed (a task that kills 4 workers is bad)
 CONNECT_TIMEOUT_S = 10
 
 
-def tasks(grid: Grid, real_generate=None, real_oracle=None) -> dict[str, dict]:
-    """Every task of the grid by its chunk file's stem, in grid order; tasks of a real LM carry
-    ``real_generate`` and ``real_oracle`` (see :func:`run_sweep`)."""
+def tasks(grid: Grid) -> dict[str, dict]:
+    """Every task of the grid by its chunk file's stem, in grid order (``real``: the configuration's LM
+    runs on the torch backend, :func:`sims.lm.kind.is_real`)."""
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
                   prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks))
     out = {}
     for cfg in grid.configs:
-        real = dict(real_generate=real_generate, real_oracle=real_oracle if needs_oracle(grid, cfg) else None) if cfg.real else {}
         for seed in grid.seeds:
             for k in range(grid.n_chunks):
-                out[f"{cfg.id}-s{seed}-c{k:06d}"] = dict(shared, config=dict(cfg.as_dict(), id=cfg.id), real=cfg.real, seed=seed, chunk=k, **real)
+                out[f"{cfg.id}-s{seed}-c{k:06d}"] = dict(shared, config=dict(cfg.as_dict(), id=cfg.id), real=cfg.real, seed=seed, chunk=k)
     return out
 
 
@@ -142,7 +141,7 @@ def _dashboard(client) -> str | None:
 
 
 def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = None, workers: int | None = None, force: bool = False,
-              real_generate=None, real_oracle=None, on_chunk=None, log=print) -> dict:
+              on_chunk=None, log=print) -> dict:
     """Run the tasks of ``grid`` not yet on disk under ``out``, then write the summary.
 
     Parameters
@@ -152,14 +151,6 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
     scheduler : address of a running scheduler, or None for a local cluster
     workers : processes of the local cluster (default one per core); 0 runs the tasks in this process
     force : replace the results of another grid in ``out``
-    real_generate : callable(lm, algo, *, n, T, seed, key, **params) -> Generation
-        The real-LM generator for the grid's real-LM configurations
-        (:func:`sims.torch_backend.real_lm.generate_on`, which ``python -m sims sweep`` passes);
-        it is pickled by reference into those tasks, so workers import it themselves.
-    real_oracle : callable(lm) -> next-token oracle
-        What UW / ITS detection and the entropy, colour and paraphrase attacks ask on a real LM
-        (:func:`sims.torch_backend.real_lm.oracle_on`, which ``python -m sims sweep`` passes);
-        pickled by reference as ``real_generate``.
     on_chunk : callable(name, client) called after each chunk file is written (client None in-process)
     log : where the lines about the run go
 
@@ -169,14 +160,8 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
     """
     grid = load_grid(grid) if not isinstance(grid, Grid) else grid
     out = pathlib.Path(out)
-    if real_generate is None and any(c.real for c in grid.configs):
-        raise ValueError(f"grid {grid.path}: its real-LM configurations need real_generate= "
-                         "(sims.torch_backend.real_lm.generate_on; `python -m sims sweep` passes it)")
-    if real_oracle is None and any(needs_oracle(grid, c) for c in grid.configs):
-        raise ValueError(f"grid {grid.path}: UW / ITS or an LM-dependent attack on a real LM needs real_oracle= "
-                         "(sims.torch_backend.real_lm.oracle_on; `python -m sims sweep` passes it)")
     prepare_dir(out, grid, force)
-    todo = {k: v for k, v in tasks(grid, real_generate, real_oracle).items() if not (out / "chunks" / f"{k}.parquet").exists()}
+    todo = {k: v for k, v in tasks(grid).items() if not (out / "chunks" / f"{k}.parquet").exists()}
     total = grid.n_chunks * len(grid.seeds) * len(grid.configs)
     log(f"sweep {grid.path}: {len(grid.configs)} configurations x {len(grid.seeds)} seeds x {grid.n_chunks} chunks = {total} tasks, "
         f"{total - len(todo)} already in {out}")

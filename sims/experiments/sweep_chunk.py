@@ -1,7 +1,7 @@
 """One task of a sweep: the rows of one (configuration, seed, chunk of texts), a pure function of them.
 
 Text ``j`` of configuration ``c`` under seed ``s`` lies in chunk ``k = j // chunk``.  The chunk's
-texts are drawn by one call of :func:`sims.watermarks.generate.generate` whose seed is derived
+texts are drawn by one call of the LM's ``generate`` (:class:`sims.experiments.lms.LM`) whose seed is derived
 from (s, k) alone (:func:`chunk_seed`): text ``j`` is text ``i = j - k * chunk`` of that call,
 so it uses the counter stream (chunk_seed(s, k), i) and its prompt is row ``i`` of
 :func:`~sims.watermarks.generate.sample_prompts` under the same seed.  Nothing depends on
@@ -26,9 +26,8 @@ from sims.core.record import Generation
 from sims.detect import scores as detect
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
-from sims.lm.synthetic import LM_PRESETS, get_lm
+from sims.experiments.lms import get_lm
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
 
 UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
@@ -38,18 +37,6 @@ PARAM_COLUMNS = tuple(registry.PARAMS)
 def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:
     """The generator seed of chunk ``chunk`` under grid seed ``seed`` (63 bits of the counter PRF)."""
     return int(rng.stream_key(int(rng.stream_key(seed, chunk)), stream)) >> 1
-
-
-def _generate_real(task: dict, algo: str, *, n: int, T: int, seed: int, key: int, prompt_len: int, **params) -> Generation:
-    """Texts of the task's real LM through the generator the client put in the task
-    (``task["real_generate"]``, :func:`sims.torch_backend.real_lm.generate_on` from ``python -m sims
-    sweep``; passed in because this room sits below the torch backend).  Its prompts are the LM's own
-    (the lfqa set), so ``prompt_len`` does not apply."""
-    fn = task.get("real_generate")
-    if fn is None:
-        raise ValueError(f"lm {task['config']['lm']!r} is a real LM: run_sweep needs real_generate= "
-                         "(sims.torch_backend.real_lm.generate_on; `python -m sims sweep` passes it)")
-    return fn(task["config"]["lm"], algo, n=n, T=T, seed=seed, key=key, **params)
 
 
 def _uniform_texts(*, n: int, T: int, seed: int, key: int, prompt_len: int, gamma=None, h: int = 1, green_kind: str = "bernoulli") -> Generation:
@@ -86,8 +73,9 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
 
     ``task``: ``config`` (:meth:`~sims.experiments.sweep_grid.Config.as_dict` plus ``id``), ``seed``,
     ``chunk`` and the grid's ``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``,
-    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks`` (a real LM's also ``real_generate`` and
-    ``real_oracle``).
+    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks``.  The configuration's LM is opened by name
+    (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``, SmolLM2, a random test model or a
+    folder; a real LM's weights load once per worker process).
     """
     cfg = task["config"]
     size = task["chunk_size"]
@@ -96,15 +84,14 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
     s = chunk_seed(task["seed"], task["chunk"])
     kw = dict(n=m, T=task["T"], key=task["key"], prompt_len=task["prompt_len"], **cfg["params"])
     algo = cfg["algo"]
-    if cfg["lm"] in LM_PRESETS:
-        lm = get_lm(cfg["lm"])
-        gen = generate(lm, algo, seed=s, **kw)
-    elif cfg["lm"] == "uniform":
+    if cfg["lm"] == "uniform":
         lm = None
         gen = _uniform_texts(seed=s, **kw)
-    else:  # a real LM: its probabilities where detection or an attack asks them (sweep.tasks)
-        lm = task["real_oracle"](cfg["lm"]) if task.get("real_oracle") else None
-        gen = _generate_real(task, algo, seed=s, **kw)
+    else:  # any LM behind its door: a real one's prompts are its own (the lfqa set), so prompt_len does not apply
+        lm = get_lm(cfg["lm"])
+        if lm.real:
+            kw.pop("prompt_len")
+        gen = lm.generate(algo, seed=s, **kw)
     meta = gen.meta
     parts = [(False, "none", _metrics(gen, detect.score(gen, lm, dedup=task["dedup"]), task, algo))]
     for a, (kind, rate) in enumerate(task["attacks"]):
@@ -118,12 +105,10 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         nkw = dict(kw, h=meta["h"], gamma=meta["gamma"], green_kind=meta["green_kind"])
         nkw = {k: v for k, v in nkw.items() if k in ("n", "T", "key", "prompt_len", "h", "gamma", "green_kind")}
         s0 = chunk_seed(task["seed"], task["chunk"], NULL_STREAM)
-        if cfg["lm"] in LM_PRESETS:
-            null = generate(lm, "none", seed=s0, **nkw)
-        elif cfg["lm"] == "uniform":
+        if lm is None:
             null = _uniform_texts(seed=s0, **nkw)
         else:
-            null = _generate_real(task, "none", seed=s0, **nkw)
+            null = lm.generate("none", seed=s0, **nkw)
         parts.append((True, "none", _metrics(null, detect.score(null, lm, dedup=task["dedup"], algo=algo), task, algo)))
     cols: dict[str, list] = {}
     for is_null, att_name, rows in parts:

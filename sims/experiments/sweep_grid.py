@@ -2,7 +2,7 @@
 
 A grid file (``examples/sweep_quick.toml``)::
 
-    lm = ["news", "lfqa"]        # synthetic presets, "uniform" (i.i.d. tokens), "smollm2" or a transformers folder
+    lm = ["news", "lfqa"]        # any LM of sims.get_lm (preset, fitted .npz, "smollm2", random-*, a folder) or "uniform"
     n = 500                      # texts per (configuration, seed)
     T = 200                      # tokens per text
     chunk = 50                   # texts per task
@@ -39,11 +39,9 @@ import re
 import tomllib
 
 from sims.core import defaults
-from sims.core.lm_names import REAL_LMS
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
-from sims.experiments.attacks import LM_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
-from sims.lm.synthetic import LM_PRESETS
+from sims.lm.kind import LM_CHOICES, is_real, lm_kind
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
@@ -68,8 +66,8 @@ class Config:
 
     @property
     def real(self) -> bool:
-        """True for a real LM (runs only on workers with a ``GPU`` resource)."""
-        return self.lm not in LM_PRESETS + NULL_LMS
+        """True for a real LM (:func:`sims.lm.kind.is_real`; runs only on workers with a ``GPU`` resource)."""
+        return self.lm not in NULL_LMS and is_real(self.lm)
 
     def as_dict(self) -> dict:
         return dict(lm=self.lm, algo=self.algo, params=dict(self.params))
@@ -153,16 +151,22 @@ def _int(loc: _Locator, raw: dict, key: str, lo: int) -> int:
 
 
 def _check_lm(loc: _Locator, name, base: pathlib.Path) -> str:
+    """A grid's LM: ``uniform``, or any name :func:`sims.lm.kind.lm_kind` knows; a fitted ``.npz`` or a
+    model folder given relative to the grid file's folder is kept as its absolute path."""
     if not isinstance(name, str):
-        raise loc.error("lm", f"must be a preset name or a folder; got {name!r}")
-    if name in LM_PRESETS + NULL_LMS + REAL_LMS:
+        raise loc.error("lm", f"must be {LM_CHOICES} or {NULL_LMS[0]!r}; got {name!r}")
+    if name in NULL_LMS:
         return name
-    folder = (base / name) if not pathlib.Path(name).is_absolute() else pathlib.Path(name)
-    if folder.is_dir():
-        return str(folder.resolve())
-    raise loc.error("lm", f"unknown LM {name!r}: one of the synthetic presets {LM_PRESETS}, {NULL_LMS[0]!r} (i.i.d. tokens), "
-                          f"a real LM {REAL_LMS} or an existing "
-                          "transformers folder")
+    path = pathlib.Path(name)
+    local = path if path.is_absolute() else base / path
+    try:
+        if local.exists():  # a file or folder next to the grid
+            lm_kind(str(local))
+            return str(local.resolve())
+        lm_kind(name)
+    except ValueError:
+        raise loc.error("lm", f"unknown LM {name!r}: {LM_CHOICES}, or {NULL_LMS[0]!r} (i.i.d. tokens)") from None
+    return name
 
 
 def _check_params(loc: _Locator, algo: str, params: dict, start: int) -> None:
@@ -227,12 +231,6 @@ def _attacks(loc: _Locator, tables: list) -> tuple[tuple[str, float], ...]:
                 raise loc.error("rate", f"must be in [0, 1]; got {r!r}", start)
             out.append((kind, float(r)))
     return tuple(out)
-
-
-def needs_oracle(grid: Grid, cfg: Config) -> bool:
-    """True when configuration ``cfg`` of ``grid`` asks a real LM's next-token probabilities: UW /
-    ITS detection, or an entropy, colour or paraphrase attack."""
-    return cfg.real and (registry.get(cfg.algo).family == "keyed" or any(kind in LM_KINDS for kind, _ in grid.attacks))
 
 
 def load_grid(path) -> Grid:

@@ -88,7 +88,7 @@ class SyntheticLM:
     Examples
     --------
     >>> import sims
-    >>> lm = sims.get_lm("tiny")
+    >>> lm = sims.get_lm("tiny").synthetic  # the exact tables behind the LM object
     >>> type(lm).__name__, lm.name, lm.vocab_size, lm.order
     ('SyntheticLM', 'tiny', 6, 1)
     """

@@ -23,7 +23,6 @@ from sims.torch_backend import batch as batching
 from sims.torch_backend.fused import check_nan, inverse_cdf
 from sims.torch_backend.model import cached_forward, new_cache
 from sims.torch_backend.prf_torch import _s64, counter_uniform
-from sims.torch_backend.processors import ALGOS, make_processor  # noqa: F401  (re-exported)
 from sims.watermarks import registry
 
 PARAMS = tuple(p for p in registry.PARAMS if p != "gamma")  # processor attributes copied into meta

@@ -28,8 +28,9 @@ from sims.core.progress import progress
 from sims.detect import scores as detect
 from sims.torch_backend import prf_torch
 from sims.torch_backend import prompts as prompt_sets
-from sims.torch_backend.generate_torch import generate, make_processor
+from sims.torch_backend.generate_torch import generate
 from sims.torch_backend.model import load, sampled_vocab
+from sims.torch_backend.processors import make_processor
 
 STATS_KEY0 = 1000  # the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...
 

@@ -37,10 +37,12 @@ from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
+from sims.torch_backend.tournament import TournamentProcessor
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
+from sims.watermarks.tournament import MODES
 
-ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  # those with a processor (synthid: Numba only)
+ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  # those with a processor
 PROCESSORS: dict[str, type] = {}
 """The processor class of each algorithm of the registry, by name (filled by :func:`processor`)."""
 
@@ -465,6 +467,21 @@ class TransformersSRLProcessor(_KeyedProcessor):
                 c += bool(self.green_for(prev)[tok])
             out.append(c)
         return torch.tensor(out)
+
+
+@processor
+class SynthIDProcessor(TournamentProcessor):
+    """The registry's ``synthid`` record on torch: :class:`.tournament.TournamentProcessor` built from the
+    record's parameters (``candidates`` 2: non-distortionary, >= 3: distortionary; ``mask_repeated`` 0 / 1).
+    It has no green list: ``gamma`` is accepted only as ``make_processor`` passes every record's."""
+
+    name = "synthid"
+
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float | None = None, h: int = defaults.H,
+                 m: int = registry.PARAMS["m"].default, candidates: int = registry.PARAMS["candidates"].default,
+                 mask_repeated: int = registry.PARAMS["mask_repeated"].default):
+        super().__init__(vocab_size=vocab_size, key=key, m=int(m), h=h, mode=MODES[int(candidates) > 2], candidates=int(candidates),
+                         mask_repeated=bool(mask_repeated))
 
 
 def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,

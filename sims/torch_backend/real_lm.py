@@ -8,15 +8,15 @@ draws from the stream ``(seed, i)``, so the texts do not depend on the batch siz
 bar counts tokens (tokens/s shown).  A batch that does not fit in memory is halved until one
 does (said on stderr, the size used kept in ``meta["batch"]``); nothing already generated is lost.
 
-:func:`score` is :func:`sims.detect.scores.score` with the model's teacher-forced
-probabilities for ITS / UW (batched, one chunk of rows in memory at a time), and
-:func:`evaluate` returns the keys of :func:`sims.experiments.evaluate.evaluate`.
+:func:`teacher_forced_probs` gives the model's next-token distributions along saved texts
+(batched, one chunk of rows in memory at a time): what ITS / UW detection reads.  Callers open a
+real LM with :func:`sims.get_lm` (:class:`sims.experiments.lms.LM`), whose ``generate`` and
+``step_probs`` call these two; evaluate, score, attacks, stealing and sweeps take that object.
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 import torch
@@ -24,14 +24,9 @@ import torch
 from sims.core import defaults
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
-from sims.detect import scores as detect
-from sims.experiments.evaluate import NULL_SEED_OFFSET, check_watermark, redgreen_ttd, summarize
 from sims.torch_backend import batch as batching
 from sims.torch_backend.generate_torch import generate
-from sims.torch_backend.lm_oracle import ModelOracle
-from sims.torch_backend.model import load, sampled_vocab, stop_ids
 from sims.torch_backend.processors import make_processor
-from sims.torch_backend.prompts import prompt_ids
 from sims.torch_backend.static_decode import generate_static
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
@@ -93,14 +88,14 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     T, algo, seed, key, h, **params :
         As :func:`sims.watermarks.generate.generate` (``params``: gamma, delta, Delta, eta,
         lam1, M, tau, alpha, green_kind, prf; ``prf="siphash"`` takes a 128-bit ``key`` and is
-        kept with the key in ``meta``, so that :func:`score` detects with it).
+        kept with the key in ``meta``, so that :func:`sims.score` detects with it).
     batch : int, optional
         Rows per forward pass (default :func:`default_batch`).
     engine : {"loop", "static"}
     vocab_size : int, optional
         Ids sampled (the tokenizer's length; default the model's).
     lm : str
-        Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reload the model).
+        Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reopen the model, :func:`sims.get_lm`).
     stop_ids : collection of int
         End tokens (:func:`.model.stop_ids`; loop engine): a row ends at the first it samples
         (:func:`.generate_torch.generate`).  Default none: every row has ``T`` tokens.
@@ -173,110 +168,3 @@ def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, 
 
     return step_probs
 
-
-def score(gen: Generation, model=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None,
-          algo: str | None = None) -> detect.DetectResult:
-    """:func:`sims.detect.scores.score` for texts of a real LM; ITS / UW read the model's
-    teacher-forced probabilities (``model`` default: ``load(gen.meta["lm"])``)."""
-    algo = gen.meta["algo"] if algo is None else algo
-    if registry.get(algo).family != "keyed":
-        return detect.score(gen, None, dedup=dedup, key=key, gamma=gamma, algo=algo)
-    if model is None:
-        model, _ = load(gen.meta["lm"])
-    return detect.score_keyed_order(gen, teacher_forced_probs(model, gen), key=key, algo=algo)
-
-
-def evaluate(lm: str, algo: str, *, n: int, T: int, seed: int = 0, key: int = defaults.KEY, prompts: str = "lfqa",
-             batch: int | None = None, engine: str = "loop", dedup: bool = False, n_null: int | None = None, h: int = defaults.H,
-             dtype=None, return_arrays: bool = False, **params) -> dict:
-    """Watermarked and unwatermarked texts of a real LM, scored with the key: the keys of
-    :func:`sims.experiments.evaluate.evaluate` (KL, realised DG, entropy, TPR at 1e-4 / 1e-6
-    with Clopper-Pearson intervals, empirical FPR on the controls, tokens to detect, speeds).
-
-    ``lm``: ``smollm2``, a random test model or a local folder (:func:`.model.load`);
-    ``prompts``: lfqa, news or a JSONL file (random ids of mixed lengths for the random
-    models).  The ``n_null`` (default ``n``) controls are unwatermarked texts after the same
-    prompts (cycled), seed ``seed + NULL_SEED_OFFSET``, scored with the watermark's detector.
-    """
-    check_watermark(algo, **params)
-    n_null = int(n) if n_null is None else int(n_null)
-    if n_null < 1:
-        raise ValueError(f"n_null must be in [1, inf); got {n_null}")
-    model, tok = load(lm, dtype=dtype)
-    V = sampled_vocab(model, tok)
-    ids = prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed)
-    kw = dict(key=key, batch=batch, engine=engine, vocab_size=V, lm=lm, h=h)
-    t0 = time.perf_counter()
-    gen = generate_texts(model, ids, T, algo, seed=seed, **kw, **params)
-    gen_s = time.perf_counter() - t0
-    null = generate_texts(model, [ids[i % n] for i in range(n_null)], T, "none", seed=seed + NULL_SEED_OFFSET, **kw,
-                          gamma=gen.meta["gamma"])
-    t0 = time.perf_counter()
-    res = score(gen, model, dedup=dedup)
-    det_s = time.perf_counter() - t0
-    null.meta["key"] = gen.meta["key"]
-    res0 = score(null, model, dedup=dedup, algo=algo)
-    return summarize(gen, res, res0, redgreen_ttd(gen, dedup), lm=lm, n_null=n_null, seed=seed, key=key, dedup=dedup,
-                     gen_seconds=gen_s, det_seconds=det_s, return_arrays=return_arrays)
-
-
-def _load_on(lm: str, dtype=None, device=None):
-    """(model on ``device``, tokenizer, sampled vocabulary) of LM ``lm`` loaded by name; the device
-    defaults to the GPU when there is one, else the CPU."""
-    model, tok = load(lm, dtype=dtype)
-    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    return model, tok, sampled_vocab(model, tok)
-
-
-def oracle_on(lm: str, dtype=None, device=None) -> ModelOracle:
-    """The next-token probabilities :func:`generate_on` samples from, as a :class:`.lm_oracle.ModelOracle`
-    (the LM-dependent attacks and UW / ITS detection of those texts ask it)."""
-    model, _, V = _load_on(lm, dtype, device)
-    return ModelOracle(model, V)
-
-
-def generate_on(lm: str, algo: str, *, n: int, T: int, seed: int = 0, prompts: str = "lfqa", dtype=None, device=None,
-                stop_at_eos: bool = False, **kw) -> Generation:
-    """:func:`generate_texts` on LM ``lm`` (loaded by name) after ``n`` prompts of the set ``prompts``,
-    on ``device`` (default: the GPU when there is one, else the CPU); ``stop_at_eos``: each row
-    ends at the model's first end token (:func:`.model.stop_ids`)."""
-    model, tok, V = _load_on(lm, dtype, device)
-    stops = stop_ids(model, tok) if stop_at_eos else ()
-    return generate_texts(model, prompt_ids(prompts, n, tokenizer=tok, vocab_size=V, seed=seed), T, algo, seed=seed, vocab_size=V,
-                          lm=lm, stop_ids=stops, **kw)
-
-
-def steal_texts(lm: str, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H,
-                prompts: str = "lfqa", use_base: bool = False, batch: int | None = None, dtype=None, device=None,
-                **params) -> tuple[Generation, Generation | None, Generation]:
-    """A stealing attacker's texts on LM ``lm`` (:mod:`sims.experiments.steal`): ``n`` watermarked
-    texts of ``algo``, optionally ``n`` base texts, and ``n_eval`` held-out base texts.
-
-    The held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (sampling seed
-    ``seed + EVAL_SEED_OFFSET``); the watermarked texts cycle over the other prompts (row i after
-    prompt ``i mod (set size - n_eval)``, seed ``seed``; rows that share a prompt still differ,
-    each drawing from its own stream), the base texts likewise with seed ``seed + BASE_SEED_OFFSET``.
-    Random test models (no tokenizer) draw ``n + n_eval`` random prompts.
-
-    Returns
-    -------
-    (wm, base or None, held_out) : Generation
-    """
-    from sims.experiments.steal import BASE_SEED_OFFSET, EVAL_SEED_OFFSET
-
-    if int(n) < 1 or int(n_eval) < 1:
-        raise ValueError(f"n and n_eval must be in [1, inf); got n={n}, n_eval={n_eval}")
-    model, tok = load(lm, dtype=dtype)
-    model = model.to(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    V = sampled_vocab(model, tok)
-    ids = prompt_ids(prompts, None if tok is not None else int(n) + int(n_eval), tokenizer=tok, vocab_size=V, seed=seed)
-    if len(ids) <= int(n_eval):
-        raise ValueError(f"n_eval must be below the {len(ids)} prompts of {prompts!r} (the rest prompt the stolen texts); got {n_eval}")
-    pool, held = ids[: len(ids) - int(n_eval)], ids[len(ids) - int(n_eval) :]
-    rows = [pool[i % len(pool)] for i in range(int(n))]
-    kw = dict(key=key, h=h, vocab_size=V, lm=lm, batch=batch)
-    wm = generate_texts(model, rows, T, algo, seed=seed, **kw, **params)
-    null = {k: params[k] for k in ("prf",) if k in params} | {"gamma": wm.meta["gamma"]}
-    base = generate_texts(model, rows, T, "none", seed=seed + BASE_SEED_OFFSET, **kw, **null) if use_base else None
-    held_out = generate_texts(model, held, T, "none", seed=seed + EVAL_SEED_OFFSET, **kw, **null)
-    return wm, base, held_out

@@ -234,7 +234,8 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     if algo in FUSED_ALGOS and params.get("prf", defaults.PRF) == defaults.PRF:  # the fused kernels hash with SplitMix64
         registry.check_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "prf"})
-        lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if algo == "dualga" else (info["delta"] or 0.0, 0.0, 0.0)
+        dual = "eta" in registry.get(algo).params  # lambda learned online (DualGA), else a fixed boost delta (none: 0)
+        lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if dual else (info["delta"] or 0.0, 0.0, 0.0)
         sampler = FusedBoost(key, info["gamma"], V, B, T, dec.device, h=h, lam1=lam1, Delta=Delta, eta=eta, M=info["M"],
                              watermark=algo != "none" or records, backend=backend,
                              sample_keys=[stream_key(seed, int(r)) for r in rows])

@@ -141,6 +141,9 @@ class Algorithm:
         Per-algorithm defaults: name -> function of the values resolved so far.
     keyed_order : bool
         Samples along the key's vocabulary order (ITS, UW).
+    keyed_mode : int, optional
+        A keyed-order algorithm's branch in the detection scan :func:`sims.detect._kernels.keyed_order_hits`
+        (``ITS_MODE`` 0, ``UW_DELTA_MODE`` 1, ``UW_GAMMA_MODE`` 2).
     siphash : bool
         Boosts a green or red list, which ``prf="siphash"`` can key (:mod:`sims.core.prf_crypto`).
     fused : bool
@@ -172,6 +175,7 @@ class Algorithm:
     reference: Callable
     defaults: dict = field(default_factory=dict)
     keyed_order: bool = False
+    keyed_mode: int | None = None
     siphash: bool = False
     fused: bool = False
     stealable: bool = False
@@ -384,11 +388,11 @@ register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=
 register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, **_DUAL,
                    doc="Algorithm DualGA_autocov: green after a red token, red after a green one"))
 register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True, doc="exponential minimum sampling (Gumbel-max), stream EMS"))
-register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, distortion_free=True, point_mass=True,
+register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True,
                    doc="inverse transform sampling over the keyed order (Kuditipudi et al.)"))
-register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, distortion_free=True, point_mass=True,
+register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, keyed_mode=1, distortion_free=True, point_mass=True,
                    doc="unbiased watermark, delta-reweight"))
-register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, distortion_free=True,
+register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, keyed_mode=2, distortion_free=True,
                    doc="unbiased watermark, gamma-reweight"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))

@@ -470,6 +470,6 @@ def _registry_reference(lm, prompts, T, seed, key, h, prm):
 if registry.PARAMS["m"].default != DEFAULT_LAYERS or registry.PARAMS["m"].high != MAX_LAYERS:
     raise ImportError("registry.PARAMS['m'] must hold DEFAULT_LAYERS and MAX_LAYERS")
 registry.register(registry.Algorithm(
-    "synthid", 10, ("m", "candidates", "mask_repeated"), "tournament", ref_step, backends=("numba",), generator=_registry_generator,
+    "synthid", 10, ("m", "candidates", "mask_repeated"), "tournament", ref_step, backends=("numba", "torch"), generator=_registry_generator,
     generator_reference=_registry_reference,
     doc="SynthID-Text tournament sampling: m layers of keyed g-values, K candidates per match (Dathathri et al. 2024)"))

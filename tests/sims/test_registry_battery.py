@@ -167,6 +167,8 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
     spy = _Spy(make_processor(algo, vocab_size=V, key=KEY, fused=fused, max_steps=T_TORCH, **_params(algo)))
     g = generate_torch(model, PROMPTS, T_TORCH, spy, seed=2)
     prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS})
+    if registry.get(algo).family == "tournament":
+        return _check_tournament_torch(algo, g, spy, prm)
     assert prm["gamma"] == g.meta["gamma"] and g.meta["algo"] == algo
     rec = dict(tokens=g.tokens, G=g.G, entropy=g.entropy, kl=g.kl, dg=g.dg, lam=g.lam)
     states = [_exact.initial_state(prm)] * len(PROMPTS)
@@ -179,6 +181,22 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
             np.testing.assert_allclose(q_out[i], q, rtol=0, atol=Q_ATOL, err_msg=f"{algo} row {i} step {t}")
             if registry.get(algo).point_mass:  # logits -inf but at y
                 assert torch.isinf(out[i, :V]).sum() == V - 1
+
+
+def _check_tournament_torch(algo, g, spy, prm):
+    """A tournament processor (no green list, no lambda): its output distribution is the reference
+    step's q_t of the logits it was handed; kl and entropy are KL(q_t || p_t) and H(p_t) (the
+    repeated-context mask is off: PARAMS sets mask_repeated 0)."""
+    torch = _torch()
+    assert prm["mask_repeated"] == 0
+    for t, (ids, scores, out) in enumerate(spy.calls):
+        p_all = torch.softmax(scores[:, :V].double(), -1).numpy()
+        q_out = torch.softmax(out[:, :V].double(), -1).numpy()
+        for i in range(len(PROMPTS)):
+            q, _ = registry.get(algo).reference(p_all[i], ids[i, -1:].numpy(), t, KEY, None, prm)
+            np.testing.assert_allclose(q_out[i], q, rtol=0, atol=Q_ATOL, err_msg=f"{algo} row {i} step {t}")
+            assert g.kl[i, t] == pytest.approx(_exact.kl_vec(q, p_all[i]), rel=TORCH_TOL["kl"][0], abs=TORCH_TOL["kl"][1]), (i, t)
+            assert g.entropy[i, t] == pytest.approx(theory.entropy(p_all[i]), rel=TORCH_TOL["entropy"][0], abs=TORCH_TOL["entropy"][1])
 
 
 @pytest.mark.parametrize("algo", registry.names(fused=True))

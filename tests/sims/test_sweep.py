@@ -169,54 +169,50 @@ def test_killed_worker_resume_and_summary(tmp_path):
 
 
 def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
-    """A real-LM configuration (random-llama, in this process): the CLI passes the torch generator;
-    a chunk's texts are generate_on's texts under the chunk's seed, scored by the exact detector;
-    run_sweep without a generator refuses the grid before anything runs."""
+    """A real-LM configuration (random-llama, named in the grid, run in this process): a chunk's texts
+    are the LM's own texts (sims.get_lm(...).generate) under the chunk's seed, scored by the exact
+    detector; no generator is passed down."""
     pytest.importorskip("torch")
+    import sims
     from sims.cli.main import main
     from sims.detect import scores
-    from sims.torch_backend.real_lm import generate_on
 
     grid = _grid(tmp_path, 'lm = "random-llama"\nn = 6\nT = 12\nchunk = 3\ncontrols = true\n\n[[algo]]\nname = "srl"\ndelta = 3.0\n')
-    with pytest.raises(ValueError, match="real_generate"):
-        sweep.run_sweep(grid, tmp_path / "refused", workers=0, log=lambda s: None)
-    assert not (tmp_path / "refused").exists()
     assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
     rows = _rows(tmp_path / "out")
     assert len(rows) == 2
     g = load_grid(grid)
+    assert g.configs[0].real
     first = rows[f"{g.configs[0].id}-s0-c000001"]
-    gen = generate_on("random-llama", "srl", n=3, T=12, seed=chunk_seed(0, 1), key=g.key, delta=3.0)
+    lm = sims.get_lm("random-llama")
+    gen = lm.generate("srl", n=3, T=12, seed=chunk_seed(0, 1), key=g.key, delta=3.0)
     res = scores.score(gen, None, dedup=g.dedup)
     wm = ~first["null"]
     assert list(first["text"][wm]) == [3, 4, 5]
     np.testing.assert_array_equal(first["log10_p"][wm], res.log10_p)
     np.testing.assert_allclose(first["kl"][wm], gen.kl.mean(axis=1), rtol=1e-12)
-    null = generate_on("random-llama", "none", n=3, T=12, seed=chunk_seed(0, 1, NULL_STREAM), key=g.key, gamma=gen.meta["gamma"])
+    null = lm.generate("none", n=3, T=12, seed=chunk_seed(0, 1, NULL_STREAM), key=g.key, gamma=gen.meta["gamma"])
     np.testing.assert_array_equal(first["log10_p"][first["null"]], scores.score(null, None, dedup=g.dedup, algo="srl").log10_p)
 
 
 def test_real_lm_grid_asks_the_model_for_uw_and_lm_attacks(tmp_path):
-    """UW-delta on a real LM with an entropy attack: the unattacked texts score as real_lm.score's
-    batched teacher-forced path scores them, the attacked ones as the entropy attack on the
-    model's own probabilities; run_sweep without real_oracle refuses before anything runs."""
+    """UW-delta on a real LM with an entropy attack: the unattacked texts score as sims.score with the
+    LM scores them (its batched teacher-forced probabilities), the attacked ones as the entropy attack
+    on the model's own probabilities."""
     pytest.importorskip("torch")
+    import sims
     from sims.cli.main import main
     from sims.detect import scores
     from sims.experiments.attacks import attack
-    from sims.torch_backend import real_lm
 
     grid = _grid(tmp_path, 'lm = "random-llama"\nn = 3\nT = 16\nchunk = 3\n\n[[algo]]\nname = "uw-delta"\n\n'
                            '[[attack]]\nkind = "entropy"\nrate = 0.25\n')
-    with pytest.raises(ValueError, match="real_oracle"):
-        sweep.run_sweep(grid, tmp_path / "refused", workers=0, real_generate=real_lm.generate_on, log=lambda s: None)
-    assert not (tmp_path / "refused").exists()
     assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
     (rows,) = _rows(tmp_path / "out").values()
     g = load_grid(grid)
-    gen = real_lm.generate_on("random-llama", "uw-delta", n=3, T=16, seed=chunk_seed(0, 0), key=g.key)
+    lm = sims.get_lm("random-llama")
+    gen = lm.generate("uw-delta", n=3, T=16, seed=chunk_seed(0, 0), key=g.key)
     plain = rows["attack"] == "none"
-    np.testing.assert_allclose(rows["log10_p"][plain], real_lm.score(gen).log10_p, rtol=1e-6)
-    oracle = real_lm.oracle_on("random-llama")
-    att = attack(gen, "entropy", 0.25, seed=chunk_seed(0, 0, 2), lm=oracle)
-    np.testing.assert_allclose(rows["log10_p"][rows["attack"] == "entropy:0.25"], scores.score(att, oracle).log10_p, rtol=1e-12)
+    np.testing.assert_array_equal(rows["log10_p"][plain], sims.score(gen, lm).log10_p)
+    att = attack(gen, "entropy", 0.25, seed=chunk_seed(0, 0, 2), lm=lm)
+    np.testing.assert_allclose(rows["log10_p"][rows["attack"] == "entropy:0.25"], scores.score(att, lm).log10_p, rtol=1e-12)

@@ -273,7 +273,7 @@ def test_cuda_graph_loop_equals_eager_loop():
 def test_evaluate_with_the_static_engine():
     """`evaluate(..., engine="static")`: DualGA through the static loop is detected, the
     unwatermarked control is not, and the realised DG is near Delta."""
-    from sims.torch_backend.real_lm import evaluate
+    from sims.experiments.evaluate import evaluate
 
     out = evaluate("random-llama", "dualga", n=2, T=150, seed=0, engine="static")
     assert out["tpr_at_1e-4"] == 1.0 and out["empirical_fpr_at_1e-4"] == 0.0

@@ -6,6 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+import sims  # noqa: E402
 import theory  # noqa: E402
 from sims.core import prf  # noqa: E402
 from sims.core.lm_names import RANDOM_LMS  # noqa: E402
@@ -149,7 +150,7 @@ SIPHASH_PARAMS = dict(none={}, hard={}, srl=dict(delta=4.0), atw=dict(delta=4.0,
 def test_siphash_on_every_redgreen_processor_round_trips_through_real_lm(algo, engine):
     """``prf="siphash"`` through :func:`real_lm.generate_texts` on random-llama (4 texts of 48 tokens,
     seed 3): every step's torch green list (all 512 tokens) and AutoCov's previous-token colour are
-    the NumPy reference's; ``meta`` keeps prf and the 128-bit key; :func:`real_lm.score` detects every
+    the NumPy reference's; ``meta`` keeps prf and the 128-bit key; :func:`sims.score` detects every
     watermarked text (p <= 1e-4) with that key and none with another key or with SplitMix64 (the
     key's low word). Deterministic: a failure is a bug, not chance (each wrong-key p is that of
     48 independent colours green with probability gamma)."""
@@ -172,10 +173,10 @@ def test_siphash_on_every_redgreen_processor_round_trips_through_real_lm(algo, e
                           ref[np.arange(win.shape[0]), g.tokens.ravel()])
     if algo == "none":
         return
-    assert np.all(real_lm.score(g).log10_p <= -4)
-    assert np.all(real_lm.score(g, key=k ^ (1 << 100)).log10_p > -4)
+    assert np.all(detect.score(g).log10_p <= -4)
+    assert np.all(detect.score(g, key=k ^ (1 << 100)).log10_p > -4)
     g.meta.pop("prf")  # the same texts read as SplitMix64 texts keyed by the key's low word
-    assert np.all(real_lm.score(g, key=k & (2**64 - 1)).log10_p > -4)
+    assert np.all(detect.score(g, key=k & (2**64 - 1)).log10_p > -4)
 
 
 def test_siphash_rejected_by_schemes_it_does_not_key():
@@ -280,7 +281,8 @@ def test_rows_stop_at_their_first_end_token(algo):
             np.testing.assert_array_equal(getattr(cut, k)[i, : L[i]], getattr(full, k)[i, : L[i]])
             assert np.all(np.isnan(getattr(cut, k)[i, L[i]:]))
     full.lengths = L
-    mine, ref = real_lm.score(cut, model), real_lm.score(full, model)
+    lm = sims.get_lm("random-llama")  # the same seeded weights
+    mine, ref = detect.score(cut, lm), detect.score(full, lm)
     np.testing.assert_array_equal(mine.n_scored, L)
     np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-12)
     with pytest.raises(ValueError, match="stop_ids needs engine='loop'"):
@@ -352,12 +354,9 @@ def test_smollm2_paraphrase_attack_weakens_detection():
 
 @pytest.mark.parametrize("algo, T", [("its", 40), ("uw-gamma", 40), ("dualga", 150)])
 def test_evaluate_on_a_random_llama_uses_the_matching_detector(algo, T):
-    from sims.experiments.evaluate import evaluate as evaluate_synthetic
-    from sims.torch_backend.real_lm import evaluate
-
-    out = evaluate("random-llama", algo, n=2, T=T, seed=0, batch=2)
+    out = sims.evaluate("random-llama", algo, n=2, T=T, seed=0, batch=2)
     assert out["tpr_at_1e-4"] == 1.0 and out["empirical_fpr_at_1e-4"] == 0.0
-    assert set(out) == set(evaluate_synthetic("tiny", algo, n=2, T=4, seed=0))  # one set of keys for both backends
+    assert set(out) == set(sims.evaluate("tiny", algo, n=2, T=4, seed=0))  # one set of keys for both backends
 
 
 def test_cli_generate_detect_attack_on_a_real_lm(tmp_path):
@@ -387,7 +386,7 @@ def test_model_oracle_answers_as_a_fresh_forward_pass():
     """ModelOracle.next_probs (a cache cut back to the shared prefix) equals a fresh forward pass on
     the context, through the access pattern of the attacks (extensions, an earlier token replaced,
     a shorter context, padding); probs_along (one pass per text) scores UW texts as the batched,
-    left-padded teacher-forced path does; the LM-dependent attacks run on it."""
+    left-padded teacher-forced path of sims.get_lm's LM does; the LM-dependent attacks run on it."""
     from sims.experiments.attacks import attack
     from sims.torch_backend import real_lm
     from sims.torch_backend.lm_oracle import ModelOracle
@@ -404,7 +403,7 @@ def test_model_oracle_answers_as_a_fresh_forward_pass():
     for ctx in (seq[:5], seq[:9], seq[:10], np.r_[seq[:7], 3, seq[8:20]], seq[:3], np.r_[-1, -1, seq[:30]], seq[:30]):
         np.testing.assert_allclose(oracle.next_probs(ctx), fresh(ctx[ctx >= 0]), atol=1e-7)
     gen = real_lm.generate_texts(model, [[1, 2, 3], [4, 5], [6, 7, 8, 9]], 30, "uw-delta", seed=2, batch=3, show=False)
-    mine, ref = detect.score(gen, oracle), real_lm.score(gen, model)
+    mine, ref = detect.score(gen, oracle), detect.score(gen, sims.get_lm("random-llama"))
     np.testing.assert_array_equal(mine.score, ref.score)
     np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-6)
     for kind in ("entropy", "paraphrase", "color"):
