@@ -919,8 +919,11 @@ SETUP = [
     (
         "sizes",
         "500 prompts x ~200 tokens (runtime: 16 x 300)",
-        "500 x 200 (tab_performance), 300 x 200 per point (fig_matched), 200 x 200 (figures); SmolLM2 at most 32 x 100 (8 x 200 for robustness)",
-        "the SmolLM2 column's intervals are wide; each cell states its n and T",
+        "500 x 200 (tab_performance), 300 x 200 per point (fig_matched), 200 x 200 (figures), 8192 x 200 fresh nulls per detector (UW: 512); "
+        "SmolLM2 on a shared 2-core CPU (5-30 tokens/s): at most 32 x 100 (8 x 200 for robustness), fig_matched 16 x 100 per point on 12 "
+        "configurations, one shared null sample of 64 x 100",
+        "the SmolLM2 column's intervals are wide and its ties mostly mean 'too few texts': each cell states its n and T, and a tie or n/a "
+        "names the n that would decide it",
     ),
     (
         "attacks",
