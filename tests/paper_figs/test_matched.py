@@ -123,6 +123,7 @@ def test_n_to_decide_scales_the_interval_like_one_over_root_n():
     assert mt.n_to_decide([0.1], [-0.1], [0.3], 16) == 64
     assert mt.n_to_decide([-0.1, 0.1, np.nan], [-0.25, -0.1, np.nan], [0.05, 0.3, np.nan], 16) == 36  # (0.15 / 0.1)^2 x 16
     assert np.isnan(mt.n_to_decide([0.0], [-1.0], [1.0], 16))
+    assert mt.n_to_decide([-0.08], [-0.17], [0.0], 16) == 17  # touching 0 at n is still a tie: more than n
     # at the returned n the interval just clears 0: half-width x sqrt(16 / 64) = diff
     assert 0.2 * np.sqrt(16 / mt.n_to_decide([0.1], [-0.1], [0.3], 16)) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="n must be"):
