@@ -180,3 +180,20 @@ def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> 
         lo[ok], hi[ok] = np.nanquantile(fin, q, axis=0), np.nanquantile(fin, 1 - q, axis=0)
     out.update(diff=d[0].tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi), confidence=1 - alpha / levels.size)
     return out
+
+
+def n_to_decide(diff, lo, hi, n: int) -> float:
+    """For a ``tied`` comparison: the number of texts at which its clearest level would leave 0 out
+    of its interval, if the interval's half-width on the side of 0 shrinks like ``1 / sqrt(n)`` and
+    the difference stays what it is: ``min over levels of n (half-width / |diff|)^2``, rounded up and
+    at least ``n + 1`` (an interval that just touches 0 is still a tie); nan when no level has a finite
+    nonzero difference and interval."""
+    d, lo, hi = (np.asarray(x, float) for x in (diff, lo, hi))
+    if not (d.shape == lo.shape == hi.shape) or n < 1:
+        raise ValueError(f"diff, lo, hi must share one shape and n must be in [1, inf); got shapes {d.shape}, {lo.shape}, {hi.shape}, n={n}")
+    half = np.where(d > 0, d - lo, hi - d)
+    ok = np.isfinite(d) & np.isfinite(half) & (d != 0) & (half > 0)
+    if not ok.any():
+        return float("nan")
+    need = float(np.ceil(np.min(n * (half[ok] / np.abs(d[ok])) ** 2) - 1e-9))  # 1e-9: 36.000000000000004 is 36
+    return max(need, float(n + 1))  # an interval that touches 0 at n (a tie) needs more than n

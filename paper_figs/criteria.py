@@ -37,6 +37,7 @@ LAM1_ADVICE = (0.5, 2.0)  # "lambda_1 about 10 Delta": within a factor 2
 ETA_RANGE = (0.1, 2.0)  # the paper's tuned step sizes
 DG_SLACK = 0.01  # "meets the constraint": realised DG at least Delta - 0.01
 CLEAR = 0.5  # a difference of median log10 p counts (without an interval) only beyond half a decade
+SIMILAR = 1.0  # "a similar trade-off": every interval of the median log10 p difference within one decade of 0
 
 
 def _ok(cond: bool, refuted: bool = False) -> str:
@@ -244,9 +245,17 @@ def better_than(verdict: str) -> str:
     return {"better": REPRODUCED, "worse": REFUTED, "tied": NOT_REPRODUCED, "mixed": NOT_REPRODUCED}.get(verdict, NA)
 
 
-def tied_with(verdict: str) -> str:
-    """"A similar trade-off": reproduced for ``tied``, not reproduced otherwise, n/a without overlap."""
-    return NA if verdict not in ("better", "worse", "tied", "mixed") else _ok(verdict == "tied")
+def similar(v: dict) -> str:
+    """"A similar trade-off" from a matched comparison ``v = {"verdict", "bound"}`` (``bound``: the largest
+    |end| of its per-level intervals of the difference): reproduced when tied AND every interval lies
+    within +-:data:`SIMILAR` (equivalence, not just no detected difference); n/a when tied with a wider
+    interval (too few texts to tell) or without overlap; not reproduced when better / worse / mixed."""
+    verdict = v.get("verdict") if v else None
+    if verdict in ("better", "worse", "mixed"):
+        return NOT_REPRODUCED
+    if verdict != "tied" or not _finite(v.get("bound")):
+        return NA
+    return REPRODUCED if v["bound"] <= SIMILAR else NA
 
 
 def spearman(x, y) -> float:

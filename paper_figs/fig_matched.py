@@ -29,6 +29,13 @@ EXTRA_PAIRS = (("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # the AutoCov appendi
 METRICS = (*mt.METRICS_AT_KL, "kl_at_tpr")
 QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
               ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7)}
+# A real LM on a CPU (5-30 tokens/s): 15 configurations spanning the KL range where DualGA's curve meets the others' (about
+# 0.02 to 0.7 nats), the claims' comparators only, at least three points per curve (two points a decade of KL apart
+# interpolate a convex curve too high between them): SRL at gamma 0.5 alone (its best gamma on smollm2-fit at most KL
+# levels is 0.5 or 0.25), no EMS / UW-delta (their KL on SmolLM2, 1.7 / 2.6 nats, lies beyond DualGA Delta=0.5's), no hard watermark
+REAL_KEEP = {("dualga", "Delta"): (0.1, 0.2, 0.3, 0.5), ("ems", "tau"): (), ("atw", "delta"): (1.0, 2.0, 3.0), ("autocov", "Delta"): (0.1, 0.2, 0.3)}
+REAL_SRL = {0.5: (0.5, 1.0, 2.0, 3.0)}  # SRL's gammas and deltas kept on a real LM
+REAL_CHUNK = 16  # a real LM's texts per chunk file: a rerun with a larger --real-n keeps the chunks already drawn
 
 
 def curve_name(algo: str, params: dict) -> str:
@@ -44,6 +51,14 @@ def _quick_keep(c) -> bool:
     if c.algo == "srl" and p.get("gamma") != 0.5:
         return False
     return next((p.get(k) in v for (a, k), v in QUICK_KEEP.items() if a == c.algo), c.algo == "uw-gamma")
+
+
+def _real_keep(c) -> bool:
+    """The configurations kept on a real LM (:data:`REAL_KEEP`, :data:`REAL_SRL`, UW-gamma)."""
+    p = dict(c.params)
+    if c.algo == "srl":
+        return p.get("delta") in REAL_SRL.get(p.get("gamma"), ())
+    return next((p.get(k) in v for (a, k), v in REAL_KEEP.items() if a == c.algo), c.algo == "uw-gamma")
 
 
 def _curves(points: list[dict]) -> dict[str, list]:
@@ -111,12 +126,16 @@ def _figure(plt, result: dict):
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """Quick: news only, 12 configurations, 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else
-    the grid's 162 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels."""
+    the grid's 162 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.
+    A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep` at ``--real-n`` x ``--real-T``."""
+    from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
 
     plt = agg()
     lms = tuple(lms or (("news",) if quick else LMS))
-    grid = sweep_grid("matched", lms=lms, algos=_quick_keep if quick else None, **(dict(n=16, T=50, chunk=16) if quick else {}))
+    real = not all(is_synthetic(lm) for lm in lms)
+    keep = _quick_keep if quick else _real_keep if real else None
+    grid = sweep_grid("matched", lms=lms, algos=keep, **(dict(n=16, T=50, chunk=16) if quick else dict(chunk=REAL_CHUNK) if real else {}))
     B, k = (50, 3) if quick else (400, 5)
     _, folder = run_grid(grid, out_dir, "matched", quick)
     cols = {c: text_values(folder, c) for c in ("kl", "dg", "log10_p")}

@@ -1,26 +1,35 @@
-"""Independent nulls: the false-positive rate of every cheap detector of Table exp_performance,
-each detector scoring its OWN unwatermarked texts, judged by an exact binomial test.
+"""Independent nulls: the false-positive rate of every detector of Table exp_performance, each
+detector scoring its OWN unwatermarked texts, judged by an exact binomial test.
 
 Table exp_performance's control texts are drawn from the chunk's seed alone
 (:mod:`sims.experiments.sweep_chunk`), so its cells share one null sample per LM and 500 nulls
 cannot say anything about an FPR of 1e-4.  Here each (LM, detector) draws ``n`` fresh
 unwatermarked texts under its own seed and counts the texts whose exact p-value is <= each level
 (1e-2, 1e-3, 1e-4).  The detectors: red-green at SRL's gammas (0.1, 0.5, 0.7), at DualGA's
-gamma*(Delta) for Delta 0.2 ... 0.5 and at ATW's gamma (0.25), and EMS's Gamma tail; UW is left
-out (its detector asks the LM's probabilities for every token: an hour at this size).
+gamma*(Delta) for Delta 0.2 ... 0.5 and at ATW's gamma (0.25), EMS's Gamma tail (group ``exact``),
+and UW-delta's / UW-gamma's keyed-order tests (group ``uw``: exact Poisson-binomial tails that ask
+the LM's next-token distribution at every step, so they score :data:`UW_N` texts per detector).
+
+A real LM (``--lm smollm2``) draws ONE null sample (``--real-n`` x ``--real-T``) that every
+detector scores: Bonferroni over the detectors holds under any dependence, so the family test
+stays valid; what the sample can reveal is stated (``detectable``, ``n_needed``).  A rerun into a
+folder whose JSON already holds a detector at the same seed and size reuses its counts.
 """
 
 from __future__ import annotations
 
+import json
 import pathlib
 
 import numpy as np
 
-from paper_figs._data import generations
+from paper_figs._data import generations, get_lm, is_synthetic, sized
 from paper_figs._out import md_table, write
 
 TITLE = "Independent nulls: false-positive rates of the exact detectors"
 LEVELS = (1e-2, 1e-3, 1e-4)
+UW_N = 512  # UW's nulls per detector and synthetic LM (each text asks T next-token distributions of the LM)
+GROUPS = {"exact": "red-green and EMS (exact binomial / Gamma tails)", "uw": "UW-delta and UW-gamma (keyed-order Poisson-binomial tails)"}
 
 
 def detectors() -> list[tuple[str, str, float | None]]:
@@ -30,43 +39,100 @@ def detectors() -> list[tuple[str, str, float | None]]:
 
     out = [(f"red-green gamma={g:g} (SRL)", "srl", g) for g in (0.1, 0.5, 0.7)]
     out += [(f"red-green gamma*({D:g}) = {float(theory.gamma_star(D)):.3f} (DualGA)", "dualga", float(theory.gamma_star(D))) for D in (0.2, 0.3, 0.4, 0.5)]
-    return out + [(f"red-green gamma={defaults.GAMMA:g} (ATW)", "atw", defaults.GAMMA), ("EMS Gamma tail", "ems", None)]
+    out += [(f"red-green gamma={defaults.GAMMA:g} (ATW)", "atw", defaults.GAMMA), ("EMS Gamma tail", "ems", None)]
+    return out + [("UW-delta keyed order", "uw-delta", None), ("UW-gamma keyed order", "uw-gamma", None)]
+
+
+def group(algo: str) -> str:
+    """The detector group of ``algo``: ``uw`` for the keyed-order tests, else ``exact``."""
+    return "uw" if algo.startswith("uw-") else "exact"
+
+
+def _rejections(lp: np.ndarray) -> dict[str, int]:
+    return {f"{a:g}": int(np.sum(lp <= np.log10(a))) for a in LEVELS}
+
+
+def _score(g, algo: str, gamma, lm):
+    from sims.detect import scores as detect
+
+    oracle = lm if group(algo) == "uw" else None
+    return detect.score(g, oracle, dedup=True, algo=algo, **({} if gamma is None else dict(gamma=gamma))).log10_p
+
+
+def _previous(out_dir: pathlib.Path) -> dict:
+    """(lm, name, seed, n, T) -> rejections of the detectors already in ``out_dir``'s JSON."""
+    f = out_dir / "tab_null_fpr.json"
+    if not f.exists():
+        return {}
+    d = json.loads(f.read_text())
+    return {(lm, x["name"], x["seed"], x["n"], x.get("T", d["T"])): x["rejections"] for lm, v in d["per_lm"].items() for x in v["detectors"]}
+
+
+def _tests(dets: list[dict]) -> dict:
+    from paper_figs import criteria as cr
+
+    out = {}
+    for a in LEVELS:
+        t = cr.fpr_test([(d["rejections"][f"{a:g}"], d["n"]) for d in dets], level=a)
+        out[f"{a:g}"] = dict(t, verdict=cr.fpr_kept(t), T=dets[0]["T"], shared=dets[0]["shared"])
+    return out
+
+
+def null_counts(lm: str, n: int, T: int, n_uw: int, previous: dict | None = None, log=print) -> list[dict]:
+    """Each detector's rejection counts on LM ``lm``: a synthetic preset draws ``n`` (UW: ``n_uw``)
+    fresh texts per detector under seed 10000 + its index; a real LM one shared sample of ``n``."""
+    previous = previous or {}
+    real = not is_synthetic(lm)
+    oracle = get_lm(lm)
+    shared = generations(lm, "none", n, T, 10_000) if real else None
+    dets = []
+    for i, (name, algo, gamma) in enumerate(detectors()):
+        m = n if real or group(algo) == "exact" else n_uw
+        seed = 10_000 if real else 10_000 + i
+        rej = previous.get((lm, name, seed, m, T))
+        if rej is None:
+            g = shared if real else generations(lm, "none", m, T, seed, **({} if gamma is None else dict(gamma=gamma)))
+            rej = _rejections(_score(g, algo, gamma, oracle))
+            log(f"{lm} {name}: {m} nulls x {T}: {rej}")
+        dets.append(dict(name=name, algo=algo, gamma=gamma, group=group(algo), seed=seed, n=m, T=T, shared=real, rejections=rej))
+    return dets
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Quick: 64 texts x 50 tokens per detector on news; else 8192 x 200 on news and lfqa (one core, ~15 min)."""
+    """Quick: 64 texts x 50 tokens per detector (UW 16) on news; else 8192 x 200 (UW :data:`UW_N`) on news and
+    lfqa; a real LM one shared sample of ``--real-n`` x ``--real-T``."""
     from paper_figs import criteria as cr
-    from sims.detect import scores as detect
 
     lms = tuple(lms or (("news",) if quick else ("news", "lfqa")))
-    n, T = (64, 50) if quick else (8192, 200)
-    result = dict(lms=list(lms), n=n, T=T, levels=list(LEVELS), per_lm={})
+    n0, T0, n_uw = (64, 50, 16) if quick else (8192, 200, UW_N)
+    previous = {} if quick else _previous(out_dir)
+    result = dict(lms=list(lms), levels=list(LEVELS), groups=GROUPS, per_lm={})
     rows = []
     for lm in lms:
-        dets = []
-        for i, (name, algo, gamma) in enumerate(detectors()):
-            g = generations(lm, "none", n, T, 10_000 + i, **({} if gamma is None else dict(gamma=gamma)))
-            lp = detect.score(g, dedup=True, algo=algo, **({} if gamma is None else dict(gamma=gamma))).log10_p
-            k = {f"{a:g}": int(np.sum(lp <= np.log10(a))) for a in LEVELS}
-            dets.append(dict(name=name, algo=algo, gamma=gamma, seed=10_000 + i, n=n, rejections=k))
-        tests = {}
-        for a in LEVELS:
-            t = cr.fpr_test([(d["rejections"][f"{a:g}"], d["n"]) for d in dets], level=a)
-            tests[f"{a:g}"] = dict(t, verdict=cr.fpr_kept(t))
-            rows.append(
-                [lm, f"{a:g}", sum(d["rejections"][f"{a:g}"] for d in dets), f"{len(dets)} x {n}", t["p_adjusted"], t["detectable"], tests[f"{a:g}"]["verdict"]]
-            )
-        result["per_lm"][lm] = dict(detectors=dets, tests=tests)
+        n, T = sized(lm, n0, T0)
+        dets = null_counts(lm, n, T, n_uw, previous)
+        by_group = {gname: _tests([d for d in dets if d["group"] == gname]) for gname in GROUPS}
+        result["per_lm"][lm] = dict(n=n, T=T, shared=dets[0]["shared"], detectors=dets, tests=_tests(dets), tests_by_group=by_group)
+        for gname, tests in (("all", result["per_lm"][lm]["tests"]), *by_group.items()):
+            for a in LEVELS:
+                t = tests[f"{a:g}"]
+                ns = sorted({d["n"] for d in dets if gname == "all" or d["group"] == gname})
+                rows.append([lm, gname, f"{a:g}", t["rejections"], f"{t['tests']} x {'/'.join(map(str, ns))}", t["p_adjusted"], t["detectable"],
+                             t["n_needed"], t["verdict"]])
+    first = result["per_lm"][lms[0]]
+    result.update(n=first["n"], T=first["T"])  # the exact group's size on the first LM (the report's n and T)
     table = (
-        f"{n} fresh unwatermarked texts x {T} tokens per detector and LM (seeds 10000 + detector index), dedup on; exact one-sided binomial "
-        f"test per detector, Bonferroni over the {len(detectors())} detectors, alpha {cr.FPR_ALPHA}.\n\n"
-        + md_table(
-            ["LM", "level", "rejections (all detectors)", "detectors x nulls", "Bonferroni p", f"FPR revealed with power {cr.FPR_POWER}", "verdict"], rows
-        )
+        f"Synthetic presets: {n0} fresh unwatermarked texts x {T0} tokens per detector (UW: {n_uw}; seeds 10000 + detector index); a real "
+        f"LM: one shared sample that every detector scores.  Dedup on; exact one-sided binomial test per detector, Bonferroni over the "
+        f"detectors of the group (valid under any dependence), alpha {cr.FPR_ALPHA}; n_needed: nulls per detector to reveal "
+        f"{cr.FPR_RESOLUTION:g} x the level with power {cr.FPR_POWER}.\n\n"
+        + md_table(["LM", "group", "level", "rejections", "detectors x nulls", "Bonferroni p", f"FPR revealed with power {cr.FPR_POWER}",
+                    "n_needed", "verdict"], rows)
         + "\n\n"
         + md_table(
-            ["LM", "detector", *[f"rejections at {a:g}" for a in LEVELS]],
-            [[lm, d["name"], *d["rejections"].values()] for lm, v in result["per_lm"].items() for d in v["detectors"]],
+            ["LM", "detector", "nulls x T", *[f"rejections at {a:g}" for a in LEVELS]],
+            [[lm, d["name"], f"{d['n']} x {d['T']}" + (" (shared)" if d["shared"] else ""), *d["rejections"].values()]
+             for lm, v in result["per_lm"].items() for d in v["detectors"]],
         )
     )
     return write(out_dir, "tab_null_fpr", result, table, TITLE)

@@ -69,7 +69,8 @@ def test_matched_criteria():
     assert cr.dominates({"EMS": NA}) == NA
     assert cr.better_than("better") == R and cr.better_than("worse") == X and cr.better_than("tied") == N
     assert cr.worse_than("worse") == R and cr.worse_than("better") == X and cr.worse_than(NA) == NA
-    assert cr.tied_with("tied") == R and cr.tied_with("better") == N and cr.tied_with(NA) == NA
+    assert cr.similar(dict(verdict="tied", bound=0.3)) == R and cr.similar(dict(verdict="better", bound=0.3)) == N
+    assert cr.similar(dict(verdict="tied", bound=3.0)) == NA and cr.similar(dict(verdict=NA, bound=0.3)) == NA  # a wide tie tells nothing
 
 
 def test_binom_sf_exact():

@@ -115,3 +115,16 @@ def test_analyse_on_planted_texts():
     with pytest.raises(ValueError, match="same number of texts"):
         fig_matched.analyse({**per_text, "x": dict(kl=np.ones(3), dg=np.ones(3), log10_p=np.ones(3))},
                             {**cfgs, "x": ("ems", dict(tau=1.0))}, B=10, k=3)
+
+
+def test_n_to_decide_scales_the_interval_like_one_over_root_n():
+    """A level with diff 0.1 and interval [-0.1, 0.3] (half-width 0.2 toward 0) clears 0 at 4 n;
+    the clearest level decides; a level with no finite interval is skipped."""
+    assert mt.n_to_decide([0.1], [-0.1], [0.3], 16) == 64
+    assert mt.n_to_decide([-0.1, 0.1, np.nan], [-0.25, -0.1, np.nan], [0.05, 0.3, np.nan], 16) == 36  # (0.15 / 0.1)^2 x 16
+    assert np.isnan(mt.n_to_decide([0.0], [-1.0], [1.0], 16))
+    assert mt.n_to_decide([-0.08], [-0.17], [0.0], 16) == 17  # touching 0 at n is still a tie: more than n
+    # at the returned n the interval just clears 0: half-width x sqrt(16 / 64) = diff
+    assert 0.2 * np.sqrt(16 / mt.n_to_decide([0.1], [-0.1], [0.3], 16)) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="n must be"):
+        mt.n_to_decide([0.1], [0.0], [0.2], 0)
