@@ -44,8 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lm", default=None, help="with --text: whose tokenizer, 'smollm2' or a local transformers folder")
     p.add_argument("--scheme", default="wmstats", help=f"with --text: one of {', '.join(SCHEMES)} (default wmstats)")
     p.add_argument("--key", default=None, help="detection key in [0, 2**64) (transformers-lefthash: its hashing_key); K1,K2,... tests every key (Holm)")
-    p.add_argument("--key-file", type=pathlib.Path, default=None, help=".npz: a file of keys, one per line, tested as --key K1,K2,...")
-    p.add_argument("--sequential", action="store_true", help=".npz: anytime-valid detection: first token flagged per text (--dedup: exact null)")
+    p.add_argument("--key-file", type=pathlib.Path, default=None, help="a file of keys, one per line, tested as --key K1,K2,...")
+    p.add_argument("--sequential", action="store_true", help="anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
     p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
@@ -139,8 +139,22 @@ def _padded(rows: list[np.ndarray], start: int) -> np.ndarray:
 
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
-    from sims.detect import decision, report, scores
-    from sims.torch_backend.detect_text import lefthash_marks, lm_vocab_size, tokenize
+    from sims.detect import decision
+
+    t = _text_input(args)
+    if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
+        from sims.torch_backend.synthid_transformers import text_document
+
+        return text_document(args, fpr, t.rows), None
+    green, scored, g_eff = _text_marks(args, t, key)
+    return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.h] for p in t.pieces],
+                                   text_pieces=[p[t.h :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
+                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm)
+
+
+def _text_input(args) -> argparse.Namespace:
+    """The texts of ``--text`` tokenised: ``rows``, ``pieces``, ``lengths`` (scored tokens), ``V``, ``gamma``, ``h``."""
+    from sims.torch_backend.detect_text import lm_vocab_size, tokenize
     from sims.torch_backend.model import load_tokenizer
 
     if args.scheme not in SCHEMES:
@@ -162,29 +176,27 @@ def _score_text(args, key: int, fpr: float):
     note = retokenization_note(rows, generated)
     if note:
         print(note, file=sys.stderr)
-    if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
-        from sims.torch_backend.synthid_transformers import text_document
+    V = lm_vocab_size(args.lm, tok) if args.scheme == "transformers-lefthash" else len(tok)
+    return argparse.Namespace(rows=rows, pieces=pieces, lengths=np.array([max(0, len(r) - h) for r in rows]), V=V, gamma=gamma, h=h)
 
-        return text_document(args, fpr, rows), None
-    lefthash = args.scheme == "transformers-lefthash"
-    V = lm_vocab_size(args.lm, tok) if lefthash else len(tok)
-    hi = max(int(r.max()) for r in rows if r.size)
-    if hi >= V:
-        raise ValueError(f"token ids must be below the LM's vocab_size {V} (tokenizer and model disagree); got {hi}")
-    lengths = np.array([max(0, len(r) - h) for r in rows])
-    if lefthash:
-        green, scored = lefthash_marks(rows, V, gamma, key, h, dedup=args.dedup)
-        g_eff = int(V * gamma) / V
-    else:
-        tokens = _padded(rows, h)
-        prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])  # a text of <= h tokens has nothing to score
-        kw = dict(stat="green", gamma=gamma, h=h, vocab_size=V, lengths=lengths)
-        g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
-        _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
-        green = g_all > 0.5
-        g_eff = report.null_green_probability(gamma, "bernoulli", V)
-    return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:h] for p in pieces], text_pieces=[p[h:] for p in pieces],
-                                   input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
+
+def _text_marks(args, t, key: int):
+    """Green and scored (n, T) of the texts ``t`` (:func:`_text_input`) under ``key``, and the null green probability."""
+    from sims.detect import report, scores
+    from sims.torch_backend.detect_text import lefthash_marks
+
+    hi = max(int(r.max()) for r in t.rows if r.size)
+    if hi >= t.V:
+        raise ValueError(f"token ids must be below the LM's vocab_size {t.V} (tokenizer and model disagree); got {hi}")
+    if args.scheme == "transformers-lefthash":
+        green, scored = lefthash_marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
+        return green, scored, int(t.V * t.gamma) / t.V
+    tokens = _padded(t.rows, t.h)
+    prompts = np.stack([np.pad(r[: t.h], (t.h - min(t.h, len(r)), 0)) for r in t.rows])  # a text of <= h tokens has nothing to score
+    kw = dict(stat="green", gamma=t.gamma, h=t.h, vocab_size=t.V, lengths=t.lengths)
+    g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
+    _, scored = scores.token_scores(tokens, prompts, key, dedup=args.dedup, **kw)
+    return g_all > 0.5, scored, report.null_green_probability(t.gamma, "bernoulli", t.V)
 
 
 def _load_npz(args):
@@ -281,13 +293,16 @@ def _sequential(args, key: int, fpr: float) -> dict:
 
 
 def _many_keys(args, keys: list[int], fpr: float) -> dict:
-    """The many-keys document of an .npz (red-green detectors)."""
+    """The many-keys document of an .npz (every detector family; keyed orders on synthetic LMs' texts)."""
+    from sims.cli.lms import is_synthetic
     from sims.detect import decision, scores
+    from sims.lm.synthetic import lm_from_meta
 
     gen, algo = _load_npz(args)
-    if algo not in scores.REDGREEN_ALGOS:
-        raise ValueError(f"several keys are tested for red-green detectors (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma)
+    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
+        raise ValueError(f"several keys detect algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
+    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, lm=lm, algo=algo)
 
 
 def _table(doc: dict) -> None:
@@ -340,12 +355,20 @@ def run(args) -> int:
     if args.stat is not None and (args.text is not None or args.sequential or len(keys) > 1):
         raise ValueError("--stat chooses the score of a tournament algorithm's FILE.npz (one key, not --sequential)")
     writable_file("html", args.html)
-    if (args.sequential or len(keys) > 1) and (args.text is not None or args.html is not None):
-        raise ValueError("--sequential and several keys take FILE.npz, without --html")
     if args.sequential and len(keys) > 1:
         raise ValueError("--sequential tests one key; give one --key")
-    if args.sequential or len(keys) > 1:
-        doc = _sequential(args, key, fpr) if args.sequential else _many_keys(args, keys, fpr)
+    if args.sequential or len(keys) > 1:  # sims.cli.detect_anytime: --text and --html too
+        from sims.cli import detect_anytime
+
+        if args.text is not None:
+            (doc, marked), ids = detect_anytime.text_anytime(args, keys, fpr), False
+        else:
+            doc = _sequential(args, key, fpr) if args.sequential else _many_keys(args, keys, fpr)
+            if args.html is not None:
+                gen, algo = _load_npz(args)
+                marked, ids = detect_anytime.npz_html(args, gen, algo, keys, fpr)
+        if args.html is not None:
+            args.html.write_text(render(dict(doc, fpr=fpr), marked, ids=ids), encoding="utf-8")
         if args.json:
             print(json.dumps(doc))
             return 0
