@@ -51,6 +51,21 @@ def _sequential_and_keys(res: dict, big: np.ndarray) -> None:
     lp, _, _ = multiple.score_redgreen_keys(toks[:10000], prompts[:10000], range(1, 1001), 0.25, vocab_size=V, dedup=True)
     multiple.holm(lp, 1e-4)
     res["keys_1000_texts_10000x200_dedup_seconds"] = time.perf_counter() - t0
+    res.update(ems_keys_seconds(toks[:10000], prompts[:10000]))
+
+
+def ems_keys_seconds(toks, prompts) -> dict:
+    """K = 1000 keys over the EMS detector (one multi-key pass, Gamma tails, Holm), timed once."""
+    from sims.core.record import Generation
+
+    n, T = toks.shape
+    z = np.zeros((n, T))
+    meta = dict(lm="uniform", vocab_size=V, algo="ems", key=KEY, h=1, gamma=0.25, green_kind="bernoulli")
+    gen = Generation(toks, prompts, z, z, z, z, z, meta)
+    t0 = time.perf_counter()
+    lp, _ = multiple.score_keys(gen, range(1, 1001), dedup=True)
+    multiple.holm(lp, 1e-4)
+    return {f"ems_keys_1000_texts_{n}x{T}_dedup_seconds": time.perf_counter() - t0}
 
 
 def main(argv=None) -> dict:
@@ -100,10 +115,14 @@ def tournament_rates(n: int = 2000, T: int = 200) -> dict:
     for dedup in (False, True):
         res[f"redgreen_dedup_{dedup}_{n}x{T}_tokens_per_s"] = tokens_per_s(
             lambda d=dedup: detect.score_redgreen(toks, prompts[:, -1:], KEY, 0.25, vocab_size=V, dedup=d), toks.size)
+    from sims.detect.sequential_laws import sequential_tournament
+
+    res[f"synthid_sequential_{n}x{T}_tokens_per_s"] = tokens_per_s(lambda: sequential_tournament(toks, prompts, KEY, 30, alpha=1e-4, h=4), toks.size)
     for stat in ("mean", "weighted"):
         res[f"synthid_{stat}_{n}x{T}_tokens_per_s"] = tokens_per_s(
             lambda s=stat: score_tournament(tokens=toks, prompts=prompts, key=KEY, m=30, h=4, stat=s), toks.size)
         for dedup in (False, True):
             res[f"ratio_redgreen_dedup_{dedup}_over_synthid_{stat}"] = (res[f"redgreen_dedup_{dedup}_{n}x{T}_tokens_per_s"]
                                                                        / res[f"synthid_{stat}_{n}x{T}_tokens_per_s"])
+    res["ratio_synthid_mean_over_sequential"] = res[f"synthid_mean_{n}x{T}_tokens_per_s"] / res[f"synthid_sequential_{n}x{T}_tokens_per_s"]
     return res

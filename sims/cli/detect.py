@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lm", default=None, help="with --text: whose tokenizer, 'smollm2' or a local transformers folder")
     p.add_argument("--scheme", default="wmstats", help=f"with --text: one of {', '.join(SCHEMES)} (default wmstats)")
     p.add_argument("--key", default=None, help="detection key in [0, 2**64) (transformers-lefthash: its hashing_key); K1,K2,... tests every key (Holm)")
-    p.add_argument("--key-file", type=pathlib.Path, default=None, help=".npz: a file of keys, one per line, tested as --key K1,K2,...")
-    p.add_argument("--sequential", action="store_true", help=".npz: anytime-valid detection: first token flagged per text (--dedup: exact null)")
+    p.add_argument("--key-file", type=pathlib.Path, default=None, help="a file of keys, one per line, tested as --key K1,K2,...")
+    p.add_argument("--sequential", action="store_true", help="anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
     p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
@@ -134,8 +134,21 @@ def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
     from sims.detect import decision
-    from sims.detect.text_marks import redgreen_text_marks
-    from sims.torch_backend.detect_text import lefthash_marks, lm_vocab_size, tokenize
+
+    t = _text_input(args)
+    if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
+        from sims.torch_backend.synthid_transformers import text_document
+
+        return text_document(args, fpr, t.rows), None
+    green, scored, g_eff = _text_marks(args, t, key)
+    return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.c] for p in t.pieces],
+                                   text_pieces=[p[t.c :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
+                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm)
+
+
+def _text_input(args) -> argparse.Namespace:
+    """The texts of ``--text`` tokenised: ``rows``, ``pieces``, ``lengths`` (scored tokens), ``V``, ``gamma``, ``h``, ``c`` (context ids per text)."""
+    from sims.torch_backend.detect_text import lm_vocab_size, tokenize
     from sims.torch_backend.model import load_tokenizer
 
     if args.scheme not in SCHEMES:
@@ -157,27 +170,26 @@ def _score_text(args, key: int, fpr: float):
     note = retokenization_note(rows, generated)
     if note:
         print(note, file=sys.stderr)
-    if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
-        from sims.torch_backend.synthid_transformers import text_document
+    V = lm_vocab_size(args.lm, tok) if args.scheme in ("transformers-lefthash", "transformers-selfhash") else len(tok)
+    c = h - 1 if args.scheme == "transformers-selfhash" else h  # selfhash's window ends at the scored token: h - 1 tokens of context
+    return argparse.Namespace(rows=rows, pieces=pieces, lengths=np.array([max(0, len(r) - c) for r in rows]), V=V, gamma=gamma, h=h, c=c)
 
-        return text_document(args, fpr, rows), None
-    lefthash = args.scheme == "transformers-lefthash"
-    selfhash = args.scheme == "transformers-selfhash"  # its window ends at the scored token: h - 1 tokens of context
-    V = lm_vocab_size(args.lm, tok) if lefthash or selfhash else len(tok)
-    hi = max(int(r.max()) for r in rows if r.size)
-    if hi >= V:
-        raise ValueError(f"token ids must be below the LM's vocab_size {V} (tokenizer and model disagree); got {hi}")
-    c = h - 1 if selfhash else h
-    if lefthash or selfhash:
+def _text_marks(args, t, key: int):
+    """Green and scored (n, T) of the texts ``t`` (:func:`_text_input`) under ``key``, and the null green probability."""
+    from sims.detect.text_marks import redgreen_text_marks
+    from sims.torch_backend.detect_text import lefthash_marks
+
+    hi = max(int(r.max()) for r in t.rows if r.size)
+    if hi >= t.V:
+        raise ValueError(f"token ids must be below the LM's vocab_size {t.V} (tokenizer and model disagree); got {hi}")
+    if args.scheme in ("transformers-lefthash", "transformers-selfhash"):
         from sims.torch_backend.selfhash_transformers import selfhash_marks
 
-        lengths = np.array([max(0, len(r) - c) for r in rows])
-        green, scored = (selfhash_marks if selfhash else lefthash_marks)(rows, V, gamma, key, h, dedup=args.dedup)
-        g_eff = int(V * gamma) / V
-    else:
-        green, scored, lengths, g_eff = redgreen_text_marks(rows, key, gamma=gamma, h=h, vocab_size=V, dedup=args.dedup)
-    return decision.marks_document(green, scored, lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[:c] for p in pieces], text_pieces=[p[c:] for p in pieces],
-                                   input=args.text, scheme=args.scheme, key=key, gamma=gamma, h=h, dedup=args.dedup, vocab_size=V, lm=args.lm)
+        marks = selfhash_marks if args.scheme == "transformers-selfhash" else lefthash_marks
+        green, scored = marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
+        return green, scored, int(t.V * t.gamma) / t.V
+    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup)
+    return green, scored, g_eff
 
 
 def _load_npz(args):
@@ -260,13 +272,16 @@ def _sequential(args, key: int, fpr: float) -> dict:
 
 
 def _many_keys(args, keys: list[int], fpr: float) -> dict:
-    """The many-keys document of an .npz (red-green detectors)."""
+    """The many-keys document of an .npz (every detector family; keyed orders on synthetic LMs' texts)."""
+    from sims.cli.lms import is_synthetic
     from sims.detect import decision, scores
+    from sims.lm.synthetic import lm_from_meta
 
     gen, algo = _load_npz(args)
-    if algo not in scores.REDGREEN_ALGOS:
-        raise ValueError(f"several keys are tested for red-green detectors (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma)
+    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
+        raise ValueError(f"several keys detect algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
+    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, lm=lm, algo=algo)
 
 
 def _table(doc: dict) -> None:
@@ -319,12 +334,20 @@ def run(args) -> int:
     if args.stat is not None and (args.text is not None or args.sequential or len(keys) > 1):
         raise ValueError("--stat chooses the score of a tournament algorithm's FILE.npz (one key, not --sequential)")
     writable_file("html", args.html)
-    if (args.sequential or len(keys) > 1) and (args.text is not None or args.html is not None):
-        raise ValueError("--sequential and several keys take FILE.npz, without --html")
     if args.sequential and len(keys) > 1:
         raise ValueError("--sequential tests one key; give one --key")
-    if args.sequential or len(keys) > 1:
-        doc = _sequential(args, key, fpr) if args.sequential else _many_keys(args, keys, fpr)
+    if args.sequential or len(keys) > 1:  # sims.cli.detect_anytime: --text and --html too
+        from sims.cli import detect_anytime
+
+        if args.text is not None:
+            (doc, marked), ids = detect_anytime.text_anytime(args, keys, fpr), False
+        else:
+            doc = _sequential(args, key, fpr) if args.sequential else _many_keys(args, keys, fpr)
+            if args.html is not None:
+                gen, algo = _load_npz(args)
+                marked, ids = detect_anytime.npz_html(args, gen, algo, keys, fpr)
+        if args.html is not None:
+            args.html.write_text(render(dict(doc, fpr=fpr), marked, ids=ids), encoding="utf-8")
         if args.json:
             print(json.dumps(doc))
             return 0

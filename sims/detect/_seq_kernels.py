@@ -175,3 +175,25 @@ def null_prefix_crossings(n_texts, T, gamma, seed, anytime_k, naive_k, final_k):
                 stop_naive[i] = t + 1
         fixed[i] = k >= final_k
     return stop_any, stop_naive, fixed
+
+
+@njit(cache=True)
+def prefix_extremes(values, scored, lengths, naive_table, anytime_table):
+    """Per text, over its scored prefixes: the smallest ``naive_table[n, k]`` (log10 fixed-length
+    p-value of k greens in n scored tokens) and the largest ``anytime_table[n, k]`` (log10 e-value),
+    n and k counted up to each scored token (0 and -inf / 0 when nothing is scored)."""
+    n_texts, T = values.shape
+    low, high = np.zeros(n_texts), np.zeros(n_texts)
+    for i in range(n_texts):
+        k, n = 0, 0
+        lo, hi = 0.0, 0.0
+        for t in range(min(lengths[i], T)):
+            if not scored[i, t]:
+                continue
+            n += 1
+            if values[i, t] > 0.5:
+                k += 1
+            lo = min(lo, naive_table[n, k])
+            hi = max(hi, anytime_table[n, k])
+        low[i], high[i] = lo, hi
+    return low, high

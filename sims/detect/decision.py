@@ -107,33 +107,44 @@ def sequential_document(gen, res: sequential.SequentialResult, *, key: int, dedu
     :mod:`sims.detect.sequential` reached 1/alpha (null if never), its final log10 e-value and the
     decision (``"watermarked"`` once flagged: P(a null text is ever flagged) <= alpha)."""
     algo = algo or gen.meta["algo"]
+    return sequential_document_from(res, n_tokens(gen), key=key, dedup=dedup, input=input, algo=algo, family=sequential.family_of(algo))
+
+
+def sequential_document_from(res: sequential.SequentialResult, n_tok, *, key: int, dedup: bool, input: str, algo: str, family: str, **fields) -> dict:
+    """:func:`sequential_document` from a result and the texts' token counts (any input: raw text too)."""
     rows = [dict(index=i, n_tokens=int(nt), n_scored=int(n), log10_e=float(le / math.log(10.0)), first_flagged=int(s) if s > 0 else None,
                  watermarked=bool(s > 0), decision="watermarked" if s > 0 else "not watermarked")
-            for i, (nt, n, le, s) in enumerate(zip(n_tokens(gen), res.n_scored, res.log_e, res.stop))]
-    return {"schema": SEQUENTIAL_SCHEMA, "version": 1, "input": input, "algo": algo, "family": sequential.family_of(algo), "key": key,
-            "dedup": dedup, "alpha": res.alpha, "texts": rows}
+            for i, (nt, n, le, s) in enumerate(zip(n_tok, res.n_scored, res.log_e, res.stop))]
+    return {"schema": SEQUENTIAL_SCHEMA, "version": 1, "input": input, "algo": algo, "family": family, "key": key,
+            "dedup": dedup, "alpha": res.alpha, "texts": rows, **fields}
 
 
 KEYS_SCHEMA = "wmstats.detect-keys"
 
 
-def keys_document(gen, keys, *, fpr: float, dedup: bool, input: str, gamma: float | None = None) -> dict:
-    """The many-keys answer for a red-green generation: every key's exact log10 p-value per text, the
-    Holm-adjusted ones, and the keys that marked each text with family-wise error <= ``fpr`` under
-    any dependence between keys (:func:`sims.detect.multiple.holm`)."""
+def keys_document(gen, keys, *, fpr: float, dedup: bool, input: str, gamma: float | None = None, lm=None, algo: str | None = None) -> dict:
+    """The many-keys answer for a generation of any detector family: every key's exact log10 p-value per
+    text, the Holm-adjusted ones, and the keys that marked each text with family-wise error <= ``fpr``
+    under any dependence between keys (:func:`sims.detect.multiple.holm`); ``lm`` for keyed orders."""
     from sims.detect import multiple
 
     m = gen.meta
-    gamma = m["gamma"] if gamma is None else gamma
-    lp, _, n = multiple.score_redgreen_keys(gen.tokens, gen.prompts[:, -m["h"]:], keys, gamma, vocab_size=m["vocab_size"], h=m["h"], dedup=dedup,
-                                            green_kind=m.get("green_kind", defaults.GREEN_KIND), lengths=gen.lengths)
+    gamma = m.get("gamma") if gamma is None else gamma
+    lp, n = multiple.score_keys(gen, keys, lm, dedup=dedup, gamma=gamma, algo=algo)
+    return keys_document_from(lp, n, n_tokens(gen), keys, fpr=fpr, input=input, algo=algo or m["algo"], gamma=gamma, dedup=dedup)
+
+
+def keys_document_from(lp, n, n_tok, keys, *, fpr: float, input: str, algo: str, gamma, dedup: bool, **fields) -> dict:
+    """:func:`keys_document` from the (K, n) log10 p-values ``lp`` and scored counts ``n`` (any input: raw text too)."""
+    from sims.detect import multiple
+
     adj = multiple.holm_adjusted_log10p(lp)
     marked = adj <= math.log10(fpr)
     rows = []
-    for i, nt in enumerate(n_tokens(gen)):
+    for i, nt in enumerate(n_tok):
         b = int(np.argmin(lp[:, i]))
         rows.append(dict(index=i, n_tokens=int(nt), n_scored=int(n[b, i]), best_key=int(keys[b]), log10_p=float(lp[b, i]), holm_log10_p=float(adj[b, i]),
                          marked_by=",".join(str(keys[k]) for k in np.flatnonzero(marked[:, i])) or None,
                          log10_p_per_key=[float(x) for x in lp[:, i]]))
-    return {"schema": KEYS_SCHEMA, "version": 1, "input": input, "algo": m["algo"], "gamma": gamma, "dedup": dedup, "fwer": fpr,
-            "keys": [int(k) for k in keys], "texts": rows}
+    return {"schema": KEYS_SCHEMA, "version": 1, "input": input, "algo": algo, "gamma": gamma, "dedup": dedup, "fwer": fpr,
+            "keys": [int(k) for k in keys], "texts": rows, **fields}

@@ -140,3 +140,59 @@ def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int 
     n = np.broadcast_to(scored.sum(axis=1), green.shape)
     lp = np.where(n <= 1, 0.0, binom_logsf(np.rint(green).astype(np.int64), n, g_eff) / LN10)
     return lp, green, n
+
+
+def score_keys(gen, keys, lm=None, *, dedup: bool = True, gamma: float | None = None, algo: str | None = None,
+               step_probs=None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact log10 p-value of every text of ``gen`` under every key, for every detector family of the
+    registry (the detector :func:`sims.detect.scores.score` picks for ``algo``, default the generation's).
+
+    Red-green and EMS hash every key in one pass over the tokens (:func:`score_redgreen_keys`, the
+    EMS sum's Gamma(n, 1) tail); the other families are scored key by key (keyed orders read the
+    model's probabilities once: ``lm`` or ``step_probs``; the tournament family ignores ``dedup``: its
+    ``mask_repeated`` skips repeated contexts).
+
+    Returns
+    -------
+    log10_p, n_scored : (K, n) arrays
+
+    Examples
+    --------
+    >>> import sims
+    >>> from sims.detect.multiple import holm, score_keys
+    >>> gen = sims.generate(sims.get_lm("news"), "ems", n=2, T=100, seed=0, key=5)
+    >>> lp, _ = score_keys(gen, [3, 4, 5, 6])
+    >>> holm(lp, 1e-4).T.tolist()  # only key 5 marked the texts
+    [[False, False, True, False], [False, False, True, False]]
+    """
+    from sims.detect.nulls import gamma_logsf
+    from sims.watermarks import registry
+
+    keys = check_keys(keys)
+    m = gen.meta
+    algo = m["algo"] if algo is None else algo
+    family = registry.get(algo).family
+    prompts = gen.prompts[:, -m["h"]:]
+    green_kind = m.get("green_kind", defaults.GREEN_KIND)
+    if family == "redgreen" and m.get("prf", defaults.PRF) == defaults.PRF:
+        g = m["gamma"] if gamma is None else gamma
+        lp, _, n = score_redgreen_keys(gen.tokens, prompts, keys, g, vocab_size=m["vocab_size"], h=m["h"], dedup=dedup, green_kind=green_kind,
+                                       lengths=gen.lengths)
+        return lp, n
+    if family == "ems":
+        tokens, prompts, lengths = scores._check_inputs(gen.tokens, prompts, m["vocab_size"], m["h"], gen.lengths)
+        code, stream, thr, _, tokmix = scores._stat_code("ems", None, "bernoulli", m["vocab_size"])
+        _, scored = scores.token_scores(tokens, prompts, int(keys[0]), stat="ems", h=m["h"], dedup=dedup, vocab_size=m["vocab_size"], lengths=lengths)
+        s = MK.multi_key_sums(tokens, prompts, lengths, scored, keys, int(m["h"]), stream, code, thr, tokmix)
+        n = np.broadcast_to(scored.sum(axis=1), s.shape)
+        return np.where(n <= 1, 0.0, gamma_logsf(s, n) / LN10), n
+    if family == "keyed":
+        if step_probs is None:
+            if lm is None:
+                raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm or step_probs")
+            step_probs = scores.lm_step_probs(lm, gen)
+        res = [scores.score_keyed_order(gen, step_probs, key=int(k), algo=algo) for k in keys]
+    else:
+        own = dict(dedup=False) if family == "tournament" else dict(dedup=dedup, gamma=gamma)  # the tournament skips repeated contexts itself
+        res = [scores.score(gen, lm, key=int(k), algo=algo, **own) for k in keys]
+    return np.stack([r.log10_p for r in res]), np.stack([r.n_scored for r in res])

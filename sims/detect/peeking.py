@@ -16,6 +16,7 @@ union of T tests).  :func:`exceeds_level` is the Monte Carlo verdict used by the
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -77,3 +78,72 @@ def exceeds_level(k: int, n: int, alpha: float, confidence: float = 0.999) -> bo
         raise ValueError(f"k must be in [0, n] with n >= 1; got k={k}, n={n}")
     lo = 0.0 if k == 0 else float(beta.ppf(1.0 - confidence, k, n - k + 1))
     return lo > alpha
+
+
+def prefix_tables(n_max: int, gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Tables over (n scored tokens, k greens), n, k = 0..n_max: the naive rule's log10 fixed-length
+    p-value :math:`\log_{10} P(\mathrm{Bin}(n,\gamma) \ge k)` (0 for n <= 1, as the detectors) and the
+    ``redgreen`` e-process's log10 e-value (:func:`sims.detect.sequential.bernoulli_mixture`)."""
+    if int(n_max) < 0:
+        raise ValueError(f"n_max must be in [0, inf); got {n_max!r}")
+    if not 0.0 < float(gamma) < 1.0:
+        raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
+    n = np.arange(int(n_max) + 1)
+    nn, kk = np.meshgrid(n, n, indexing="ij")
+    naive = np.where(nn <= 1, 0.0, binom_logsf(np.minimum(kk, nn + 1), nn, float(gamma)) / math.log(10.0))
+    anytime = sequential.bernoulli_mixture(float(gamma), grid).log_e(kk, nn) / math.log(10.0)
+    return naive, np.where(kk <= nn, anytime, -np.inf)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_tables(n_max: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`prefix_tables` on the default grid, built once per process (a sweep's chunks share them)."""
+    return prefix_tables(n_max, gamma)
+
+
+def peek_pvalues(values, scored, lengths, gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""What a reader who tests every prefix sees, per text, from its green indicators.
+
+    Returns ``(peek_log10_p, anytime_log10_p)``: the smallest log10 fixed-length p-value over the
+    text's scored prefixes (the naive rule flags the text at level alpha iff it is <= log10 alpha:
+    not a valid p-value) and the anytime-valid log10 p-value :math:`-\log_{10}\max(1, \max_t E_t)`
+    of the ``redgreen`` e-process (valid: Ville's inequality).
+
+    Parameters
+    ----------
+    values, scored : (n, T) arrays
+        Green indicators and scored mask (:func:`sims.detect.scores.token_scores`, ``stat="green"``).
+    lengths : (n,) ints
+    gamma : float in (0, 1)
+        The null green probability.
+    grid : optional, the e-process's bets (:data:`sims.detect.sequential.GRID`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sims.detect.peeking import peek_pvalues
+    >>> v = np.array([[1.0, 1.0, 1.0, 0.0, 0.0, 0.0]])
+    >>> peek, anytime = peek_pvalues(v, v >= 0, np.array([6]), 0.25)
+    >>> round(float(peek[0]), 3), bool(anytime[0] <= 0.0)  # 3 greens of 3: p = 0.25**3
+    (-1.806, True)
+    """
+    values, scored = np.asarray(values, dtype=np.float64), np.asarray(scored, dtype=np.bool_)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if values.ndim != 2 or scored.shape != values.shape or lengths.shape != (values.shape[0],):
+        raise ValueError(f"values, scored must be (n, T) and lengths (n,); got shapes {values.shape}, {scored.shape}, {lengths.shape}")
+    naive, anytime = _cached_tables(values.shape[1], float(gamma)) if grid is None else prefix_tables(values.shape[1], gamma, grid)
+    low, high = SK.prefix_extremes(values, scored, lengths, naive, anytime)
+    return low, -np.maximum(high, 0.0)
+
+
+def peek_pvalues_reference(values, scored, lengths, gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy twin of :func:`peek_pvalues` (fixed-length p-value and e-value of every prefix, then min / max)."""
+    values, scored = np.asarray(values, dtype=np.float64), np.asarray(scored, dtype=np.bool_)
+    scored = scored & (np.arange(values.shape[1])[None, :] < np.asarray(lengths)[:, None])
+    k = np.cumsum(np.where(scored, values > 0.5, 0), axis=1)
+    n = np.cumsum(scored, axis=1)
+    lp = np.where(n <= 1, 0.0, binom_logsf(k, n, float(gamma)) / math.log(10.0))
+    le = sequential.bernoulli_mixture(float(gamma), grid).log_e(k, n) / math.log(10.0)
+    peek = np.where(scored, lp, 0.0).min(axis=1, initial=0.0)
+    anytime = -np.maximum(np.where(scored, le, 0.0).max(axis=1, initial=0.0), 0.0)
+    return peek, anytime

@@ -27,6 +27,10 @@ Families and their bets (``grid`` = fractions :math:`f_j \in (0, 1)`, default :d
 ``autocov``  colours given the previous colour (DualGA-AutoCov alternates them): after a red
     token the bets are those of ``redgreen``; after a green one the likelihood ratios of
     Bernoulli(:math:`\gamma (1 - f_j)`) (betting on red).  The two mixtures multiply.
+``tournament`` (SynthID)  per-token g-value sums, i.i.d. Binomial(m, 1/2) under the null; bet j is the
+    exponential tilt "every layer's g-value is Bernoulli((1 + f_j)/2)"
+    (:func:`sims.detect.sequential_laws.sequential_tournament`, generic over any per-token score
+    of known null law).
 ``keyed`` (ITS, UW-delta, UW-gamma)  hit indicators :math:`H_t`, independent
     Bernoulli(:math:`\pi_t`) under the null (:func:`sims.detect.scores.score_keyed_order`);
     bet j: "the key forces a hit with probability :math:`f_j`", factor
@@ -64,7 +68,8 @@ from sims.detect import _seq_kernels as SK
 from sims.detect import report, scores
 
 GRID = np.geomspace(0.01, 0.95, 20)
-FAMILIES = ("redgreen", "ems", "autocov", "keyed")
+FAMILIES = ("redgreen", "ems", "autocov", "keyed", "tournament")
+"""Detector families of :data:`sims.watermarks.registry.FAMILIES` that have an e-process here."""
 
 
 def check_alpha(alpha) -> float:
@@ -90,12 +95,15 @@ class LinearMixture:
     ----------
     a, b : (J,) float arrays
     integer : bool
-        True when the statistic s is a count (red-green), so thresholds are integers.
+        True when the statistic s is integer-valued (red-green counts), so thresholds are integers.
+    top : float
+        The largest value of one token's statistic (1 for a count; bounds an integer threshold by ``top * n``).
     """
 
     a: np.ndarray
     b: np.ndarray
     integer: bool
+    top: float = 1.0
 
     def log_e(self, s, n) -> np.ndarray:
         """Natural log of the mixture's e-value at summed statistic ``s`` after ``n`` scored tokens."""
@@ -123,7 +131,7 @@ def exponential_mixture(grid=None) -> LinearMixture:
 def linear_thresholds(mix: LinearMixture, n_max: int, alpha: float) -> np.ndarray:
     r"""``thr[n]``: the smallest statistic s with :math:`\ln E(s, n) \ge \ln(1/\alpha)`, n = 0..n_max.
 
-    Integer for count statistics (exact: the smallest integer k <= n that crosses, inf if
+    Integer for integer statistics (exact: the smallest integer k <= ``top`` n that crosses, inf if
     none); for continuous ones the upper end of a bisection bracket (so :math:`s \ge`
     ``thr[n]`` implies the crossing: conservative by at most 1e-12 relative).
     """
@@ -133,7 +141,7 @@ def linear_thresholds(mix: LinearMixture, n_max: int, alpha: float) -> np.ndarra
     hi = np.min((bound + math.log(mix.a.size) - np.outer(n, mix.b)) / mix.a, axis=1)
     lo = np.zeros_like(hi)
     if mix.integer:
-        hi = np.minimum(np.ceil(hi), n)
+        hi = np.minimum(np.ceil(hi), n * mix.top)
         ok = mix.log_e(hi, n) >= bound
         lo = lo - 1.0  # invariant: log_e(lo) < bound <= log_e(hi)
         for _ in range(64):
@@ -275,19 +283,23 @@ def sequential_keyed_order(gen, step_probs, *, key: int | None = None, algo: str
 
 
 def family_of(algo: str) -> str:
-    """The e-process family (:data:`FAMILIES`) of a detector name."""
-    if algo in scores.REDGREEN_ALGOS:
-        return "redgreen"
-    if algo in scores.KEYED_ORDER_ALGOS:
-        return "keyed"
-    if algo in ("ems", "autocov"):
-        return algo
-    raise ValueError(f"algo must be one of {scores.DETECTABLE_ALGOS}; got {algo!r}")
+    """The e-process family of a detector name: its registry record's detector family
+    (:mod:`sims.watermarks.registry`); a ValueError names an unknown algorithm, or a family
+    without an e-process in :data:`FAMILIES`."""
+    from sims.watermarks import registry
+
+    family = registry.get(algo).family
+    if family not in FAMILIES:
+        raise ValueError(f"algo {algo!r} has detector family {family!r}, which has no anytime-valid e-process (families with one: {FAMILIES})")
+    return family
 
 
 def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool = True, key: int | None = None, gamma: float | None = None,
                      algo: str | None = None, grid=None) -> SequentialResult:
     """The anytime-valid detector matching a generation's algorithm (as :func:`sims.detect.scores.score`).
+
+    ``dedup`` applies to the red-green, AutoCov and EMS families; the tournament family (SynthID)
+    skips repeated contexts by its own ``mask_repeated`` (the generation's, else the registry's default).
 
     Examples
     --------
@@ -304,7 +316,7 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
     key = m["key"] if key is None else key
     prf = m.get("prf", defaults.PRF)
     if gamma is None:
-        gamma = m["gamma"]
+        gamma = m.get("gamma")
     elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
         raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
     kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid)
@@ -316,6 +328,14 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
         return sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
     if family == "ems":
         return sequential_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
+    if family == "tournament":
+        from sims.detect.sequential_laws import sequential_tournament
+        from sims.watermarks import registry
+
+        own = m if m["algo"] == algo else {}
+        prm = registry.resolve(algo, **{k: own.get(k) for k in registry.get(algo).params})
+        return sequential_tournament(gen.tokens, prompts, key, prm["m"], alpha=alpha, h=m["h"], mask_repeated=bool(prm["mask_repeated"]),
+                                     lengths=gen.lengths, grid=grid)
     if lm is None:
         raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
     return sequential_keyed_order(gen, scores.lm_step_probs(lm, gen), key=key, algo=algo, alpha=alpha, grid=grid)

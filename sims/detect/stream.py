@@ -73,13 +73,18 @@ class SequentialDetector:
     algo : str
         The watermark's detector: a red-green algorithm, ``"autocov"``, ``"ems"``, ``"its"``,
         ``"uw-delta"`` or ``"uw-gamma"`` (keyed orders: :meth:`update` needs the model's
-        next-token probabilities).
+        next-token probabilities), ``"synthid"`` (tournament: the mean g-value score's e-process,
+        :func:`sims.detect.sequential_laws.sequential_tournament`), or any registered algorithm
+        of these detector families.
     context : 1-d int array
         The tokens before the text (at least ``h``): the first token's context.
     gamma : float, optional
         Green-list ratio (red-green and AutoCov; default ``defaults.GAMMA``).
     h, green_kind, vocab_size, dedup, alpha, grid :
         As :func:`sims.detect.sequential.sequential_redgreen`.
+    m, mask_repeated : int, bool
+        Tournament family: its layers (default the registry's) and whether a position whose context
+        was already met is skipped (default True, as the generator); ``dedup`` does not apply.
 
     Examples
     --------
@@ -94,7 +99,8 @@ class SequentialDetector:
     """
 
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                 vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None):
+                 vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
+                 mask_repeated: bool = True):
         self.family = sequential.family_of(algo)
         self.algo, self.key, self.h, self.dedup = algo, key, int(h), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
@@ -114,6 +120,13 @@ class SequentialDetector:
             self.mix = sequential.bernoulli_mixture(self.g_eff, f)
         elif self.family == "ems":
             self.mix = sequential.exponential_mixture(f)
+        elif self.family == "tournament":
+            from sims.detect import sequential_laws
+            from sims.watermarks import registry
+
+            self.m = registry.resolve(algo, m=m)["m"]
+            self.mix = sequential_laws.tilt_mixture(sequential_laws.weighted_bernoulli_law(np.ones(self.m, dtype=np.int64)), f)
+            self.mask_repeated = bool(mask_repeated)
         elif self.family == "autocov":
             q_red, q_green = sequential.autocov_grids(self.g_eff, f)
             self.steps = {False: (np.log(q_red / self.g_eff), np.log((1 - q_red) / (1 - self.g_eff))),
@@ -127,8 +140,12 @@ class SequentialDetector:
 
     def _values(self, new: np.ndarray) -> np.ndarray:
         """Per-token statistic of the new tokens (no dedup: that is done here, across chunks)."""
-        stat = "ems" if self.family == "ems" else "green"
         prompt = np.asarray(self.seq[-self.h :], dtype=np.int64)[None, :]
+        if self.family == "tournament":
+            from sims.detect.sequential_laws import tournament_token_scores
+
+            return tournament_token_scores(new[None, :], prompt, self.key, self.m, h=self.h, mask_repeated=False)[0][0]
+        stat = "ems" if self.family == "ems" else "green"
         v, _ = scores.token_scores(new[None, :], prompt, self.key, stat=stat, gamma=None if stat == "ems" else self.gamma,
                                    green_kind=self.green_kind, **self.kw)
         return v[0]
@@ -173,7 +190,11 @@ class SequentialDetector:
         for j, y in enumerate(new):
             window = tuple(self.seq[-self.h :])
             self.seq.append(int(y))
-            if self.dedup and self.family != "keyed":
+            if self.family == "tournament":
+                if self.mask_repeated and window in self.seen:
+                    continue
+                self.seen.add(window)
+            elif self.dedup and self.family != "keyed":
                 if (window, int(y)) in self.seen:
                     continue
                 self.seen.add((window, int(y)))

@@ -14,7 +14,11 @@ Columns: the configuration (``config`` id, ``lm``, ``algo`` and the resolved par
 key and detector), ``attack`` ("none" or "kind:rate"), then the grid's metrics per text:
 ``kl``, ``dg``, ``entropy`` (means per token of the exact records; an attacked text keeps
 those of its generation), ``z``, ``log10_p``, ``n_scored``, ``score`` (the detector's
-statistic), ``tokens_to_detect`` (red-green and EMS; nan elsewhere or never detected).
+statistic), ``tokens_to_detect`` (red-green and EMS; nan elsewhere or never detected), and, when
+the grid asks, ``peek_log10_p`` / ``anytime_log10_p`` (red-green detectors; nan elsewhere): the
+smallest fixed-length log10 p-value over the text's prefixes (naive every-prefix testing flags at
+alpha iff it is <= log10 alpha) and the anytime-valid log10 p-value of the e-process
+(:func:`sims.detect.peeking.peek_pvalues`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 
 from sims.core import rng
 from sims.core.record import Generation
+from sims.detect import peeking
 from sims.detect import scores as detect
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
@@ -65,7 +70,22 @@ def _metrics(gen, res, task: dict, algo: str) -> dict:
         pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat=stat, gamma=meta["gamma"],
                                     h=meta["h"], green_kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
         out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
+    if any(k in task["metrics"] for k in ("peek_log10_p", "anytime_log10_p")):
+        out["peek_log10_p"], out["anytime_log10_p"] = _peek(gen, task, algo)
     return {k: v for k, v in out.items() if k in task["metrics"]}
+
+
+def _peek(gen, task: dict, algo: str) -> tuple[np.ndarray, np.ndarray]:
+    """Naive every-prefix and anytime-valid log10 p-values of red-green texts (nan for other detectors)."""
+    if registry.get(algo).family != "redgreen":
+        nan = np.full(gen.tokens.shape[0], np.nan)
+        return nan, nan.copy()
+    m = gen.meta
+    values, scored = detect.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="green", gamma=m["gamma"], h=m["h"],
+                                         green_kind=m["green_kind"], dedup=task["dedup"], vocab_size=m["vocab_size"], lengths=gen.lengths)
+    g_eff = detect._stat_code("green", m["gamma"], m["green_kind"], m["vocab_size"])[3]
+    lengths = np.full(values.shape[0], values.shape[1]) if gen.lengths is None else gen.lengths
+    return peeking.peek_pvalues(values, scored, lengths, g_eff)
 
 
 def run_chunk(task: dict) -> dict[str, np.ndarray]:

@@ -3,6 +3,11 @@ intervals, mean KL and realised DG per token, and the empirical FPR on the contr
 
 A text is detected at level alpha iff its exact p-value is <= alpha (``log10_p <= log10 alpha``),
 as in :func:`sims.experiments.evaluate.evaluate`; seeds and chunks of a configuration are pooled.
+With the metrics ``peek_log10_p`` / ``anytime_log10_p`` in the grid, the share of texts that naive
+every-prefix testing and the anytime-valid test flag at each FPR, among the generated texts
+(``peek_rate_at_*``, ``anytime_rate_at_*``) and the control texts (``peek_null_rate_at_*``, ...),
+with the same intervals: for algorithm ``none`` the generated texts are nulls, so the first pair
+is a false-positive rate.
 The chunk files are read one at a time (one configuration each), so a sweep of 1e7 control texts
 keeps only its rejection counts in memory.
 """
@@ -16,7 +21,8 @@ import numpy as np
 from sims.experiments.evaluate import CI_LEVEL, _fpr_key, clopper_pearson
 from sims.experiments.sweep_grid import Grid
 
-READ = ("config", "null", "attack", "log10_p", "kl", "dg", "entropy", "z", "tokens_to_detect")
+READ = ("config", "null", "attack", "log10_p", "kl", "dg", "entropy", "z", "tokens_to_detect", "peek_log10_p", "anytime_log10_p")
+PEEK = ("peek", "anytime")
 
 
 def _rate_columns(prefix: str, k: int, n: int, a: float) -> dict:
@@ -42,6 +48,10 @@ def summarize(grid: Grid, chunk_files: list[pathlib.Path]) -> list[dict]:
             lp = cols["log10_p"][is_null]
             null[cid] = null.get(cid, 0) + (lp[:, None] <= levels[None, :]).sum(axis=0)
             null_n[cid] = null_n.get(cid, 0) + lp.size
+            for name in PEEK:
+                if f"{name}_log10_p" in cols:
+                    v = cols[f"{name}_log10_p"][is_null]
+                    null[(cid, name)] = null.get((cid, name), 0) + (v[:, None] <= levels[None, :]).sum(axis=0)
         attack = t.column("attack").to_numpy(zero_copy_only=False)
         for name in np.unique(attack[~is_null]):
             sel = ~is_null & (attack == name)
@@ -64,6 +74,14 @@ def summarize(grid: Grid, chunk_files: list[pathlib.Path]) -> list[dict]:
             row["tokens_to_detect_median"] = float(np.median(np.where(np.isnan(ttd), np.inf, ttd))) if ttd is not None and ttd.size else np.nan
             for a, lev in zip(grid.fprs, levels):
                 row.update(_rate_columns("tpr", int(np.sum(lp <= lev)), lp.size, a))
+            for pk in PEEK:
+                v = acc.get(f"{pk}_log10_p")
+                if v is not None and np.isfinite(v).any():
+                    for a, lev in zip(grid.fprs, levels):
+                        row.update(_rate_columns(f"{pk}_rate", int(np.sum(v <= lev)), v.size, a))
+                    if grid.controls and (cfg.id, pk) in null:
+                        for j, a in enumerate(grid.fprs):
+                            row.update(_rate_columns(f"{pk}_null_rate", int(null[(cfg.id, pk)][j]), int(null_n.get(cfg.id, 0)), a))
             if grid.controls:
                 row["n_null"] = int(null_n.get(cfg.id, 0))
                 for j, a in enumerate(grid.fprs):
@@ -93,4 +111,16 @@ def markdown(grid: Grid, rows: list[dict]) -> str:
             cells += [str(r["n_null"])] + [f"{_cell(r[f'empirical_fpr_at_{k}'])} [{_cell(r[f'empirical_fpr_at_{k}_lo'])}, "
                                            f"{_cell(r[f'empirical_fpr_at_{k}_hi'])}]" for k in fk]
         lines.append("| " + " | ".join(cells) + " |")
+    peek = [r for r in rows if any(k.startswith(("peek_rate_at_", "anytime_rate_at_")) for k in r)]
+    if peek:
+        lines += ["", "Peeking: share of the generated texts flagged at some prefix by naive every-prefix testing "
+                  "(exact fixed-length p-value of each prefix <= FPR) and by the anytime-valid e-process (for algorithm "
+                  f"none: false-positive rates) [{int(CI_LEVEL * 100)}% Clopper-Pearson].", "",
+                  "| configuration | attack | texts | " + " | ".join(f"{w} at {k}" for k in fk for w in ("naive", "anytime")) + " |",
+                  "|" + "---|" * (3 + 2 * len(fk))]
+        for r in peek:
+            cells = [r["label"], r["attack"], str(r["n_texts"])]
+            cells += [f"{_cell(r.get(f'{w}_rate_at_{k}', np.nan))} [{_cell(r.get(f'{w}_rate_at_{k}_lo', np.nan))}, "
+                      f"{_cell(r.get(f'{w}_rate_at_{k}_hi', np.nan))}]" for k in fk for w in ("peek", "anytime")]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

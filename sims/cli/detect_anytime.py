@@ -1,0 +1,132 @@
+"""``sims detect --sequential`` and several keys on raw text (``--text``) and as an HTML report (``--html``).
+
+Raw text (schemes ``wmstats`` and ``transformers-lefthash``) gives red-green colours per key
+(:func:`sims.cli.detect._text_marks`); from them
+
+* ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.sequential_laws`),
+  first token at which it reached 1/alpha; valid however the text was read or stopped;
+* several keys: each key's exact binomial log10 p-value and Holm's step-down over the keys
+  (family-wise error <= ``--fpr`` under any dependence, :func:`sims.detect.multiple.holm`).
+
+``--html`` draws the coloured tokens of the key tested (sequential) or of each text's best key (many
+keys) with a running curve: the anytime-valid log10 p-value :math:`-\\log_{10} \\max_{s \\le t} E_s`
+(sequential), or the best key's prefix log10 p-value plus :math:`\\log_{10} K` (Bonferroni, an upper
+bound on Holm's adjustment) for many keys; red-green detectors only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _render_row(i: int, doc_row: dict, n_scored: int, greens: float, log10_p: float, first: int | None) -> dict:
+    return dict(index=i, decision=doc_row["decision"], watermarked=doc_row["watermarked"], log10_p=float(log10_p), score=float(greens), n_scored=int(n_scored),
+                n_tokens=int(doc_row["n_tokens"]), z=None, tokens_to_detect=first)
+
+
+def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces):
+    from sims.detect.report_html import MarkedText
+
+    return [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], running[i, : lengths[i]])
+            for i in range(len(rows))]
+
+
+def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *, input: str, key: int, algo: str, dedup: bool, pieces=None, **fields):
+    """The ``--sequential`` document of red-green marks, and (with ``pieces`` = (context, text) pieces per
+    text) the marked texts of its HTML report."""
+    from sims.detect import decision, sequential
+    from sims.detect.sequential_laws import bernoulli_law, sequential_values
+
+    green = np.asarray(green, dtype=np.float64)
+    res = sequential_values(np.where(scored, green, 0.0), scored, bernoulli_law(g_eff), alpha=alpha, lengths=lengths)
+    doc = decision.sequential_document_from(res, lengths, key=key, dedup=dedup, input=input, algo=algo, family="redgreen", **fields)
+    if pieces is None:
+        return doc, None
+    path = sequential.log_e_path(green, scored & (np.arange(green.shape[1])[None, :] < np.asarray(lengths)[:, None]), sequential.bernoulli_mixture(g_eff))
+    running = sequential.anytime_log10p(path)
+    rows = [_render_row(i, r, res.n_scored[i], res.score[i], running[i, lengths[i] - 1] if lengths[i] else 0.0, r["first_flagged"])
+            for i, r in enumerate(doc["texts"])]
+    return doc, _marked(green > 0.5, scored, lengths, running, rows, *pieces)
+
+
+def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: str, algo: str, gamma, dedup: bool, pieces=None, **fields):
+    """The many-keys document from red-green ``marks`` (one (green, scored) pair per key), and (with
+    ``pieces``) the marked texts of the HTML report (each text's best key)."""
+    from sims.detect import decision
+    from sims.detect.nulls import LN10, binom_logsf
+
+    k = np.stack([(g & s).sum(axis=1) for g, s in marks])
+    n = np.stack([s.sum(axis=1) for _, s in marks])
+    lp = np.where(n <= 1, 0.0, binom_logsf(k, n, g_eff) / LN10)
+    doc = decision.keys_document_from(lp, n, lengths, keys, fpr=fpr, input=input, algo=algo, gamma=gamma, dedup=dedup, **fields)
+    if pieces is None:
+        return doc, None
+    best = np.argmin(lp, axis=0)
+    green = np.stack([marks[b][0][i] for i, b in enumerate(best)])
+    scored = np.stack([marks[b][1][i] for i, b in enumerate(best)])
+    res, prefix = _prefix(green, scored, lengths, g_eff)
+    running = np.minimum(prefix + math.log10(len(keys)), 0.0)
+    rows = [_render_row(i, dict(r, decision="watermarked" if r["marked_by"] else "not watermarked", watermarked=bool(r["marked_by"])),
+                        n[best[i], i], k[best[i], i], r["holm_log10_p"], None) for i, r in enumerate(doc["texts"])]
+    return doc, _marked(green, scored, lengths, running, rows, *pieces)
+
+
+def _prefix(green, scored, lengths, g_eff):
+    from sims.detect import report
+
+    return report.redgreen_from_marks(green, scored, lengths, g_eff)
+
+
+def text_anytime(args, keys: list[int], fpr: float):
+    """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
+    from sims.cli.detect import _text_input, _text_marks
+
+    if args.scheme == "transformers-synthid":
+        raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash)")
+    t = _text_input(args)
+    pieces = ([p[: t.h] for p in t.pieces], [p[t.h :] for p in t.pieces]) if args.html is not None else None
+    fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V)
+    if args.sequential:
+        green, scored, g_eff = _text_marks(args, t, keys[0])
+        return sequential_from_marks(green, scored, t.lengths, g_eff, fpr, input=args.text, key=keys[0], algo="redgreen", dedup=args.dedup,
+                                     pieces=pieces, gamma=t.gamma, **fields)
+    marks = []
+    for key in keys:
+        green, scored, g_eff = _text_marks(args, t, key)
+        marks.append((green, scored))
+    return keys_from_marks(marks, t.lengths, keys, g_eff, fpr, input=args.text, algo="redgreen", gamma=t.gamma, dedup=args.dedup, pieces=pieces,
+                           **fields)
+
+
+def npz_marks(gen, key: int, dedup: bool, gamma=None):
+    """Red-green (green, scored, lengths, g_eff) of a generation under ``key`` (for ``--html``)."""
+    from sims.detect import scores
+
+    m = gen.meta
+    g = m["gamma"] if gamma is None else gamma
+    kw = dict(stat="green", gamma=g, h=m["h"], vocab_size=m["vocab_size"], green_kind=m.get("green_kind", "bernoulli"), lengths=gen.lengths)
+    prompts = gen.prompts[:, -m["h"]:]
+    g_all, _ = scores.token_scores(gen.tokens, prompts, key, **kw)
+    _, scored = scores.token_scores(gen.tokens, prompts, key, dedup=dedup, **kw)
+    lengths = np.full(gen.tokens.shape[0], gen.tokens.shape[1]) if gen.lengths is None else np.asarray(gen.lengths)
+    return g_all > 0.5, scored, lengths, scores._stat_code("green", g, m.get("green_kind", "bernoulli"), m["vocab_size"])[3]
+
+
+def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
+    """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors)."""
+    from sims.cli.detect import _piece_maker
+    from sims.watermarks import registry
+
+    if registry.get(algo).family != "redgreen":
+        raise ValueError(f"--html with --sequential or several keys colours red-green tokens; got algo {algo!r} (family {registry.get(algo).family!r})")
+    fn, ids = _piece_maker(gen.meta["lm"])
+    h = gen.meta["h"]
+    marks = [npz_marks(gen, k, args.dedup, args.gamma) for k in keys]
+    lengths, g_eff = marks[0][2], marks[0][3]
+    pieces = ([fn(gen.prompts[i, -h:]) for i in range(len(lengths))], [fn(gen.tokens[i, : lengths[i]]) for i in range(len(lengths))])
+    kw = dict(input=str(args.file), algo=algo, dedup=args.dedup, pieces=pieces)
+    if args.sequential:
+        return sequential_from_marks(marks[0][0], marks[0][1], lengths, g_eff, fpr, key=keys[0], **kw)[1], ids
+    return keys_from_marks([(g, s) for g, s, _, _ in marks], lengths, keys, g_eff, fpr, gamma=args.gamma, **kw)[1], ids
