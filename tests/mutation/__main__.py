@@ -90,14 +90,23 @@ def _importers(tree: Path) -> dict[str, set[str]]:
     return rev
 
 
-def _dependents(module: str, rev: dict[str, set[str]]) -> set[str]:
+def _dependents(module: str, rev: dict[str, set[str]], packages: set[str]) -> set[str]:
+    """Modules whose compiled kernels may hold ``module``'s code: its importers, theirs, and so on.
+    A package's __init__ is included but not followed: it re-exports Python functions, never a
+    kernel another kernel could inline (following it would make every module of sims depend on
+    every module of theory, and each mutant recompile every kernel)."""
     seen, todo = {module}, [module]
     while todo:
         for m in rev.get(todo.pop(), ()):
             if m not in seen:
                 seen.add(m)
-                todo.append(m)
+                if m not in packages:
+                    todo.append(m)
     return seen
+
+
+def _packages(tree: Path) -> set[str]:
+    return {_module_name(str(f.relative_to(tree))) for d in SCANNED for f in (tree / d).rglob("__init__.py")}
 
 
 def _cache_drop(mods: set[str]) -> list[list[str]]:
@@ -271,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     state_path = scratch / "state.json"
     equivalents = _equivalents()
     if not ns.report_only:
-        rev = _importers(tree)
+        rev, packages = _importers(tree), _packages(tree)
         state = {
             "socket": str(scratch / "server.sock"),
             "scratch": str(scratch),
@@ -293,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
             reuse = _reuse(_load_key(keyfile) if db.exists() else None, key)
             state["modules"][module] = {
                 "pytest_args": [*cfg["run"]["pytest"], "-k", cfg["run"]["keyword"], *(a for d in cfg["run"]["deselect"] for a in ("--deselect", d)), *tests],
-                "drop": _cache_drop(_dependents(_module_name(module), rev)),
+                "drop": _cache_drop(_dependents(_module_name(module), rev, packages)),
                 "timeout": 600,
             }
             state_path.write_text(json.dumps(state))
