@@ -161,6 +161,17 @@ def test_linear_thresholds_are_the_least_crossing_count():
         assert thr[n] == (ok[0] if ok.size else np.inf), n
 
 
+@pytest.mark.parametrize("n, k", [(2, 2), (4, 3), (5, 3)])
+def test_linear_thresholds_count_a_mixture_exactly_at_the_bound(n, k):
+    """alpha = 1 / E(k, n) (its log an exact round trip, asserted): ln E(k, n) equals the bound, so
+    k crosses; thr[n] = k, where a strict comparison would give k + 1 (or inf at k = n)."""
+    mix = sequential.bernoulli_mixture(0.25)
+    le = float(mix.log_e(float(k), float(n)))
+    alpha = math.exp(-le)
+    assert math.log(1.0 / alpha) == le
+    assert sequential.linear_thresholds(mix, n, alpha)[n] == k
+
+
 def test_crossing_kernels_stop_when_the_count_equals_the_threshold():
     """All-green texts: the count is n, and the stop is the first n with n >= thr[n] (equality
     there, asserted); a table one higher at that n moves the stop, one lower at n - 1 too."""
