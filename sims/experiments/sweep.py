@@ -48,7 +48,7 @@ def tasks(grid: Grid, real_generate=None, real_oracle=None) -> dict[str, dict]:
     """Every task of the grid by its chunk file's stem, in grid order; tasks of a real LM carry
     ``real_generate`` and ``real_oracle`` (see :func:`run_sweep`)."""
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
-                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks))
+                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score)
     out = {}
     for cfg in grid.configs:
         real = dict(real_generate=real_generate, real_oracle=real_oracle if needs_oracle(grid, cfg) else None) if cfg.real else {}
