@@ -10,7 +10,7 @@ SRL (delta 2) and DualGA (Delta 0.2) with the green count (default) and the like
 score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
 per text, and for HC / Tr-GoF / ``ems-opt`` the exact critical value of each length (bisection on
-the exact tail).  Texts: 150 of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by
+the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by
 :func:`paper_figs._data.sized` (32 x 100, EMS 32 x 50; quick: 12 of 60).  Tokens to detect: on
 ``PREFIXES`` prefix lengths, the shortest prefix from which every longer one has p <= 1e-4
 (infinite if the whole text does not; the median is over all texts, nan when fewer than half
@@ -37,6 +37,7 @@ LEVELS = (1e-4, 1e-6)
 ATTACKS = (("none", 0.0), ("substitution", 0.1), ("substitution", 0.3), ("entropy", 0.1))
 PREFIXES = 10  # tokens to detect is read on prefixes of T / PREFIXES, 2 T / PREFIXES, ..., T tokens
 ALGOS = {"srl": dict(delta=2.0), "dualga": dict(Delta=0.2), "ems": {}}
+N_FULL = 150  # texts per setting on a synthetic preset (each row records the n it ran with)
 T_FULL = {"srl": 200, "dualga": 200, "ems": 50}  # EMS detects in a few dozen tokens: shorter texts separate its scores
 
 
@@ -145,7 +146,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         lm = get_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
         for algo, params in ALGOS.items():
             score_names = registry.score_names(algo)
-            n, T = sized(lm_name, *((12, 60) if quick else (150, T_FULL[algo])))
+            n, T = sized(lm_name, *((12, 60) if quick else (N_FULL, T_FULL[algo])))
             lengths = [T * (j + 1) // PREFIXES for j in range(PREFIXES)]
             gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=2000 if quick and lm_name != "smollm2-fit" else None, **params)
             for kind, rate in ATTACKS:
