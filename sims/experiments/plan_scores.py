@@ -16,13 +16,13 @@ approximation beyond the i.i.d. model of :math:`\pi`.
 its critical value is random; there is no closed form.  From the LM sample the planner takes,
 per position, the exact joint law :math:`A_t(x, k)` of the green indicator and the quantised
 weight of the token drawn from the watermarked distribution (the full next-token distribution and
-green list of the position; :func:`lr_position_laws`).  It writes the test at the tilt
-:math:`\theta^*` that solves the Bahadur-Rao tail of the expected cumulant function
-:math:`K(\theta) = \sum_t E \ln(1 - \gamma + \gamma e^{\theta k_t})`,
-
-.. math:: K(\theta) - \theta K'(\theta) - \ln\bigl((1 - e^{-\theta}) \sqrt{2\pi K''(\theta)}\bigr) = \ln \mathrm{fpr},
-
-as the rejection region :math:`\sum_t D_t \ge \theta^* K'(\theta^*) - K(\theta^*)`,
+green list of the position; :func:`lr_position_laws`).  It takes a representative
+weight profile (the expected count of each weight at length T, pooled over the sample's texts,
+rounded), its exact critical sum :math:`s^*` at the level (the exact weighted-Bernoulli tail) and
+the tilt :math:`\theta^*` that puts its mean at :math:`s^*`, :math:`K'(\theta^*) = s^*` with
+:math:`K(\theta) = \sum_t \ln(1 - \gamma + \gamma e^{\theta k_t})` over the profile, and writes the
+test of the realised weights, linearised around the profile, as the rejection region
+:math:`\sum_t D_t \ge \theta^* s^* - K(\theta^*)`,
 :math:`D_t = \theta^* k_t X_t - \ln(1 - \gamma + \gamma e^{\theta^* k_t})` (the realised tilted
 log tail, a sum of independent terms), and takes its power by the central limit theorem with the
 exact means and variances of :math:`D_t` under :math:`A_t`.  Its error (the fixed tilt, the CLT)
@@ -94,24 +94,32 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
     cm, ca1 = np.cumsum(m, axis=1), np.cumsum(a1, axis=1)
     lfpr, lg = math.log(fpr), math.log(gamma) - math.log1p(-gamma)
 
+    @functools.lru_cache(maxsize=512)
+    def critical(T: int) -> tuple[float, float]:
+        """(theta*, threshold) of the representative profile at length T: the exact critical sum s* of the
+        pooled expected weight counts (:func:`sims.detect.lr_scores.weighted_bernoulli_logsf`), the tilt
+        that puts the mean at s*, and the tilted log tail there, theta* s* - K(theta*)."""
+        r, rem = divmod(int(T), T0)
+        counts = np.rint((r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)).mean(axis=0)).astype(np.int64)
+        k = np.repeat(np.arange(L1), counts)
+        lo, hi = 0, int(k.sum()) + 1  # tail(lo) > fpr >= tail(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+        a, b = -12.0, math.log(50.0)
+        for _ in range(50):
+            th = math.exp(0.5 * (a + b))
+            a, b = (0.5 * (a + b), b) if float((counts * ks * expit(lg + th * ks)).sum()) < hi else (a, 0.5 * (a + b))
+        th = math.exp(0.5 * (a + b))
+        return th, th * hi - float((counts * np.logaddexp(math.log1p(-gamma), math.log(gamma) + th * ks)).sum())
+
     def power_at(T: int) -> float:
         r, rem = divmod(int(T), T0)
         hist = r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)  # (n, L+1): expected count of each weight
         g1 = r * ca1[:, -1] + (ca1[:, rem - 1] if rem else 0.0)
-        lo, hi = np.full(n, -12.0), np.full(n, math.log(50.0))  # ln theta
-        for _ in range(50):
-            th = np.exp(0.5 * (lo + hi))
-            e = expit(lg + th[:, None] * ks)  # tilted green probability of each weight
-            K = (hist * np.logaddexp(math.log1p(-gamma), math.log(gamma) + th[:, None] * ks)).sum(1)
-            K1 = (hist * ks * e).sum(1)
-            K2 = (hist * ks * ks * e * (1 - e)).sum(1)
-            f = K - th * K1 - np.log(-np.expm1(-th) * np.sqrt(2 * math.pi * np.maximum(K2, 1e-300)))
-            above = f > lfpr  # tail still too big: tilt further
-            lo, hi = np.where(above, 0.5 * (lo + hi), lo), np.where(above, hi, 0.5 * (lo + hi))
-        th = np.exp(0.5 * (lo + hi))
+        th0, thr = critical(int(T))
+        th = np.full(n, th0)
         kap = np.logaddexp(math.log1p(-gamma), math.log(gamma) + th[:, None] * ks)  # (n, L+1)
-        e = expit(lg + th[:, None] * ks)
-        thr = th * (hist * ks * e).sum(1) - (hist * kap).sum(1)
         mean = th * (g1 * ks).sum(1) - (hist * kap).sum(1)
         # variance: sum over positions of Var(D_t), D_t = th k X - kap(k): E D^2 from histograms, (E D_t)^2 per position
         ed2 = (g1 * (th[:, None] * ks - kap) ** 2).sum(1) + ((hist - g1) * kap**2).sum(1)
