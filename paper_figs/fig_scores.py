@@ -1,15 +1,23 @@
 """Detection power of every score family side by side (issue 31): TPR at 1e-4 and 1e-6 and the
-median tokens to detect, against today's default score, unattacked and under 10 / 30 % random
-substitution, on the synthetic presets and the fitted ``smollm2-fit``.
+median tokens to detect, against today's default score, unattacked, under 10 / 30 % random
+substitution and under the entropy attack (10 % of the tokens, the highest-entropy ones, replaced
+by their most probable red token), on the synthetic presets, the fitted ``smollm2-fit`` and real
+SmolLM2 texts (``smollm2``).
 
-Scores (:mod:`sims.detect.score_families`): SRL (delta 2) and DualGA (Delta 0.2) with the green
-count (default) and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``,
-``ems-opt`` (Delta = 0.1), ``ems-hc`` and ``ems-trgof``.  Every test is exact at its level:
-p-values of the sum scores and of ``lr`` per text, and for HC / Tr-GoF / ``ems-opt`` the exact
-critical value of each length (bisection on the exact tail).  Texts: 150 of ``T_FULL`` tokens
-(quick: 12 of 60).  Tokens to detect: on ``PREFIXES`` prefix lengths, the shortest prefix from
-which every longer one has p <= 1e-4 (infinite if the whole text does not; the median is over
-all texts, nan when fewer than half get there).
+Scores: every detector family the algorithm registry lists for the algorithm
+(:func:`sims.watermarks.registry.score_names`, registered by :mod:`sims.detect.score_families`):
+SRL (delta 2) and DualGA (Delta 0.2) with the green count (default) and the likelihood-ratio
+score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
+and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
+per text, and for HC / Tr-GoF / ``ems-opt`` the exact critical value of each length (bisection on
+the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by
+:func:`paper_figs._data.sized` (32 x 100, EMS 32 x 50; quick: 12 of 60).  Tokens to detect: on
+``PREFIXES`` prefix lengths, the shortest prefix from which every longer one has p <= 1e-4
+(infinite if the whole text does not; the median is over all texts, nan when fewer than half
+get there), with the distribution-free 95 % interval of the median (order statistics).
+
+Running the script for some LMs (``--lm``) replaces their rows of an existing ``fig_scores.json``
+in the output folder and keeps the other LMs' rows (a real LM's run is long).
 """
 
 from __future__ import annotations
@@ -26,12 +34,31 @@ from sims.core import defaults
 TITLE = "power of each detection score vs the default: TPR at 1e-4 / 1e-6 and median tokens to detect"
 KEY = defaults.KEY
 LEVELS = (1e-4, 1e-6)
-RATES = (0.0, 0.1, 0.3)
+ATTACKS = (("none", 0.0), ("substitution", 0.1), ("substitution", 0.3), ("entropy", 0.1))
 PREFIXES = 10  # tokens to detect is read on prefixes of T / PREFIXES, 2 T / PREFIXES, ..., T tokens
-ALGOS = {"srl": (dict(delta=2.0), ("green", "lr")), "dualga": (dict(Delta=0.2), ("green", "lr")),
-         "ems": ({}, ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"))}
+ALGOS = {"srl": dict(delta=2.0), "dualga": dict(Delta=0.2), "ems": {}}
+N_FULL = 150  # texts per setting on a synthetic preset (each row records the n it ran with)
 T_FULL = {"srl": 200, "dualga": 200, "ems": 50}  # EMS detects in a few dozen tokens: shorter texts separate its scores
-DEFAULT = {"srl": "green", "dualga": "green", "ems": "ems-ars"}
+
+
+def _label(kind: str, rate: float) -> str:
+    return "none" if kind == "none" else f"{kind}:{rate:g}"
+
+
+def median_ci(x, level: float = 0.95) -> tuple[float, float]:
+    """Distribution-free interval of the median of ``x`` (inf allowed): order statistics k and n + 1 - k,
+    k the largest with P(Bin(n, 1/2) <= k - 1) <= (1 - level) / 2 (coverage >= ``level``); nan ends where infinite."""
+    from scipy.stats import binom
+
+    x = np.sort(np.asarray(x, dtype=float))
+    n = x.size
+    k = int(binom.ppf((1.0 - level) / 2.0, n, 0.5))
+    while k > 0 and binom.cdf(k - 1, n, 0.5) > (1.0 - level) / 2.0:
+        k -= 1
+    if k < 1:
+        return math.nan, math.nan
+    lo, hi = float(x[k - 1]), float(x[n - k])
+    return (lo if math.isfinite(lo) else math.nan), (hi if math.isfinite(hi) else math.nan)
 
 
 @functools.cache
@@ -104,61 +131,77 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from paper_figs._data import get_lm, sized
+    import json
+
+    from paper_figs._data import generations, get_lm, is_synthetic, sized
     from sims.detect.lr_scores import lr_token_inputs
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
-    from sims.watermarks.generate import generate
+    from sims.watermarks import registry
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
-    names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit")))
-    rows, table = [], []
+    names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit", "smollm2")))
+    rows = []
     for lm_name in names:
-        lm = get_lm(lm_name, 2000 if quick and lm_name != "smollm2-fit" else None)
-        for algo, (params, score_names) in ALGOS.items():
-            n, T = sized(lm_name, *((12, 60) if quick else (150, T_FULL[algo])))
+        lm = get_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
+        for algo, params in ALGOS.items():
+            score_names = registry.score_names(algo)
+            n, T = sized(lm_name, *((12, 60) if quick else (N_FULL, T_FULL[algo])))
             lengths = [T * (j + 1) // PREFIXES for j in range(PREFIXES)]
-            gen0 = generate(lm, algo, n=n, T=T, seed=11, key=KEY, **params)
-            for rate in RATES:
-                gen = attack(gen0, "substitution", rate, seed=12) if rate > 0 else gen0
-                inputs = [lr_token_inputs(gen, lm, KEY, gen.meta["gamma"], i) for i in range(n)] if algo != "ems" else None
+            gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=2000 if quick and lm_name != "smollm2-fit" else None, **params)
+            for kind, rate in ATTACKS:
+                gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
+                inputs = [lr_token_inputs(gen, lm, KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in score_names else None
                 for name in score_names:
                     rej = _prefix_rejects(name, gen, inputs, lengths, LEVELS)
                     ttd = _ttd(rej[1e-4], lengths)
-                    med = float(np.median(np.where(np.isfinite(ttd), ttd, np.inf)))
+                    ttd = np.where(np.isfinite(ttd), ttd, np.inf)
+                    med = float(np.median(ttd))
                     med = med if math.isfinite(med) else math.nan
-                    r = dict(lm=lm_name, algo=algo, attack=rate, score=name, default=name == DEFAULT[algo], n=n, T=T, tokens_to_detect_median=med)
+                    r = dict(lm=lm_name, algo=algo, attack=rate, attack_kind=kind, attack_label=_label(kind, rate), score=name,
+                             default=registry.get_score(name).default, n=n, T=T, tokens_to_detect_median=med, tokens_to_detect_median_ci95=median_ci(ttd))
                     for a in LEVELS:
                         k = int(rej[a][:, -1].sum())
                         r[f"tpr_at_{a:g}"], r[f"tpr_at_{a:g}_ci99"] = k / n, clopper_pearson(k, n, 0.99)
                     rows.append(r)
-                    print(f"fig_scores: {lm_name} {algo} {rate} {name}: TPR@1e-6 {r['tpr_at_1e-06']:.3f}, ttd {med}", flush=True)
-                    table.append([lm_name, algo, f"{int(rate * 100)}%", name + (" (default)" if r["default"] else ""), r["tpr_at_0.0001"],
-                                  r["tpr_at_1e-06"], med])
+                    print(f"fig_scores: {lm_name} {algo} {r['attack_label']} {name}: TPR@1e-6 {r['tpr_at_1e-06']:.3f}, ttd {med}", flush=True)
+    old = pathlib.Path(out_dir) / "fig_scores.json"  # read last: another LM's run may have written it meanwhile
+    rows += [r for r in json.loads(old.read_text()).get("rows", []) if r["lm"] not in names and "attack_label" in r] if old.exists() else []
+    order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
+    rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"])))
+    all_lms = tuple(dict.fromkeys(r["lm"] for r in rows))
+    table = []
+    for r in rows:
+        lo, hi = r["tokens_to_detect_median_ci95"]
+        table.append([r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else ""),
+                      r["tpr_at_0.0001"], r["tpr_at_1e-06"], r["tokens_to_detect_median"], f"[{lo:g}, {hi:g}]"])
     best = {}
     for r in rows:
-        key = (r["lm"], r["algo"], r["attack"])
+        key = (r["lm"], r["algo"], r["attack_label"])
         rank = (r["tpr_at_1e-06"], r["tpr_at_0.0001"], -(r["tokens_to_detect_median"] if math.isfinite(r["tokens_to_detect_median"]) else 1e9))
         if key not in best or rank > best[key][0]:
             best[key] = (rank, r["score"])
-    default_best = [f"{k[0]}/{k[1]}/{int(k[2] * 100)}%" for k, (rank, s) in best.items()
-                    if any(r["score"] == DEFAULT[k[1]] and (r["tpr_at_1e-06"], r["tpr_at_0.0001"]) == rank[:2] for r in rows
-                           if (r["lm"], r["algo"], r["attack"]) == k)]
-    fig, axes = plt.subplots(1, len(ALGOS), figsize=(15, 4.2), sharey=True)
-    for ax, (algo, (_, score_names)) in zip(axes, ALGOS.items()):
-        settings = [(lm_name, rate) for lm_name in names for rate in RATES]
+    default_best = [f"{k[0]}/{k[1]}/{k[2]}" for k, (rank, s) in best.items()
+                    if any(r["default"] and (r["tpr_at_1e-06"], r["tpr_at_0.0001"]) == rank[:2] for r in rows
+                           if (r["lm"], r["algo"], r["attack_label"]) == k)]
+    fig, axes = plt.subplots(1, len(ALGOS), figsize=(18, 4.6), sharey=True)
+    for ax, algo in zip(axes, ALGOS):
+        score_names = registry.score_names(algo)
+        settings = [(lm_name, _label(*a)) for lm_name in all_lms for a in ATTACKS]
         width = 0.8 / len(score_names)
         for s_i, name in enumerate(score_names):
-            vals = [next(r["tpr_at_1e-06"] for r in rows if (r["lm"], r["attack"], r["algo"], r["score"]) == (lm_name, rate, algo, name))
-                    for lm_name, rate in settings]
-            ax.bar(np.arange(len(settings)) + s_i * width, vals, width, label=name + (" (default)" if name == DEFAULT[algo] else ""))
+            vals = [next((r["tpr_at_1e-06"] for r in rows if (r["lm"], r["attack_label"], r["algo"], r["score"]) == (lm_name, lab, algo, name)), np.nan)
+                    for lm_name, lab in settings]
+            ax.bar(np.arange(len(settings)) + s_i * width, vals, width,
+                   label=name + (" (default)" if registry.get_score(name).default else ""))
         ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2)
-        ax.set_xticklabels([f"{lm_name}\n{int(rate * 100)}%" for lm_name, rate in settings], fontsize=7)
-        ax.set_title(f"{algo}: TPR at 1e-6 (substitution rate below)", fontsize=9)
+        ax.set_xticklabels([f"{lm_name}\n{lab.replace('substitution', 'sub').replace('entropy', 'ent')}" for lm_name, lab in settings],
+                           fontsize=6, rotation=90)
+        ax.set_title(f"{algo}: TPR at 1e-6 (attack below)", fontsize=9)
         ax.legend(fontsize=7)
     axes[0].set_ylabel("TPR at fpr 1e-6")
     fig.tight_layout()
-    summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{int(k[2] * 100)}%": v[1] for k, v in best.items()},
+    summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{k[2]}": v[1] for k, v in best.items()},
                    default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES)
-    header = ["lm", "algo", "substitution", "score", "TPR@1e-4", "TPR@1e-6", "median tokens to detect (1e-4)"]
+    header = ["lm", "algo", "attack", "texts x tokens", "score", "TPR@1e-4", "TPR@1e-6", "median tokens to detect (1e-4)", "95 % interval"]
     return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, fig)

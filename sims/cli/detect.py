@@ -53,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
     p.add_argument("--algo", default=None, help=".npz: detector to use (default: the file's algorithm)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
-    p.add_argument("--score", default=None, help=".npz: a score family of sims.detect.score_families (e.g. lr, ems-opt, ems-trgof)")
+    p.add_argument("--score", default=None, help=".npz: a detector score family of the registry (green, lr, ems-ars, ems-log, ems-opt, ems-hc, ems-trgof)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
     p.add_argument("--json", action="store_true", help="the JSON document (schema wmstats.detect/1) instead of a table")
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")
@@ -219,8 +219,10 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     m = gen.meta
     if args.score is not None:  # issue 31: the families of sims.detect.score_families
         from sims.detect.score_families import score_generation
+        from sims.watermarks.registry import get_score
 
-        res = score_generation(gen, args.score, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
+        lm = lm_of(m) if get_score(args.score, algo).needs_lm else None  # the likelihood-ratio score reads the LM's probabilities
+        res = score_generation(gen, args.score, lm, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
     else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
         lm = lm_of(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)

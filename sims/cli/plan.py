@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gamma", type=float, default=None, help="green-list ratio")
     p.add_argument("--fpr", type=float, default=1e-6, help="false-positive rate of the test (default 1e-6)")
     p.add_argument("--power", type=float, default=0.9, help="target power (default 0.9)")
-    p.add_argument("--score", default=None, help="detection score (green; ems-ars, ems-log, ems-opt)")
+    p.add_argument("--score", default=None, help="detection score (green, lr; ems-ars, ems-log, ems-opt, ems-hc, ems-trgof)")
     p.add_argument("--attack", default=None, help="substitution:RATE")
     p.add_argument("--T", type=int, default=None, help="also print the power at this text length")
     p.add_argument("--key", type=int, default=defaults.KEY, help="key of the LM sample's green lists")

@@ -1,4 +1,9 @@
-r"""How much of a text is watermarked: the share of DualGA-watermarked tokens with an interval.
+r"""How much of a text is watermarked: the share of watermarked tokens with an interval.
+
+Red-green watermarks (:func:`share_interval`, :func:`share_of_texts`): DualGA, and every other
+red-green algorithm through its mean green-probability increase on the LM (``Delta`` below: SRL's
+and the hard watermark's mean DG, :func:`sims.experiments.plan.watermark_signal`).  EMS / Gumbel-max:
+:func:`ems_share_interval`, the method of moments on the score :math:`-\ln(1 - Y)`.
 
 DualGA steers the green probability of its tokens to :math:`\gamma + \Delta` on average (its
 dual ascent meets the target DG, the paper's constraint), while a token it did not write is green
@@ -54,3 +59,52 @@ def share_of_texts(tokens, prompts, key: int, gamma: float, Delta: float, *, lev
     """:func:`share_interval` of each text's green count (token layout of :mod:`sims.detect.scores`)."""
     res = score_redgreen(tokens, prompts, key, gamma, vocab_size=vocab_size, h=h, lengths=lengths)
     return share_interval(res.green, np.maximum(res.n_scored, 1), gamma, Delta, level)
+
+
+EULER_GAMMA = 0.5772156649015329
+
+
+def ems_signal(pi) -> float:
+    r"""Mean per-token EMS score :math:`E[-\ln(1 - Y)]` of watermarked tokens, :math:`Y = U^{\pi}`, over a sample
+    ``pi`` of the LM's :math:`p_t(y_t)`: :math:`\int_0^1 -\ln(1 - u^\pi)\,du = \psi(1 + 1/\pi) + \gamma_E` (null: 1)."""
+    from scipy.special import digamma
+
+    pi = np.asarray(pi, dtype=np.float64)
+    if pi.size == 0 or np.any(~((pi > 0) & (pi <= 1))):
+        raise ValueError("pi must be a nonempty sample of probabilities in (0, 1]")
+    return float(np.mean(digamma(1.0 + 1.0 / pi)) + EULER_GAMMA)
+
+
+def ems_share_interval(v, scored, mu1: float, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r"""(estimate, lower, upper) of each text's EMS-watermarked share from its token scores.
+
+    The method of moments of Li et al.'s proportion estimation for Gumbel-max watermarks with the
+    score :math:`-\ln(1 - Y)`: a plain token scores 1 on average (Exp(1)), a watermarked one
+    ``mu1`` (:func:`ems_signal` of the LM), so :math:`\hat\varepsilon = (\bar v - 1)/(\mu_1 - 1)`,
+    clipped to [0, 1]; the interval is the central limit one, :math:`\bar v \pm z\, s/\sqrt n` with the
+    text's own standard deviation s, mapped through the same line (asymptotic, not exact: checked on
+    spliced texts with known truth in ``tests/sims/test_proportion.py``).
+
+    Parameters
+    ----------
+    v, scored : (n_texts, T) token scores :math:`-\ln(1 - Y_t)` and the scored mask
+        (:func:`sims.detect.scores.token_scores` with ``stat="ems"``)
+    mu1 : float > 1, the watermarked tokens' mean score
+    level : float in (0, 1)
+    """
+    from scipy.stats import norm
+
+    if not mu1 > 1.0:
+        raise ValueError(f"mu1 must be in (1, inf); got {mu1!r}")
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    v, scored = np.atleast_2d(np.asarray(v, dtype=np.float64)), np.atleast_2d(np.asarray(scored, dtype=bool))
+    n = scored.sum(axis=1)
+    if np.any(n < 2):
+        raise ValueError("every text needs at least 2 scored tokens")
+    x = np.where(scored, v, 0.0)
+    mean = x.sum(axis=1) / n
+    sd = np.sqrt(np.maximum((np.where(scored, v - mean[:, None], 0.0) ** 2).sum(axis=1) / (n - 1), 0.0))
+    half = norm.ppf(0.5 + level / 2) * sd / np.sqrt(n)
+    line = lambda m: np.clip((m - 1.0) / (mu1 - 1.0), 0.0, 1.0)  # noqa: E731
+    return line(mean), line(mean - half), line(mean + half)

@@ -1,66 +1,73 @@
-"""The detection score families as one table (name -> what it scores, what it needs, its null).
+"""The detection score families, registered as detector families of the algorithm registry.
 
-``sims detect --score NAME`` and the experiments read :data:`FAMILIES`; registering a family
-with the algorithm registry is a row of this table.  ``green`` and ``ems-ars`` are today's
+Each family is one :class:`sims.watermarks.registry.Score` record (name, the algorithms it
+scores, whether it reads the LM, its statistic and its null, the function that scores a
+generation); ``sims detect --score NAME``, a sweep grid's ``score`` key
+(:mod:`sims.experiments.sweep_grid`) and ``paper_figs/fig_scores.py`` read them through
+:func:`sims.watermarks.registry.score_names` / :func:`~sims.watermarks.registry.get_score`, which
+refuse an unknown or inapplicable score with one message.  ``green`` and ``ems-ars`` are today's
 default detectors (:mod:`sims.detect.scores`); the others live in :mod:`sims.detect.gumbel_scores`
-and :mod:`sims.detect.lr_scores`.
+and :mod:`sims.detect.lr_scores`.  This module is imported by :mod:`sims.detect`, so every reader
+of the registry sees the families.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sims.detect import gumbel_scores, lr_scores, scores
+from sims.watermarks import registry
+from sims.watermarks.registry import Score
 
 
-@dataclass(frozen=True)
-class ScoreFamily:
-    """One detector family: ``algos`` it detects, whether it reads the LM, the statistic and its null."""
+def _green(gen, lm, *, key, gamma, dedup, algo, **_):
+    return scores.score(gen, dedup=dedup, key=key, gamma=gamma, algo=algo)
 
-    name: str
-    algos: tuple[str, ...]
-    needs_lm: bool
-    statistic: str
-    null: str
+
+def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
+    if lm is None:
+        from sims.lm.synthetic import lm_from_meta
+
+        lm = lm_from_meta(gen.meta)
+    return lr_scores.score_lr(gen, lm, key=key, gamma=gamma, delta=delta)
+
+
+def _gumbel(name):
+    def scorer(gen, lm, *, key, gamma, dedup, algo, Delta=gumbel_scores.OPT_DELTA, s=gumbel_scores.TRGOF_S, **_):
+        m = gen.meta
+        return gumbel_scores.score_gumbel(gen.tokens, gen.prompts[:, -m["h"]:], key, name, Delta=Delta, s=s, vocab_size=m["vocab_size"],
+                                          h=m["h"], dedup=dedup, lengths=gen.lengths)
+    return scorer
 
 
 _EMS = ("ems",)
-FAMILIES: dict[str, ScoreFamily] = {f.name: f for f in (
-    ScoreFamily("green", scores.REDGREEN_ALGOS, False, "green count", "binomial upper tail"),
-    ScoreFamily("lr", lr_scores.LR_ALGOS, True, "sum of quantised LR weights of green tokens", "weighted Bernoulli lattice, tilted"),
-    ScoreFamily("ems-ars", _EMS, False, "sum of -ln(1 - Y)", "Gamma(n, 1) upper tail"),
-    ScoreFamily("ems-log", _EMS, False, "sum of ln Y", "Gamma(n, 1) lower tail"),
-    ScoreFamily("ems-opt", _EMS, False, "sum of quantised h_Delta(Y)", "lattice convolution, tilted FFT"),
-    ScoreFamily("ems-hc", _EMS, False, "higher criticism of 1 - Y", "order statistics crossing (exact recursion)"),
-    ScoreFamily("ems-trgof", _EMS, False, "Tr-GoF (phi_s divergence) of 1 - Y", "order statistics crossing (exact recursion)"),
-)}
+for _s in (
+    Score("green", scores.REDGREEN_ALGOS, False, "green count", "binomial upper tail", _green, default=True),
+    Score("lr", lr_scores.LR_ALGOS, True, "sum of quantised LR weights of green tokens", "weighted Bernoulli lattice, tilted", _lr),
+    Score("ems-ars", _EMS, False, "sum of -ln(1 - Y)", "Gamma(n, 1) upper tail", _gumbel("ems-ars"), default=True),
+    Score("ems-log", _EMS, False, "sum of ln Y", "Gamma(n, 1) lower tail", _gumbel("ems-log")),
+    Score("ems-opt", _EMS, False, "sum of quantised h_Delta(Y)", "lattice convolution, tilted FFT", _gumbel("ems-opt")),
+    Score("ems-hc", _EMS, False, "higher criticism of 1 - Y", "order statistics crossing (exact recursion)", _gumbel("ems-hc")),
+    Score("ems-trgof", _EMS, False, "Tr-GoF (phi_s divergence) of 1 - Y", "order statistics crossing (exact recursion)", _gumbel("ems-trgof")),
+):
+    registry.register_score(_s)
+
+FAMILIES: dict[str, Score] = {n: registry.get_score(n) for n in registry.score_names()}
+"""The registered families by name (a view of the registry at import)."""
 SCORE_NAMES = tuple(FAMILIES)
 
 
 def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: float | None = None, dedup: bool = False,
                      algo: str | None = None, delta: float | None = None, Delta: float = gumbel_scores.OPT_DELTA,
                      s: float = gumbel_scores.TRGOF_S):
-    """Score every text of ``gen`` with family ``name``; a :class:`~sims.detect.scores.DetectResult`.
+    """Score every text of ``gen`` with the registered family ``name``; a :class:`~sims.detect.scores.DetectResult`.
 
-    ``algo`` (default the generation's) must be one the family detects; ``lm`` defaults to the
+    ``algo`` (default the generation's) must be one the family scores
+    (:func:`sims.watermarks.registry.get_score` refuses it otherwise); ``lm`` defaults to the
     generation's synthetic LM for families that read it; ``delta`` is the LR score's boost (default
     the generation's, :func:`sims.detect.lr_scores.lr_delta`); ``Delta`` and ``s`` parametrise
     ``ems-opt`` and ``ems-trgof``.
     """
-    if name not in FAMILIES:
-        raise ValueError(f"score must be one of {SCORE_NAMES}; got {name!r}")
-    fam, m = FAMILIES[name], gen.meta
+    m = gen.meta
     algo = m["algo"] if algo is None else algo
-    if algo not in fam.algos:
-        raise ValueError(f"score {name!r} detects algo one of {fam.algos}; got algo {algo!r}")
+    fam = registry.get_score(name, algo)
     key = m["key"] if key is None else key
-    if name == "green":
-        return scores.score(gen, dedup=dedup, key=key, gamma=gamma, algo=algo)
-    if name == "lr":
-        if lm is None:
-            from sims.lm.synthetic import lm_from_meta
-
-            lm = lm_from_meta(m)
-        return lr_scores.score_lr(gen, lm, key=key, gamma=gamma, delta=delta)
-    return gumbel_scores.score_gumbel(gen.tokens, gen.prompts[:, -m["h"]:], key, name, Delta=Delta, s=s, vocab_size=m["vocab_size"], h=m["h"],
-                                      dedup=dedup, lengths=gen.lengths)
+    return fam.scorer(gen, lm, key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta, Delta=Delta, s=s)

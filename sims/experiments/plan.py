@@ -8,10 +8,11 @@ probabilities :math:`\pi_t = p_t(y_t)` of the sampled tokens (EMS, from a distor
 generation).  The sample is drawn once per process and cached; a query is then closed-form
 arithmetic (Poisson-binomial recursions, FFT convolutions).
 
-Supported: ``srl``, ``hard`` and ``dualga`` with the ``green`` count; ``ems`` with the sum scores
-``ems-ars``, ``ems-log`` and ``ems-opt``; optionally a substitution attack.  The other families
-of :mod:`sims.detect.score_families` (LR, HC, Tr-GoF) have no closed-form per-token law here:
-measure them by simulation (``paper_figs/fig_scores.py``).
+Supported: ``srl``, ``hard`` and ``dualga`` with the ``green`` count and the likelihood-ratio
+score ``lr``; ``ems`` with the sum scores ``ems-ars``, ``ems-log`` and ``ems-opt`` and the order
+statistics tests ``ems-hc`` and ``ems-trgof``; optionally a substitution attack.  ``lr``, ``ems-hc``
+and ``ems-trgof`` are planned by :mod:`sims.experiments.plan_scores` (HC / Tr-GoF: exact crossing
+probabilities; LR: a tilted tail plus the central limit theorem, measured against simulation).
 """
 
 from __future__ import annotations
@@ -24,15 +25,17 @@ from scipy.special import gammaln
 
 from sims.core import defaults
 from sims.detect import gumbel_scores as gs
+from sims.experiments import plan_scores as PS
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
+from theory.soft import dg_step
 
 PLAN_TEXTS = 64  # texts in the LM sample
 PLAN_T0 = 256  # tokens per sampled text
 PLAN_SEED = 20240531  # seed of the LM sample
 PLAN_ALGOS = ("srl", "hard", "dualga", "ems")
-PLAN_SCORES = {"srl": ("green",), "hard": ("green",), "dualga": ("green",), "ems": ("ems-ars", "ems-log", "ems-opt")}
+PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("green", "lr"), "ems": ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")}
 PI_QUANTILES = 256  # the EMS mixture over pi is taken on this many quantiles of the sample
 SUM_CELLS = 400  # lattice cells of ems-ars / ems-log per token (width 0.1 nats)
 SUM_RANGE = 40.0
@@ -127,6 +130,11 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
         raise ValueError(f"score must be one of {PLAN_SCORES[algo]} for algo {algo!r} in the planner; got {score!r}")
     fpr = tp._check_level("fpr", fpr)
     rate = parse_attack(attack)
+    if score == "lr":
+        laws, gam = PS.lr_position_laws(algo, lm, gamma, delta, Delta, int(h), key)
+        return PS.lr_power_function(laws, gam, fpr, rate, int(h))
+    if score in ("ems-hc", "ems-trgof"):
+        return PS.order_power_function(score[4:], lm_token_probs(lm, key), fpr, lambda T: clean_share(T, rate, int(h)))
     if algo == "ems":
         pi = lm_token_probs(lm, key)
         wm, eps = _ems_token_law(score, pi, 1.0)
@@ -160,6 +168,23 @@ def _redgreen_laws(algo, lm, gamma, delta, Delta, rate, h, key):
     return tp.count_laws(tp.attacked_green_prob(q, gam, rate, h)), gam
 
 
+def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, h: int = defaults.H, key: int = defaults.KEY) -> float:
+    """The per-token signal the proportion estimators (:mod:`sims.detect.proportion`) divide by, on the
+    planner's LM sample: a red-green algorithm's mean DG (DualGA: its target Delta; SRL: the mean of
+    ``theory.dg_step(delta, G_t)``; hard: the mean of 1 - G_t), EMS's mean score (:func:`~sims.detect.proportion.ems_signal`)."""
+    if algo not in PLAN_ALGOS:
+        raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
+    if algo == "ems":
+        from sims.detect.proportion import ems_signal
+
+        return ems_signal(lm_token_probs(lm, key))
+    _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
+    if algo == "dualga":
+        return float(info["Delta"])
+    G = lm_green_masses(lm, float(info["gamma"]), int(h), key)
+    return float(np.mean(1.0 - G if algo == "hard" else dg_step(float(info["delta"]), G)))
+
+
 def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | None = None, curve: tuple[int, ...] = (), **kw) -> dict:
     """Tokens per text for ``power`` at ``fpr``, the power at ``T`` and along ``curve`` (see :func:`power_function`).
 
@@ -170,7 +195,8 @@ def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | 
     True
     """
     f = power_function(algo, lm=lm, fpr=fpr, **kw)
-    out = dict(algo=algo, lm=lm, fpr=fpr, target_power=tp._check_level("power", power), tokens_needed=tp.tokens_needed(f, power))
+    t_max = PS.ORDER_T_MAX if kw.get("score") in ("ems-hc", "ems-trgof") else 20000
+    out = dict(algo=algo, lm=lm, fpr=fpr, target_power=tp._check_level("power", power), tokens_needed=tp.tokens_needed(f, power, t_max))
     if T is not None:
         if int(T) != T or T < 1:
             raise ValueError(f"T must be an integer in [1, inf); got {T!r}")

@@ -18,7 +18,10 @@ statistic), ``tokens_to_detect`` (red-green and EMS; nan elsewhere or never dete
 the grid asks, ``peek_log10_p`` / ``anytime_log10_p`` (red-green detectors; nan elsewhere): the
 smallest fixed-length log10 p-value over the text's prefixes (naive every-prefix testing flags at
 alpha iff it is <= log10 alpha) and the anytime-valid log10 p-value of the e-process
-(:func:`sims.detect.peeking.peek_pvalues`).
+(:func:`sims.detect.peeking.peek_pvalues`).  A grid
+``score`` (a registered score family) replaces each algorithm's default detector in ``z``,
+``log10_p``, ``n_scored`` and ``score``; ``tokens_to_detect`` is then nan (prefix p-values are the
+default detectors').
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from sims.core import rng
 from sims.core.record import Generation
 from sims.detect import peeking
 from sims.detect import scores as detect
+from sims.detect.lr_scores import lr_delta
+from sims.detect.score_families import score_generation
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.experiments.lms import get_lm
@@ -59,12 +64,21 @@ def _per_text(a: np.ndarray) -> np.ndarray:
     return a.mean(axis=1) if a.size else np.zeros(a.shape[0])
 
 
+def _detect(gen, lm, task: dict, algo: str, wm_meta: dict):
+    """The grid's detector of ``algo`` on texts ``gen``: its ``score`` family if the grid names one, else the
+    default; the LR score's boost is the watermarked generation's (``wm_meta``), controls included."""
+    if task.get("score") is None:
+        return detect.score(gen, lm, dedup=task["dedup"], algo=algo)
+    delta = lr_delta(wm_meta) if task["score"] == "lr" else None
+    return score_generation(gen, task["score"], lm, dedup=task["dedup"], algo=algo, delta=delta)
+
+
 def _metrics(gen, res, task: dict, algo: str) -> dict:
     """The grid's per-text metrics of scored texts ``gen`` (records) and ``res`` (detection)."""
     m = len(res.log10_p)
     out = dict(kl=_per_text(gen.kl), dg=_per_text(gen.dg), entropy=_per_text(gen.entropy), z=res.z, log10_p=res.log10_p,
                n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
-    if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS:
+    if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS and task.get("score") is None:
         meta = gen.meta
         stat = "ems" if registry.get(algo).family == "ems" else "green"
         pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat=stat, gamma=meta["gamma"],
@@ -113,10 +127,10 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
             kw.pop("prompt_len")
         gen = lm.generate(algo, seed=s, **kw)
     meta = gen.meta
-    parts = [(False, "none", _metrics(gen, detect.score(gen, lm, dedup=task["dedup"]), task, algo))]
+    parts = [(False, "none", _metrics(gen, _detect(gen, lm, task, algo, gen.meta), task, algo))]
     for a, (kind, rate) in enumerate(task["attacks"]):
         att = attack(gen, kind, rate, seed=chunk_seed(task["seed"], task["chunk"], 2 + a), lm=lm)
-        rows = _metrics(att, detect.score(att, lm, dedup=task["dedup"]), task, algo)
+        rows = _metrics(att, _detect(att, lm, task, algo, meta), task, algo)
         for k in ("kl", "dg", "entropy"):  # distortion is the generation's
             if k in rows:
                 rows[k] = parts[0][2][k]
@@ -129,7 +143,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
             null = _uniform_texts(seed=s0, **nkw)
         else:
             null = lm.generate("none", seed=s0, **nkw)
-        parts.append((True, "none", _metrics(null, detect.score(null, lm, dedup=task["dedup"], algo=algo), task, algo)))
+        parts.append((True, "none", _metrics(null, _detect(null, lm, task, algo, meta), task, algo)))
     cols: dict[str, list] = {}
     for is_null, att_name, rows in parts:
         const = dict(config=cfg["id"], lm=cfg["lm"], algo=algo, **{p: np.nan if meta.get(p) is None else float(meta[p]) for p in PARAM_COLUMNS},

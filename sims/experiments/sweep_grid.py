@@ -8,6 +8,7 @@ A grid file (``examples/sweep_quick.toml``)::
     chunk = 50                   # texts per task
     seeds = [0]
     controls = true              # also score n unwatermarked texts per configuration (empirical FPR)
+    score = "lr"                 # optional: a detector score family of the registry for every algorithm (default: each one's own)
 
     [[algo]]
     name = "srl"
@@ -51,7 +52,7 @@ DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "
 PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  # red-green: naive every-prefix testing vs the anytime-valid test (opt in)
 METRICS = DEFAULT_METRICS + PEEK_METRICS
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
-                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None)
+                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None)
 
 
 class GridError(ValueError):
@@ -101,6 +102,7 @@ class Grid:
     ttd_level: float
     metrics: tuple[str, ...]
     attacks: tuple[tuple[str, float], ...]
+    score: str | None = None  # a registered score family (registry.score_names) or None: each algorithm's default detector
 
     @property
     def n_chunks(self) -> int:
@@ -109,6 +111,8 @@ class Grid:
     def canonical(self) -> dict:
         """Everything that determines the rows (not the file's path), JSON-ready."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
+        if self.score is None:  # grids without a score key keep their hash
+            del d["score"]
         d["configs"] = [c.as_dict() for c in self.configs]
         return json.loads(json.dumps(d))
 
@@ -280,4 +284,16 @@ def load_grid(path) -> Grid:
     if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
-                float(ttd), tuple(metrics), attacks)
+                float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs))
+
+
+def _score(loc: _Locator, name, configs) -> str | None:
+    """The grid's ``score`` key: a registered score family that scores every algorithm of the grid."""
+    if name is None:
+        return None
+    for cfg in configs:
+        try:
+            registry.get_score(name, cfg.algo)
+        except ValueError as exc:
+            raise loc.error("score", str(exc)) from None
+    return name

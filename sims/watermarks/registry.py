@@ -415,3 +415,73 @@ def check_seeding(name: str, seeding: str, *, green_kind: str = defaults.GREEN_K
         raise ValueError(f"seeding {seeding!r} seeds the Bernoulli SplitMix64 green lists of {SEEDING_ALGOS}; got algo={name!r}, "
                          f"green_kind={green_kind!r}, prf={prf!r} (only 'lefthash' there)")
     return c
+
+
+# ---------------------------------------------------------------------------------------------
+# Detector score families (issue 31): each score a detector of the algorithms it applies to
+
+
+@dataclass(frozen=True)
+class Score:
+    """One detection score family, registered by the detection module that computes it.
+
+    Attributes
+    ----------
+    name : str
+        What ``sims detect --score``, a sweep grid's ``score`` key and the figures call it.
+    algos : tuple of str
+        The registered algorithms whose texts it scores with an exact null.
+    needs_lm : bool
+        It reads the LM's next-token probabilities (the likelihood-ratio score).
+    statistic, null : str
+        What it sums or maximises, and how its null tail is computed.
+    scorer : callable
+        ``scorer(gen, lm, *, key, gamma, dedup, algo, **options) -> DetectResult``.
+    default : bool
+        Today's default detector of its algorithms (the green count, the EMS sum).
+    """
+
+    name: str
+    algos: tuple[str, ...]
+    needs_lm: bool
+    statistic: str
+    null: str
+    scorer: Callable
+    default: bool = False
+
+
+_SCORES: dict[str, Score] = {}
+
+
+def register_score(score: Score) -> Score:
+    """Add detector score family ``score`` (its name unused, its algorithms registered); returns it."""
+    if score.name in _SCORES:
+        raise ValueError(f"score {score.name!r} is registered already")
+    unknown = [a for a in score.algos if a not in _REGISTRY]
+    if unknown or not score.algos:
+        raise ValueError(f"score {score.name!r}: algos must be registered algorithms {names()}; got {score.algos}")
+    _SCORES[score.name] = score
+    return score
+
+
+def score_names(algo: str | None = None) -> tuple[str, ...]:
+    """The registered score families in registration order; with ``algo``, those that score its texts (default first)."""
+    if algo is None:
+        return tuple(_SCORES)
+    get(algo)
+    fits = [s for s in _SCORES.values() if algo in s.algos]
+    return tuple(s.name for s in sorted(fits, key=lambda s: not s.default))
+
+
+def get_score(name: str, algo: str | None = None) -> Score:
+    """The score family ``name``; with ``algo``, checked to apply to its texts.
+
+    Raises ValueError naming the score and the registered ones (unknown name), or the algorithm
+    and the scores that apply to it (inapplicable score).
+    """
+    s = _SCORES.get(name) if isinstance(name, str) else None
+    if s is None:
+        raise ValueError(f"score must be one of {tuple(_SCORES)}; got {name!r}")
+    if algo is not None and algo not in s.algos:
+        raise ValueError(f"score {name!r} does not apply to algo {algo!r} (it scores {s.algos}); scores of {algo!r}: {score_names(algo)}")
+    return s

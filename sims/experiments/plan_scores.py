@@ -1,0 +1,161 @@
+r"""The planner's power of the scores without a closed-form sum law: the likelihood-ratio score of
+red-green watermarks (``lr``) and EMS's higher criticism / Tr-GoF (``ems-hc``, ``ems-trgof``).
+
+**HC and Tr-GoF (exact given the per-token law).**  Under the planner's model the p-values
+:math:`P_t = 1 - Y_t` of a watermarked text are i.i.d. with cdf
+:math:`H(p) = c\,(1 - \overline{(1 - p)^{1/\pi}}) + (1 - c)\, p` (the bar: the mean over the LM's
+sample of :math:`\pi = p_t(y_t)`; c the clean share of a substitution attack,
+:func:`sims.experiments.plan.clean_share`).  Each test rejects iff some order statistic crosses its
+exact boundary, :math:`p_{(i)} \le b_i(c^*)` (:func:`sims.detect.gumbel_scores.hc_bounds`,
+``trgof_bounds``), with :math:`c^*` the exact critical value at the level (bisection on the exact
+null tail); since :math:`H(P_t)` are uniform, the power is the same crossing probability for
+the boundaries :math:`H(b_i)` (:func:`sims.detect.gumbel_scores.crossing_logsf`): no
+approximation beyond the i.i.d. model of :math:`\pi`.
+
+**LR (a stated bounded approach).**  The test conditions on the realised weights :math:`k_t`, so
+its critical value is random; there is no closed form.  From the LM sample the planner takes,
+per position, the exact joint law :math:`A_t(x, k)` of the green indicator and the quantised
+weight of the token drawn from the watermarked distribution (the full next-token distribution and
+green list of the position; :func:`lr_position_laws`).  It takes a representative
+weight profile (the expected count of each weight at length T, pooled over the sample's texts,
+rounded), its exact critical sum :math:`s^*` at the level (the exact weighted-Bernoulli tail) and
+the tilt :math:`\theta^*` that puts its mean at :math:`s^*`, :math:`K'(\theta^*) = s^*` with
+:math:`K(\theta) = \sum_t \ln(1 - \gamma + \gamma e^{\theta k_t})` over the profile, and writes the
+test of the realised weights, linearised around the profile, as the rejection region
+:math:`\sum_t D_t \ge \theta^* s^* - K(\theta^*)`,
+:math:`D_t = \theta^* k_t X_t - \ln(1 - \gamma + \gamma e^{\theta^* k_t})` (the realised tilted
+log tail, a sum of independent terms), and takes its power by the central limit theorem with the
+exact means and variances of :math:`D_t` under :math:`A_t`.  Its error (the fixed tilt, the CLT)
+is not bounded in closed form: it is measured against simulation in
+``proofs_check/check_power_plan.py`` (within the Monte Carlo interval widened by its stated
+allowance).  Each text of the sample keeps its own positions (tiled to length T); the power is the
+mean over texts.  Repeated context windows are not dropped (the detector keeps the first of each).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy.special import expit, log_ndtr
+
+from sims.core import defaults, prf
+from sims.detect import gumbel_scores as gs
+from sims.detect import lr_scores as lr
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import algo_params, generate
+from theory import power as tp
+
+LR_TEXTS = 16  # texts of the LM sample for the LR score (full next-token distributions per position)
+LR_T0 = 128  # tokens per text
+LR_SEED = 20240601
+ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
+
+
+@functools.lru_cache(maxsize=8)
+def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) -> tuple[np.ndarray, float]:
+    """((LR_TEXTS, LR_T0, 2, levels + 1) joint laws of (green, quantised LR weight) of the token drawn
+    from the watermarked distribution at each position of the LM sample, gamma)."""
+    info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)[1]
+    gam = float(info["gamma"])
+    d_lr = lr.lr_delta(dict(info, algo=algo))
+    model = get_lm(lm)
+    gen = generate(model, "none", n=LR_TEXTS, T=LR_T0, seed=LR_SEED, key=key, gamma=gam, h=h)
+    boost = (tp.dualga_text_boost(gen.G, float(info["Delta"]), float(info["M"])) if algo == "dualga"
+             else np.full(LR_TEXTS, math.inf if algo == "hard" else float(info["delta"])))
+    L = lr.LR_LEVELS
+    out = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))
+    P = gen.prompts.shape[1]
+    for i in range(LR_TEXTS):
+        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
+        probs = model.probs_along(seq, P, LR_T0)
+        for t in range(LR_T0):
+            p = probs[t]
+            g = prf.green_mask(prf.context_hash(key, seq[P + t - h : P + t]), p.size, gam)
+            G = float(p[g].sum())
+            q = np.where(g, p, 0.0) if math.isinf(boost[i]) else p * np.exp(boost[i] * g)
+            q = q / q.sum() if q.sum() > 0 else p
+            k = lr.quantise(lr.lr_weights(G - p * g, p, d_lr), d_lr)
+            out[i, t, 1] = np.bincount(k[g], q[g], L + 1)
+            out[i, t, 0] = np.bincount(k[~g], q[~g], L + 1)
+    return out, gam
+
+
+def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 0.0, h: int = defaults.H):
+    """``power_at(T)`` of the LR test (module docstring) from :func:`lr_position_laws`; a substitution
+    at ``rate`` keeps a token's law with probability :math:`(1-\\rho)^{h+1}` and makes it a uniform
+    token's (green with probability gamma, its weight law unchanged) otherwise."""
+    n, T0, _, L1 = laws.shape
+    m = laws.sum(axis=2)  # (n, T0, L+1) weight laws
+    keep = (1.0 - rate) ** (h + 1)
+    a1 = keep * laws[:, :, 1] + (1 - keep) * gamma * m  # green mass per weight
+    ks = np.arange(L1, dtype=np.float64)
+    cm, ca1 = np.cumsum(m, axis=1), np.cumsum(a1, axis=1)
+    lfpr, lg = math.log(fpr), math.log(gamma) - math.log1p(-gamma)
+
+    @functools.lru_cache(maxsize=512)
+    def critical(T: int) -> tuple[float, float]:
+        """(theta*, threshold) of the representative profile at length T: the exact critical sum s* of the
+        pooled expected weight counts (:func:`sims.detect.lr_scores.weighted_bernoulli_logsf`), the tilt
+        that puts the mean at s*, and the tilted log tail there, theta* s* - K(theta*)."""
+        r, rem = divmod(int(T), T0)
+        counts = np.rint((r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)).mean(axis=0)).astype(np.int64)
+        k = np.repeat(np.arange(L1), counts)
+        lo, hi = 0, int(k.sum()) + 1  # tail(lo) > fpr >= tail(hi)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+        a, b = -12.0, math.log(50.0)
+        for _ in range(50):
+            th = math.exp(0.5 * (a + b))
+            a, b = (0.5 * (a + b), b) if float((counts * ks * expit(lg + th * ks)).sum()) < hi else (a, 0.5 * (a + b))
+        th = math.exp(0.5 * (a + b))
+        return th, th * hi - float((counts * np.logaddexp(math.log1p(-gamma), math.log(gamma) + th * ks)).sum())
+
+    def power_at(T: int) -> float:
+        r, rem = divmod(int(T), T0)
+        hist = r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)  # (n, L+1): expected count of each weight
+        g1 = r * ca1[:, -1] + (ca1[:, rem - 1] if rem else 0.0)
+        th0, thr = critical(int(T))
+        th = np.full(n, th0)
+        kap = np.logaddexp(math.log1p(-gamma), math.log(gamma) + th[:, None] * ks)  # (n, L+1)
+        mean = th * (g1 * ks).sum(1) - (hist * kap).sum(1)
+        # variance: sum over positions of Var(D_t), D_t = th k X - kap(k): E D^2 from histograms, (E D_t)^2 per position
+        ed2 = (g1 * (th[:, None] * ks - kap) ** 2).sum(1) + ((hist - g1) * kap**2).sum(1)
+        per = th[:, None] * (a1 * ks).sum(2) - (m * kap[:, None, :]).sum(2)  # (n, T0) E D_t
+        sq = np.cumsum(per**2, axis=1)
+        var = np.maximum(ed2 - (r * sq[:, -1] + (sq[:, rem - 1] if rem else 0.0)), 1e-300)
+        return float(np.mean(np.exp(log_ndtr((mean - thr) / np.sqrt(var)))))
+
+    return power_at
+
+
+@functools.lru_cache(maxsize=4096)
+def order_critical(kind: str, n: int, fpr: float, s: float = gs.TRGOF_S) -> float:
+    """Exact critical value of HC / Tr-GoF on n p-values: the smallest c (to 6e-9 relative) with null tail <= fpr."""
+    lo, hi = math.log(1e-3), math.log(1e8)
+    for _ in range(32):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if gs.order_stat_logsf(kind, math.exp(mid), n, s) > math.log(fpr) else (lo, mid)
+    return math.exp(hi)
+
+
+def order_power_function(kind: str, pi: np.ndarray, fpr: float, clean=lambda T: 1.0, s: float = gs.TRGOF_S):
+    """``power_at(T)`` of the exact HC (``kind="hc"``) / Tr-GoF test on T EMS tokens (module docstring);
+    ``pi`` the LM's sample of :math:`p_t(y_t)`, ``clean(T)`` the share of tokens that keep their pivot."""
+    inv = 1.0 / np.asarray(pi, dtype=np.float64)
+
+    def power_at(T: int) -> float:
+        T = int(T)
+        if T < 2:
+            return 0.0
+        if T > ORDER_T_MAX:
+            raise ValueError(f"T must be in [1, {ORDER_T_MAX}] for HC / Tr-GoF (exact O(T^3) recursion); got {T}")
+        c = order_critical(kind, T, fpr, s)
+        b = gs.hc_bounds(c, T) if kind == "hc" else gs.trgof_bounds(c, T, s)
+        share = clean(T)
+        wm = -np.expm1(np.log1p(-np.minimum(b, 1.0))[:, None] * inv[None, :]).mean(axis=1)  # P(1 - Y <= b) = 1 - mean (1 - b)^(1/pi)
+        return float(math.exp(gs.crossing_logsf(share * wm + (1.0 - share) * b)))
+
+    return power_at
