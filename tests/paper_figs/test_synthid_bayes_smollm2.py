@@ -1,9 +1,9 @@
-"""The SmolLM2 Bayesian-detector table's interval (paper_figs/tab_synthid_bayes_smollm2.py)."""
+"""The SmolLM2 Bayesian-detector table's interval (paper_figs.synthid_bayes_smollm2.py)."""
 
 import pytest
 from scipy.stats import binomtest
 
-from paper_figs.tab_synthid_bayes_smollm2 import clopper_pearson
+from paper_figs.synthid_bayes_smollm2 import clopper_pearson
 
 
 @pytest.mark.parametrize("k,n", [(0, 24), (7, 200), (2, 20), (24, 24), (1, 1)])

@@ -1,5 +1,7 @@
 """SynthID-Text's Bayesian detector trained on SmolLM2 texts, calibrated at a chosen FPR on held-apart nulls (issue 32).
 
+Not a ``fig_`` / ``tab_`` module: it loads SmolLM2 (about 40 min at 1 thread), so ``python -m paper_figs`` does not run it.
+
 SmolLM2-135M-Instruct (:func:`sims.torch_backend.model.load`, the cached local copy) writes ``T``
 tokens after each ``news`` prompt, watermarked by tournament sampling
 (:class:`sims.torch_backend.tournament.TournamentProcessor`, m layers, key ``KEY``) or unwatermarked.
@@ -19,7 +21,7 @@ under different keys are independent for an ideal PRF given the text, but share 
 contexts (the number of scored tokens), so the interval on ``test_null`` is also given over texts
 alone (one key).
 
-``python -m paper_figs.tab_synthid_bayes_smollm2 --probe`` times generation (tokens/s at the
+``python -m paper_figs.synthid_bayes_smollm2 --probe`` times generation (tokens/s at the
 threads given) to choose the sizes; the full run writes ``tab_synthid_bayes_smollm2.{json,md}``.
 """
 
