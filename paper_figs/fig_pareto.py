@@ -23,6 +23,10 @@ from paper_figs._out import agg, md_table, write
 TITLE = "Realised DG vs KL on two LMs: DualGA on each LM's Pareto frontier, SRL off it unless tuned for that LM"
 SRL = [dict(gamma=g, delta=d) for g in (0.25, 0.5, 0.7) for d in (1.0, 2.0, 5.0)]
 DUALGA = [dict(Delta=D) for D in (0.1, 0.2, 0.3, 0.4, 0.5)]
+# SynthID-Text (issue 32), both modes (2 candidates per match: non-distortionary; 4: distortionary) over m layers.
+# Its "DG" is the tournament's own drift, the increase of the expected mean g-value (sims.watermarks.tournament),
+# the analogue of the green-mass gain: its points sit beside the red-green frontier, not on the same scale of DG.
+SYNTHID = [dict(m=m, candidates=K) for K in (2, 4) for m in (1, 2, 4, 8, 16, 30)]
 FRONT = np.linspace(0.05, 0.6, 12)
 ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within 5 % of OPT at its DG
 
@@ -51,7 +55,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         ax = axes[0, j]
         ax.plot(front_kl, FRONT, "k:", label="hindsight OPT(Delta) at gamma*(Delta)")
         confs = []
-        for algo, grid in (("srl", SRL), ("dualga", DUALGA)):
+        for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("synthid", SYNTHID)):
             pts = []
             for params in grid:
                 g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
@@ -70,6 +74,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             if algo == "srl":
                 for k in range(3):
                     ax.plot(*zip(*pts[3 * k: 3 * k + 3]), "s--", label=f"SRL gamma={SRL[3 * k]['gamma']}, delta 1, 2, 5")
+            elif algo == "synthid":
+                for k, (mode, c) in enumerate((("non-distortionary", "C4"), ("distortionary", "C2"))):
+                    ax.plot(*zip(*pts[6 * k: 6 * k + 6]), "^-", c=c, label=f"SynthID {mode}, m 1..30 (DG: mean-g drift)")
             else:
                 ax.plot(*zip(*pts), "o-", c="red", lw=2, label="DualGA, Delta 0.1..0.5")
         ax.set(xlabel="KL per token (nats)", ylabel="realised DG", title=f"{lm}: population level ({n} texts x {T})")
