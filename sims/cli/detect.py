@@ -275,12 +275,12 @@ def _sequential(args, key: int, fpr: float) -> dict:
 
 def _many_keys(args, keys: list[int], fpr: float) -> dict:
     """The many-keys document of an .npz (every detector family; keyed orders on synthetic LMs' texts)."""
-    from sims.cli.lms import is_synthetic
     from sims.detect import decision, scores
+    from sims.lm.kind import is_real
     from sims.lm.synthetic import lm_from_meta
 
     gen, algo = _load_npz(args)
-    if algo in scores.KEYED_ORDER_ALGOS and not is_synthetic(gen.meta["lm"]):
+    if algo in scores.KEYED_ORDER_ALGOS and is_real(gen.meta["lm"]):
         raise ValueError(f"several keys detect algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
     lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
     return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, lm=lm, algo=algo)
