@@ -52,7 +52,7 @@ def lm_kind(name) -> str:
         return "fitted"
     if (path / "config.json").is_file():
         return "folder"
-    raise ValueError(f"lm must be {LM_CHOICES}; got {name!r}")
+    raise ValueError(f"lm must be one of: {LM_CHOICES}; got {name!r}")
 
 
 def is_real(name) -> bool:

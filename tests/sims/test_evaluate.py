@@ -79,7 +79,7 @@ def test_cli_generate_detect_evaluate(tmp_path):
 
 def test_cli_bad_input(tmp_path):
     r = _cli("evaluate", "--lm", "nope", "--algo", "srl", "--json")
-    assert r.returncode == 2 and "error: lm must be a synthetic preset" in r.stderr and "got 'nope'" in r.stderr
+    assert r.returncode == 2 and "error: lm must be one of: a synthetic preset" in r.stderr and "got 'nope'" in r.stderr
     r = _cli("evaluate", "--lm", "lfqa", "--algo", "nope", "--json")
     assert r.returncode == 2 and "invalid choice: 'nope'" in r.stderr
     r = _cli("evaluate", "--lm", "lfqa", "--algo", "none", "--n", "2", "--T", "5", "--json")

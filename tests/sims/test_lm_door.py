@@ -38,7 +38,7 @@ def test_the_one_rule_names_every_kind(npz, tmp_path):
     assert lm_kind(str(tmp_path)) == "folder" and is_real(str(tmp_path)) and not is_real(npz)
     assert set(KINDS) == {"preset", "fitted", "loop", "smollm2", "random", "folder"}
     for bad in ("gpt-5", str(tmp_path / "missing.npz"), str(tmp_path / "no-config")):
-        with pytest.raises(ValueError, match="lm must be a synthetic preset"):
+        with pytest.raises(ValueError, match="lm must be one of: a synthetic preset"):
             lm_kind(bad)
 
 
