@@ -169,10 +169,10 @@ def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray,
     """Oracle attacks of Prop. adv_robust's proof (the key is known).
 
     With h = 1 a change re-colours only the token right after it, so the least green count of
-    an edit of one substring of m tokens is reached by turning the substring red and, where some
-    red last token allows it, the token after it too: the window maximising (greens inside) +
-    (its successor green and re-colourable).  Insertion of a block of m tokens re-colours only the
-    token after the block: a red block before the first green token it can turn red.  Both are
+    an edit of one substring of m tokens is reached by turning the substring red and the token
+    after it red too (a green one turned, a red one kept) where some red last token allows it: the
+    window maximising that gain.  Insertion of a block of m tokens re-colours only the token after
+    the block: a red block before the first green token it can turn red (else at the end).  Both are
     checked against exhaustive search on tiny texts (tests/sims/test_attacks_exhaustive.py).
     """
     P = len(prompt)
@@ -192,20 +192,21 @@ def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray,
         for s in np.argsort(-(inside + succ), kind="stable"):
             if inside[s] + succ[s] <= best_gain:
                 break
-            block = _red_block(gen, seq[: P + s], m, V, row[s + m] if succ[s] else None)
-            gain = int(inside[s]) - block[2] + int(succ[s] and block[1])
+            after = s + m < L  # the successor is re-coloured by the block's last token: kept (or turned) red if possible
+            block = _red_block(gen, seq[: P + s], m, V, row[s + m] if after else None)
+            gain = int(inside[s]) - block[2] + int(succ[s] and block[1]) - int(after and not green[s + m] and not block[1])
             if gain > best_gain:
                 best, best_gain = (int(s), block[0]), gain
         s, block = best
         new = row.copy()
         new[s : s + m] = block
         return new
-    # worst_insertion: the block before the first green token it can turn red (else at the start)
+    # worst_insertion: the block before the first green token it can turn red (else at the end, re-colouring nothing)
     for s in np.flatnonzero(green):
         block, flipped, _ = _red_block(gen, seq[: P + s], m, V, row[s])
         if flipped:
             return np.concatenate([row[:s], block, row[s:]]).astype(np.int64)
-    return np.concatenate([_red_block(gen, prompt, m, V, None)[0], row]).astype(np.int64)
+    return np.concatenate([row, _red_block(gen, seq, m, V, None)[0]]).astype(np.int64)
 
 
 def _red_block(gen: Generation, context: np.ndarray, m: int, V: int, successor: int | None) -> tuple[np.ndarray, bool, int]:

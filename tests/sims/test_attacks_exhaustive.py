@@ -55,7 +55,7 @@ def _all_insertions(row: np.ndarray) -> list[np.ndarray]:
     return [np.concatenate([row[:s], sub, row[s:]]) for s in range(T + 1) for sub in itertools.product(range(V), repeat=M)]
 
 
-@pytest.mark.parametrize("gamma, seed", [(0.5, 0), (0.25, 1)])
+@pytest.mark.parametrize("gamma, seed", [(0.5, 0), (0.25, 1), (0.75, 2)])
 def test_worst_edit_reaches_the_least_green_count_over_all_substring_edits(gamma, seed):
     gen = _gen(seed, gamma)
     att = attack(gen, "worst_edit", M / T, 0)
@@ -68,7 +68,7 @@ def test_worst_edit_reaches_the_least_green_count_over_all_substring_edits(gamma
         assert got[i] == best, (i, got[i], best)
 
 
-@pytest.mark.parametrize("gamma, seed", [(0.5, 0), (0.25, 1)])
+@pytest.mark.parametrize("gamma, seed", [(0.5, 0), (0.25, 1), (0.75, 2)])
 def test_worst_insertion_reaches_the_least_green_count_over_all_block_insertions(gamma, seed):
     gen = _gen(seed, gamma)
     att = attack(gen, "worst_insertion", M / T, 0)
