@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             if reuse == "none":
                 keyfile.unlink(missing_ok=True)
+                db.unlink(missing_ok=True)  # cosmic-ray init refuses an existing session
                 _cr("init", str(conf), str(db), cwd=tree)
                 _prune(db, (tree / module).read_text())
             elif reuse == "killed":
