@@ -10,6 +10,8 @@ from sims.detect import gumbel_scores as gs
 from sims.experiments import plan_scores as PS
 from sims.experiments.evaluate import clopper_pearson
 
+LR_CLT_TOL = 0.04  # the CLT has no continuity correction on the lattice of the sum: 0.033 measured at T = 100, q = 0.5
+
 
 @pytest.mark.parametrize("kind", ["hc", "trgof"])
 def test_order_power_at_the_null_is_the_level(kind):
@@ -42,3 +44,19 @@ def test_order_power_refuses_long_texts():
     with pytest.raises(ValueError, match="T must be in"):
         PS.order_power_function("hc", np.ones(2), 1e-4)(PS.ORDER_T_MAX + 1)
     assert math.isclose(PS.order_critical("hc", 10, 1e-2), PS.order_critical("hc", 10, 1e-2))
+
+
+def test_lr_power_with_equal_weights_is_the_count_test():
+    """All weights equal (the hard watermark's limit): the LR test is the binomial count test, so the
+    planner's power (exact critical sum, CLT for the alternative) is within LR_CLT_TOL of the exact
+    Poisson-binomial power of theory.power at 1e-6, for green probabilities 0.45 / 0.5 and T = 100 / 200."""
+    from sims.detect.lr_scores import LR_LEVELS
+    from theory import power as tp
+
+    gamma = 0.25
+    for q, T in [(0.45, 200), (0.5, 100)]:
+        laws = np.zeros((2, 10, 2, LR_LEVELS + 1))
+        laws[:, :, 1, LR_LEVELS], laws[:, :, 0, LR_LEVELS] = q, 1 - q
+        got = PS.lr_power_function(laws, gamma, 1e-6)(T)
+        want = tp.redgreen_power(tp.count_laws(np.full((2, 10), q)), T, gamma, 1e-6)
+        assert abs(got - want) < LR_CLT_TOL, (q, T, got, want)
