@@ -139,19 +139,56 @@ def mean_logsf(count, n_scored, m: int):
     return binom_logsf(count, int(m) * np.asarray(n_scored, dtype=np.int64), 0.5)
 
 
+@njit(cache=True)
+def _log_cf_into(N, wl, mult, pl, omc, sinr, mod, arg):
+    """The log characteristic function of the tilted weighted sum at frequencies ``k = 0 .. N/2``, as
+    real modulus and argument: :math:`\\sum_g \\mathrm{mult}_g \\log(1 - p_g + p_g z^{w_g})` with
+    :math:`z^{w} = e^{-2\\pi i (k w \\bmod N) / N}` read at the exactly reduced angle from the tables
+    ``omc`` (:math:`1 - \\cos`, as :math:`2 \\sin^2` of the half angle: no cancellation near modulus 1)
+    and ``sinr``.  NumPy reference: the complex logarithm (:func:`_tilted_pmf_reference`)."""
+    for k in range(N // 2 + 1):
+        lm = 0.0
+        ag = 0.0
+        for g in range(wl.shape[0]):
+            j = (k * wl[g]) % N
+            x = 2.0 * pl[g] * (1.0 - pl[g]) * omc[j]  # 1 - |1 - p + p z|^2, with 1 - cos read exactly from 2 sin^2
+            lm += mult[g] * 0.5 * math.log1p(-x) if x < 1.0 else -math.inf
+            ag += mult[g] * math.atan2(pl[g] * sinr[j], 1.0 - pl[g] * omc[j])
+        mod[k] = lm
+        arg[k] = ag
+
+
+def _groups(n: int, w: np.ndarray, theta: float, lr: float):
+    wl_values, counts = np.unique(w[w > 0], return_counts=True)  # layers of equal weight share a factor
+    return wl_values.astype(np.int64), (n * counts).astype(np.float64), expit(theta * wl_values.astype(np.float64) + lr)
+
+
 def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
     """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l + \\mathrm{logit}\\, r))` on 0..n sum(w), by FFT
-    (``lr`` = logit of the null rate r)."""
+    (``lr`` = logit of the null rate r); the characteristic function from :func:`_log_cf_into`."""
+    size = int(n * w.sum()) + 1
+    N = 1 << max(1, (size - 1).bit_length())
+    ang = -2.0 * np.pi * np.arange(N) / N
+    wl, mult, pl = _groups(n, w, theta, lr)
+    mod = np.empty(N // 2 + 1)
+    arg = np.empty(N // 2 + 1)
+    _log_cf_into(N, wl, mult, pl, 2.0 * np.sin(ang / 2) ** 2, np.sin(ang), mod, arg)
+    phi = np.exp(mod) * (np.cos(arg) + 1j * np.sin(arg))
+    phi[~np.isfinite(phi)] = 0.0
+    return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
+
+
+def _tilted_pmf_reference(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
+    """:func:`_tilted_pmf` by NumPy's complex logarithm (the reference its kernel is tested equal to)."""
     size = int(n * w.sum()) + 1
     N = 1 << max(1, (size - 1).bit_length())
     k = np.arange(N // 2 + 1, dtype=np.int64)
     roots = np.exp(-2j * np.pi * np.arange(N) / N)  # z^w read at the exactly reduced angle (k w) mod N
     logphi = np.zeros(N // 2 + 1, dtype=np.complex128)
-    wl_values, counts = np.unique(w[w > 0], return_counts=True)  # layers of equal weight share a factor
+    wl, mult, pl = _groups(n, w, theta, lr)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for wl, cnt in zip(wl_values, counts):
-            pl = float(expit(theta * float(wl) + lr))
-            logphi += (n * int(cnt)) * np.log((1.0 - pl) + pl * roots[(k * int(wl)) % N])
+        for wg, mg, pg in zip(wl, mult, pl):
+            logphi += mg * np.log((1.0 - pg) + pg * roots[(k * int(wg)) % N])
         phi = np.exp(logphi)
     phi[~np.isfinite(phi)] = 0.0
     return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
