@@ -216,7 +216,7 @@ BAD = [
     (["{npz}", "--fpr", "x"], "fpr must be in (0, 1); got 'x'"),
     (["{npz}", "--scheme", "kgw"], "scheme must be 'wmstats' for an .npz"),
     (["--text", "{d}/notes.txt", "--lm", "smollm2", "--scheme", "kgw"],
-     "scheme must be one of ('wmstats', 'transformers-lefthash', 'transformers-synthid'); got 'kgw'"),
+     "scheme must be one of ('wmstats', 'transformers-lefthash', 'transformers-synthid', 'transformers-selfhash'); got 'kgw'"),
     (["--text", "{d}/notes.txt"], "--lm is required with --text"),
     (["--text", "{d}/empty.txt", "--lm", "smollm2"], "text 0 is empty"),
     (["--text", "{d}/bad.jsonl", "--lm", "smollm2"], "line 2: expected an object"),
