@@ -28,12 +28,14 @@ def _theirs(V, cw, gamma=0.25, bias=2.0, key=HKEY):
                                     context_width=cw)
 
 
+@pytest.mark.parametrize("key", [HKEY, 15485863, 2**62 + 7])
 @pytest.mark.parametrize("cw", [1, 2, 4])
-def test_green_lists_equal_transformers_window_by_window(cw):
+def test_green_lists_equal_transformers_window_by_window(cw, key):
     """60 random windows (seed 0, ids below V = 512, gamma 0.3): our green list of each window's seed equals
-    transformers' ``_get_greenlist_ids`` of the window, and so does the window's colour."""
+    transformers' ``_get_greenlist_ids`` of the window, and so does the window's colour.  Keys: small (no
+    wrap-around), transformers' default and a large one (products wrap modulo 2**64: negative seeds)."""
     V = 512
-    ours, theirs = SelfHashGreenLists(V, 0.3, HKEY, cw), _theirs(V, cw, gamma=0.3)
+    ours, theirs = SelfHashGreenLists(V, 0.3, key, cw), _theirs(V, cw, gamma=0.3, key=key)
     rng = np.random.default_rng(0)
     for _ in range(60):
         w = rng.integers(0, V, size=cw)
