@@ -29,15 +29,12 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import sys
-
-import numpy as np
 
 from sims.cli.checks import writable_file
+from sims.cli.text_input import SCHEMES, piece_maker, text_input, text_marks
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
-SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid", "transformers-selfhash")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -73,123 +70,19 @@ def _int_in(name: str, value: str, lo: int, hi: int) -> int:
     return v
 
 
-def read_texts(source: str, generated: list | None = None) -> list[str]:
-    """Texts of ``--text``: ``-`` (stdin, one text), ``.jsonl`` (one ``{"text": ...}`` per line), else one text per file.
-
-    ``generated``, if a list, receives each text's ``"ids"`` field (the token ids an LM generated,
-    as ``sims show --jsonl`` writes them), or None where a line has none."""
-    generated = [] if generated is None else generated
-    if source == "-":
-        texts = [sys.stdin.read()]
-    else:
-        path = pathlib.Path(source)
-        if not path.is_file():
-            raise ValueError(f"--text must be an existing file or -; got {source!r}")
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"--text {source}: not UTF-8 text") from None
-        if path.suffix != ".jsonl":
-            texts = [raw]
-        else:
-            texts = []
-            for i, line in enumerate(raw.splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"--text {source} line {i}: not JSON ({exc.msg})") from None
-                if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-                    raise ValueError(f"--text {source} line {i}: expected an object {{\"text\": \"...\"}}")
-                texts.append(obj["text"])
-                generated.append(obj.get("ids"))
-            if not texts:
-                raise ValueError(f"--text {source}: no texts (expected one {{\"text\": ...}} per line)")
-    for i, t in enumerate(texts):
-        if not t.strip():
-            raise ValueError(f"--text {source}: text {i} is empty")
-    return texts
-
-
-def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
-    """One line saying how many tokens of each text re-encoded to other ids than the LM generated
-    (decoded text need not re-encode to the sampled ids: a tokenizer merges or splits pieces its own
-    way), or None when every text with ``ids`` re-encoded to them exactly."""
-    import difflib
-
-    diffs = []
-    for i, (row, ids) in enumerate(zip(rows, generated)):
-        if ids is None:
-            continue
-        same = sum(b.size for b in difflib.SequenceMatcher(None, list(map(int, row)), list(map(int, ids)), autojunk=False).get_matching_blocks())
-        if same != len(row) or same != len(ids):
-            diffs.append(f"text {i}: {len(ids)} generated ids -> {len(row)} re-encoded, {max(len(row), len(ids)) - same} differ")
-    if not diffs:
-        return None
-    return (f"note: {len(diffs)} of {sum(g is not None for g in generated)} texts re-encode to other token ids than the LM generated "
-            f"({'; '.join(diffs[:3])}{'; ...' if len(diffs) > 3 else ''}); the counts below are of the re-encoded ids")
-
-
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
     from sims.detect import decision
 
-    t = _text_input(args)
+    t = text_input(args)
     if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
         from sims.torch_backend.synthid_transformers import text_document
 
         return text_document(args, fpr, t.rows), None
-    green, scored, g_eff = _text_marks(args, t, key)
+    green, scored, g_eff = text_marks(args, t, key)
     return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.c] for p in t.pieces],
                                    text_pieces=[p[t.c :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
                                    dedup=args.dedup, vocab_size=t.V, lm=args.lm)
-
-
-def _text_input(args) -> argparse.Namespace:
-    """The texts of ``--text`` tokenised: ``rows``, ``pieces``, ``lengths`` (scored tokens), ``V``, ``gamma``, ``h``, ``c`` (context ids per text)."""
-    from sims.torch_backend.detect_text import lm_vocab_size, tokenize
-    from sims.torch_backend.model import load_tokenizer
-
-    if args.scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {SCHEMES}; got {args.scheme!r}")
-    if args.lm is None:
-        raise ValueError("--lm is required with --text (its tokenizer turns the text into tokens): 'smollm2' or a model folder")
-    gamma = defaults.GAMMA if args.gamma is None else args.gamma
-    if not 0.0 < gamma < 1.0:
-        raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
-    h = defaults.H if args.h is None else args.h
-    if h < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
-    generated: list = []
-    texts = read_texts(args.text, generated)
-    tok = load_tokenizer(args.lm)
-    if tok is None:
-        raise ValueError(f"lm {args.lm!r} has no tokenizer (a random test model): --text needs 'smollm2' or a model folder with one")
-    rows, pieces = tokenize(texts, tok)
-    note = retokenization_note(rows, generated)
-    if note:
-        print(note, file=sys.stderr)
-    V = lm_vocab_size(args.lm, tok) if args.scheme in ("transformers-lefthash", "transformers-selfhash") else len(tok)
-    c = h - 1 if args.scheme == "transformers-selfhash" else h  # selfhash's window ends at the scored token: h - 1 tokens of context
-    return argparse.Namespace(rows=rows, pieces=pieces, lengths=np.array([max(0, len(r) - c) for r in rows]), V=V, gamma=gamma, h=h, c=c)
-
-def _text_marks(args, t, key: int):
-    """Green and scored (n, T) of the texts ``t`` (:func:`_text_input`) under ``key``, and the null green probability."""
-    from sims.detect.text_marks import redgreen_text_marks
-    from sims.torch_backend.detect_text import lefthash_marks
-
-    hi = max(int(r.max()) for r in t.rows if r.size)
-    if hi >= t.V:
-        raise ValueError(f"token ids must be below the LM's vocab_size {t.V} (tokenizer and model disagree); got {hi}")
-    if args.scheme in ("transformers-lefthash", "transformers-selfhash"):
-        from sims.torch_backend.selfhash_transformers import selfhash_marks
-
-        marks = selfhash_marks if args.scheme == "transformers-selfhash" else lefthash_marks
-        green, scored = marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
-        return green, scored, int(t.V * t.gamma) / t.V
-    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup)
-    return green, scored, g_eff
 
 
 def _load_npz(args):
@@ -226,25 +119,11 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
         lm = lm_of(m) if algo in scores.KEYED_ORDER_ALGOS else None
         res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
-    pieces, ids = _piece_maker(m) if want_marks else (None, True)
+    pieces, ids = piece_maker(m) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
                                                want_marks=want_marks, pieces=pieces,
                                                statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
     return doc, marked, ids
-
-
-def _piece_maker(meta: dict):
-    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for an LM
-    with a tokenizer (``meta``: a generation's), else the ids."""
-    from sims.detect.report_html import id_pieces
-    from sims.experiments.lms import lm_of
-
-    tok = lm_of(meta).tokenizer
-    if tok is None:
-        return id_pieces, True
-    from sims.torch_backend.detect_text import id_text_pieces
-
-    return (lambda ids: id_text_pieces(ids, tok)), False
 
 
 def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:

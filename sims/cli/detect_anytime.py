@@ -1,7 +1,7 @@
 """``sims detect --sequential`` and several keys on raw text (``--text``) and as an HTML report (``--html``).
 
 Raw text (schemes ``wmstats`` and ``transformers-lefthash``) gives red-green colours per key
-(:func:`sims.cli.detect._text_marks`); from them
+(:func:`sims.cli.text_input.text_marks`); from them
 
 * ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.sequential_laws`),
   first token at which it reached 1/alpha; valid however the text was read or stopped;
@@ -81,20 +81,20 @@ def _prefix(green, scored, lengths, g_eff):
 
 def text_anytime(args, keys: list[int], fpr: float):
     """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
-    from sims.cli.detect import _text_input, _text_marks
+    from sims.cli.text_input import text_input, text_marks
 
     if args.scheme == "transformers-synthid":
         raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash)")
-    t = _text_input(args)
-    pieces = ([p[: t.h] for p in t.pieces], [p[t.h :] for p in t.pieces]) if args.html is not None else None
+    t = text_input(args)
+    pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
     fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V)
     if args.sequential:
-        green, scored, g_eff = _text_marks(args, t, keys[0])
+        green, scored, g_eff = text_marks(args, t, keys[0])
         return sequential_from_marks(green, scored, t.lengths, g_eff, fpr, input=args.text, key=keys[0], algo="redgreen", dedup=args.dedup,
                                      pieces=pieces, gamma=t.gamma, **fields)
     marks = []
     for key in keys:
-        green, scored, g_eff = _text_marks(args, t, key)
+        green, scored, g_eff = text_marks(args, t, key)
         marks.append((green, scored))
     return keys_from_marks(marks, t.lengths, keys, g_eff, fpr, input=args.text, algo="redgreen", gamma=t.gamma, dedup=args.dedup, pieces=pieces,
                            **fields)
@@ -116,12 +116,12 @@ def npz_marks(gen, key: int, dedup: bool, gamma=None):
 
 def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
     """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors)."""
-    from sims.cli.detect import _piece_maker
+    from sims.cli.text_input import piece_maker
     from sims.watermarks import registry
 
     if registry.get(algo).family != "redgreen":
         raise ValueError(f"--html with --sequential or several keys colours red-green tokens; got algo {algo!r} (family {registry.get(algo).family!r})")
-    fn, ids = _piece_maker(gen.meta["lm"])
+    fn, ids = piece_maker(gen.meta)
     h = gen.meta["h"]
     marks = [npz_marks(gen, k, args.dedup, args.gamma) for k in keys]
     lengths, g_eff = marks[0][2], marks[0][3]

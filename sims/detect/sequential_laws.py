@@ -12,12 +12,12 @@ the null; their uniform mixture over a grid :math:`\theta_1 < \dots < \theta_J` 
 Ville's inequality bounds the chance that it ever reaches 1/alpha by alpha, exactly (no
 approximation of the law enters: :math:`\psi` is computed from the exact pmf).  The log-wealth of
 bet j is linear in the sufficient statistics, :math:`\theta_j S_t - \psi(\theta_j) n_t`, so the
-detector is a :class:`sims.detect.sequential.LinearMixture` and the crossing a table of thresholds
+detector is a :class:`sims.detect.e_mixtures.LinearMixture` and the crossing a table of thresholds
 (one comparison per token).
 
 **Strategy and power.**  Bet j is the Kelly bet against its own tilt, whose mean is
 :math:`\mu_j = \mu_0 + f_j (x_{\max} - \mu_0)` for a bounded law and :math:`\theta_j = f_j \theta_{\max}`
-otherwise, with ``f`` the fractions of :data:`sims.detect.sequential.GRID` (20 log-spaced in
+otherwise, with ``f`` the fractions of :data:`sims.detect.e_mixtures.GRID` (20 log-spaced in
 [0.01, 0.95]).  Against data from a tilt :math:`P_{\theta^*}` bet j grows at
 :math:`\mathrm{KL}(P_{\theta^*} \| P_0) - \mathrm{KL}(P_{\theta^*} \| P_{\theta_j})`, and the neighbours' ratio
 1.27 keeps the best grid bet within a few per cent of the optimum (tested) at the mixture's
@@ -40,7 +40,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from sims.detect import _seq_kernels as SK
-from sims.detect import sequential
+from sims.detect import e_mixtures
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ def weighted_bernoulli_law(weights, rate: float = 0.5) -> NullLaw:
 def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
     """The bets' tilts (module docstring): tilted means :math:`\\mu_0 + f (x_{\\max} - \\mu_0)`, or
     :math:`\\theta = f` for Exp(1)."""
-    f = sequential.check_grid(grid)
+    f = e_mixtures.check_grid(grid)
     if not law.bounded:
         return f.copy()
     mu0, top = law.mean, float(law.values[-1])
@@ -151,17 +151,17 @@ def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
     return 0.5 * (lo + hi)
 
 
-def tilt_mixture(law: NullLaw, grid=None) -> sequential.LinearMixture:
+def tilt_mixture(law: NullLaw, grid=None) -> e_mixtures.LinearMixture:
     r"""The e-process of ``law``: bets :math:`a_j = \theta_j`, :math:`b_j = -\psi(\theta_j)` (module docstring)."""
     th = tilt_thetas(law, grid)
     top = float(law.values[-1]) if law.bounded else math.inf
-    return sequential.LinearMixture(th, -law.psi(th), law.integer, top)
+    return e_mixtures.LinearMixture(th, -law.psi(th), law.integer, top)
 
 
-def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=None, grid=None) -> sequential.SequentialResult:
+def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=None, grid=None) -> e_mixtures.SequentialResult:
     """Anytime-valid detection from per-token statistics ``values`` (n, T) of null law ``law`` on the
     ``scored`` (n, T) tokens: the tilt mixture's first crossing of 1/alpha per text."""
-    alpha = sequential.check_alpha(alpha)
+    alpha = e_mixtures.check_alpha(alpha)
     values, scored = np.asarray(values, dtype=np.float64), np.asarray(scored, dtype=np.bool_)
     if values.ndim != 2 or scored.shape != values.shape:
         raise ValueError(f"values and scored must be (n, T) arrays of one shape; got {values.shape}, {scored.shape}")
@@ -169,9 +169,9 @@ def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=Non
     if lengths.shape != (values.shape[0],) or (lengths.size and (lengths.min() < 0 or lengths.max() > values.shape[1])):
         raise ValueError(f"lengths must be (n,) ints in [0, T={values.shape[1]}]; got {lengths!r}")
     mix = tilt_mixture(law, grid)
-    table = sequential.linear_thresholds(mix, values.shape[1], alpha)
+    table = e_mixtures.linear_thresholds(mix, values.shape[1], alpha)
     s, n, stop = SK.value_crossings(values, scored, lengths, table)
-    return sequential.SequentialResult(n, s, mix.log_e(s, n), stop, alpha)
+    return e_mixtures.SequentialResult(n, s, mix.log_e(s, n), stop, alpha)
 
 
 def tournament_token_scores(tokens, prompts, key: int, m: int, *, weights=None, h: int | None = None, mask_repeated: bool = True,
@@ -194,7 +194,7 @@ def tournament_token_scores(tokens, prompts, key: int, m: int, *, weights=None, 
 
 
 def sequential_tournament(tokens, prompts, key: int, m: int, *, alpha: float, weights=None, h: int | None = None, mask_repeated: bool = True,
-                          lengths=None, grid=None) -> sequential.SequentialResult:
+                          lengths=None, grid=None) -> e_mixtures.SequentialResult:
     r"""Anytime-valid detection of tournament sampling (SynthID): the tilt e-process of the per-token
     g-value score.
 
@@ -217,7 +217,7 @@ def sequential_tournament(tokens, prompts, key: int, m: int, *, alpha: float, we
         Layer weights (default: all ones, the mean score; SynthID's weighted score:
         :func:`sims.detect.tournament_scores.synthid_weights`).
     h, mask_repeated : as :func:`sims.detect.tournament_scores.score_tournament`
-    grid : optional, the bets' fractions (:data:`sims.detect.sequential.GRID`)
+    grid : optional, the bets' fractions (:data:`sims.detect.e_mixtures.GRID`)
 
     Returns
     -------
