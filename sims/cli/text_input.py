@@ -106,7 +106,7 @@ def text_input(args) -> argparse.Namespace:
 
 def text_marks(args, t, key: int):
     """Green and scored (n, T) of the texts ``t`` (:func:`text_input`) under ``key``, and the null green probability."""
-    from sims.detect.text_marks import redgreentext_marks
+    from sims.detect.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks
 
     hi = max(int(r.max()) for r in t.rows if r.size)
@@ -118,7 +118,7 @@ def text_marks(args, t, key: int):
         marks = selfhash_marks if args.scheme == "transformers-selfhash" else lefthash_marks
         green, scored = marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
         return green, scored, int(t.V * t.gamma) / t.V
-    green, scored, _, g_eff = redgreentext_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup)
+    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup)
     return green, scored, g_eff
 
 
