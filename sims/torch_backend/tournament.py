@@ -81,6 +81,7 @@ class TournamentProcessor:
         self._history: list[torch.Tensor] = []
         self._table: torch.Tensor | None = None
         self._words: torch.Tensor | None = None
+        self._nan_step: torch.Tensor | None = None  # (B,) first step with NaN logits, -1 if none
 
     # ---------------------------------------------------------------- keying
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
@@ -115,6 +116,7 @@ class TournamentProcessor:
         if scores.shape[-1] < self.vocab_size:
             raise ValueError(f"scores have {scores.shape[-1]} columns, fewer than vocab_size={self.vocab_size}")
         logits = scores[:, : self.vocab_size].double()
+        self._note_nan(logits)
         p = torch.softmax(logits, dim=-1)
         ctx = self.context_ids(input_ids)
         q, kl, gp, gq = tournament_law(p, self.layer_g, self.m, self.K)
@@ -129,6 +131,17 @@ class TournamentProcessor:
         out = scores.clone()
         out[:, : self.vocab_size] = self._output(scores[:, : self.vocab_size], rep, q)
         return out
+
+    def _note_nan(self, logits: torch.Tensor) -> None:
+        step = len(self.records["kl"])  # steps taken before this one
+        if self._nan_step is None or self._nan_step.shape[0] != logits.shape[0]:
+            self._nan_step = torch.full((logits.shape[0],), -1, dtype=torch.int64, device=logits.device)
+        bad = torch.isnan(logits).any(-1)
+        self._nan_step = torch.where(bad & (self._nan_step < 0), step, self._nan_step)
+
+    def nan_steps(self) -> torch.Tensor | None:
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check)."""
+        return self._nan_step
 
     def _output(self, scores: torch.Tensor, rep: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
         """The new logits of the watermarked columns: :math:`\\log q_t` in the scores' dtype."""

@@ -113,11 +113,13 @@ def test_defaults_are_the_values_the_readme_quotes():
     assert d.M == 15.0
 
 
-def test_is_real_lm(tmp_path):
-    assert lm_names.is_real_lm("smollm2") and lm_names.is_real_lm("random-opt")
-    assert not lm_names.is_real_lm("uniform") and not lm_names.is_real_lm(str(tmp_path))
+def test_real_lm_names(tmp_path):
+    from sims.lm.kind import is_real
+
+    assert is_real("smollm2") and is_real("random-opt")
+    assert not is_real("news") and not is_real("smollm2-fit")
     (tmp_path / "config.json").write_text("{}")
-    assert lm_names.is_real_lm(str(tmp_path))
+    assert is_real(str(tmp_path))
     assert set(lm_names.RANDOM_LMS) < set(lm_names.REAL_LMS) and "smollm2" in lm_names.REAL_LMS
 
 

@@ -69,3 +69,16 @@ def test_bad_input():
     proc = TournamentProcessor(vocab_size=10, h=3)
     with pytest.raises(ValueError, match="at least h"):
         proc(torch.zeros((1, 2), dtype=torch.int64), torch.zeros((1, 10)))
+
+
+def test_nan_logits_are_reported_with_their_first_step():
+    """The engines' NaN check (``nan_steps``): row 1's logits turn NaN at step 2 and stay NaN; row 0 never."""
+    proc = TournamentProcessor(vocab_size=16, key=7, m=4, h=1)
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 16, (2, 3), generator=g)
+    for step in range(4):
+        scores = torch.randn(2, 16, generator=g)
+        if step >= 2:
+            scores[1, 5] = float("nan")
+        proc(torch.cat([ids, torch.full((2, step), 3)], dim=1), scores)
+    assert proc.nan_steps().tolist() == [-1, 2]
