@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from sims.core import prf as prf_mod
+from sims.core import seeding
 from sims.detect import _score_kernels as SK
 from sims.detect.nulls import LN10
 from sims.detect.scores import DetectResult, token_scores
@@ -163,6 +164,7 @@ def score_lr(gen, lm, *, key: int | None = None, gamma: float | None = None, del
     DetectResult: ``score`` the integer statistic S, ``n_scored`` the kept tokens, ``z`` nan.
     """
     m = gen.meta
+    seeding.require_lefthash(m, "the LR score")
     if m.get("green_kind", "bernoulli") != "bernoulli" or m.get("prf", "splitmix64") != "splitmix64":
         raise ValueError("the LR score needs Bernoulli green lists keyed by splitmix64")
     if int(levels) != levels or levels < 1:

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from sims.core import defaults
+from sims.core import defaults, seeding
 from sims.detect import _multi_kernels as MK
 from sims.detect import scores
 from sims.detect.nulls import LN10, binom_logsf
@@ -170,6 +170,7 @@ def score_keys(gen, keys, lm=None, *, dedup: bool = True, gamma: float | None = 
 
     keys = check_keys(keys)
     m = gen.meta
+    seeding.require_lefthash(m, "the many-keys detector")
     algo = m["algo"] if algo is None else algo
     family = registry.get(algo).family
     prompts = gen.prompts[:, -m["h"]:]

@@ -62,7 +62,7 @@ import math
 
 import numpy as np
 
-from sims.core import defaults
+from sims.core import defaults, seeding
 from sims.detect import _seq_kernels as SK
 from sims.detect import scores
 from sims.detect.e_mixtures import GRID, LinearMixture, SequentialResult, bernoulli_mixture, check_alpha, check_grid, exponential_mixture, linear_thresholds  # noqa: F401 (public here too)
@@ -191,6 +191,7 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
     (True, True)
     """
     m = gen.meta
+    seeding.require_lefthash(m, "sequential detection")
     algo = m["algo"] if algo is None else algo
     family = family_of(algo)
     key = m["key"] if key is None else key
