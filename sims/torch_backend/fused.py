@@ -262,6 +262,14 @@ class FusedBoost:
         return {f: self.records[i, :, :n] for i, f in enumerate(FIELDS)}
 
 
+def note_nan(first_step: torch.Tensor | None, x: torch.Tensor, step) -> torch.Tensor:
+    """(B,) first step whose logits held a NaN, -1 where none, after step ``step``'s logits ``x`` (B, V);
+    ``first_step`` None (or of another batch size) starts afresh.  Stays on the device (no host transfer)."""
+    if first_step is None or first_step.shape[0] != x.shape[0]:
+        first_step = torch.full((x.shape[0],), -1, dtype=torch.int64, device=x.device)
+    return torch.where(torch.isnan(x).any(-1) & (first_step < 0), step, first_step)
+
+
 def check_nan(first_step: torch.Tensor | None, rows=None) -> None:
     """Raise ValueError naming the first row (``rows[b]`` if given) and step whose logits held a NaN."""
     if first_step is None:

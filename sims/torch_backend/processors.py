@@ -36,7 +36,7 @@ import theory
 from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
-from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, soft_records
+from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, note_nan, soft_records
 from sims.torch_backend.tournament import TournamentProcessor
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
@@ -129,10 +129,7 @@ class _KeyedProcessor:
 
     def _note_nan(self, x: torch.Tensor):
         """Keep, on the device, the first step at which each row's logits held a NaN."""
-        bad = torch.isnan(x).any(-1)
-        if self._nan_step is None or self._nan_step.shape[0] != x.shape[0]:
-            self._nan_step = torch.full((x.shape[0],), -1, dtype=torch.int64, device=x.device)
-        self._nan_step = torch.where(bad & (self._nan_step < 0), self.t, self._nan_step)
+        self._nan_step = note_nan(self._nan_step, x, self.t)
 
     def nan_steps(self) -> torch.Tensor | None:
         """(B,) first step (0-based) whose logits held a NaN, -1 where none (one host transfer)."""

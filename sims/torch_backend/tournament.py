@@ -25,6 +25,7 @@ import torch
 from sims.core import defaults
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_torch
+from sims.torch_backend.fused import note_nan
 from sims.watermarks import tournament as tn
 
 
@@ -116,7 +117,7 @@ class TournamentProcessor:
         if scores.shape[-1] < self.vocab_size:
             raise ValueError(f"scores have {scores.shape[-1]} columns, fewer than vocab_size={self.vocab_size}")
         logits = scores[:, : self.vocab_size].double()
-        self._note_nan(logits)
+        self._nan_step = note_nan(self._nan_step, logits, len(self.records["kl"]))  # the steps taken before this one
         p = torch.softmax(logits, dim=-1)
         ctx = self.context_ids(input_ids)
         q, kl, gp, gq = tournament_law(p, self.layer_g, self.m, self.K)
@@ -131,13 +132,6 @@ class TournamentProcessor:
         out = scores.clone()
         out[:, : self.vocab_size] = self._output(scores[:, : self.vocab_size], rep, q)
         return out
-
-    def _note_nan(self, logits: torch.Tensor) -> None:
-        step = len(self.records["kl"])  # steps taken before this one
-        if self._nan_step is None or self._nan_step.shape[0] != logits.shape[0]:
-            self._nan_step = torch.full((logits.shape[0],), -1, dtype=torch.int64, device=logits.device)
-        bad = torch.isnan(logits).any(-1)
-        self._nan_step = torch.where(bad & (self._nan_step < 0), step, self._nan_step)
 
     def nan_steps(self) -> torch.Tensor | None:
         """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check)."""
