@@ -84,7 +84,7 @@ def text_anytime(args, keys: list[int], fpr: float):
     from sims.cli.text_input import text_input, text_marks
 
     if args.scheme == "transformers-synthid":
-        raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash)")
+        raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash, transformers-selfhash)")
     t = text_input(args)
     pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
     fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V)

@@ -77,11 +77,8 @@ def run(args) -> int:
     writable_file("out", args.out)
     check_size(args, args.n)
     lm = open_lm(args.lm, args.dtype)
-    if lm.real and args.seeding != "lefthash":
-        raise ValueError(f"seeding {args.seeding!r}: a real LM ({args.lm!r}) is seeded by lefthash here (--seeding applies to synthetic LMs)")
-    seeding = {} if lm.real else dict(seeding=args.seeding)
     gen = lm.generate(args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, stop_at_eos=args.stop_at_eos,
-                      **generation_options(args), **seeding, **algo_kwargs(args))
+                      **generation_options(args), seeding=args.seeding, **algo_kwargs(args))
     gen.save(args.out)
     print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(np.nanmean(gen.kl)), realized_dg=float(np.nanmean(gen.dg)), meta=gen.meta)))
     return 0
