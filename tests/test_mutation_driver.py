@@ -4,7 +4,7 @@ invalidates, when a session's results are reused, which operators run, how a dif
 import re
 
 from tests.mutation import client
-from tests.mutation.__main__ import KEEP, ROOT, _cache_drop, _changed_lines, _dependents, _importers, _packages, _reuse
+from tests.mutation.__main__ import KEEP, ROOT, _cache_drop, _changed_lines, _dependents, _importers, _packages, _reuse, _run_options, _tests_of
 
 
 def test_a_kernel_modules_importers_are_invalidated_and_nothing_else():
@@ -51,3 +51,11 @@ def test_one_mutant_per_operator_occurrence():
 def test_a_diff_is_read_as_the_line_before_and_after():
     diff = "--- mutation diff ---\n--- a/theory/x.py\n+++ b/theory/x.py\n@@ -1,3 +1,3 @@\n a = 1\n-    if x < 0:\n+    if x <= 0:\n b = 2\n"
     assert _changed_lines(diff) == ("if x < 0:", "if x <= 0:")
+
+
+def test_a_modules_tests_are_globs_or_single_tests_and_a_package_may_set_its_own_filter():
+    pkg = {"tests": ["tests/test_mutation_driv*.py", "tests/test_imports.py::test_x", "tests/no_such_file.py::test_y"]}
+    assert _tests_of("theory/x.py", pkg, ROOT) == ["tests/test_imports.py::test_x", "tests/test_mutation_driver.py"]
+    run = {"pytest": ["-x"], "keyword": "not generator", "deselect": ["a"], "min_timeout": 60}
+    assert _run_options(run, {"keyword": "", "deselect": []}) == {**run, "keyword": "", "deselect": []}
+    assert _run_options(run, {}) == run

@@ -121,10 +121,20 @@ def _cache_drop(mods: set[str]) -> list[list[str]]:
 
 
 def _tests_of(module: str, pkg: dict, base: Path) -> list[str]:
+    """The module's test files (globs), or single tests as ``file::name`` (the file part is not globbed)."""
     pats = pkg.get("tests_of", {}).get(module, pkg["tests"])
     stem = Path(module).stem.lstrip("_")
-    found = sorted({f for p in pats for f in glob.glob(p.format(stem=stem), root_dir=base)})
-    return [f for f in found if not f.startswith("tests/mutation/")]
+    found = set()
+    for p in pats:
+        p = p.format(stem=stem)
+        found |= {p} if "::" in p and (base / p.split("::")[0]).is_file() else set(glob.glob(p, root_dir=base))
+    return sorted(f for f in found if not f.startswith("tests/mutation/"))
+
+
+def _run_options(cfg_run: dict, pkg: dict) -> dict:
+    """The pytest options of a package's runs: [run]'s, with the package's own ``keyword`` and
+    ``deselect`` where it gives them (the theory filter would drop the sims generator tests)."""
+    return {**cfg_run, **{k: pkg[k] for k in ("keyword", "deselect") if k in pkg}}
 
 
 def _digest(data: bytes) -> str:
@@ -135,7 +145,7 @@ def _key(module: str, tests: list[str], cfg_run: dict, base: Path) -> dict:
     """What a session's results depend on: the module, its tests, the operators, the run options."""
     return {
         "module": _digest((base / module).read_bytes()),
-        "tests": {f: _digest((base / f).read_bytes()) for f in [*tests, "tests/conftest.py"]},
+        "tests": {f: _digest((base / f.split("::")[0]).read_bytes()) + f[len(f.split("::")[0]):] for f in [*tests, "tests/conftest.py"]},
         "config": _digest(json.dumps([KEEP, OPERATOR_SET_VERSION, cfg_run, _cosmic_ray_version()]).encode()),
     }
 
@@ -272,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         if ns.package and pname not in ns.package:
             continue
         mods = sorted({m for p in pkg["modules"] for m in glob.glob(p, root_dir=ROOT)} - set(pkg.get("skip", [])))
-        jobs += [(pname, m, _tests_of(m, pkg, tree)) for m in mods if not ns.module or m in ns.module]
+        jobs += [(pkg, m, _tests_of(m, pkg, tree)) for m in mods if not ns.module or m in ns.module]
     if ns.module:  # in the order given
         jobs.sort(key=lambda j: ns.module.index(j[1]))
 
@@ -293,15 +303,20 @@ def main(argv: list[str] | None = None) -> int:
         if server.stdout.readline().strip() != "ready":
             raise SystemExit(f"the fork server did not start: see {scratch / 'server.log'}")
     try:
-        for _pkg, module, tests in jobs:
+        for pkg, module, tests in jobs:
             db = sessions / (module.replace("/", "__") + ".sqlite")
             if ns.report_only:
                 continue
-            key = _key(module, tests, cfg["run"], tree)
+            if not tests:
+                print(f"{module}: no tests in map.toml, skipped", flush=True)
+                continue
+            run = _run_options(cfg["run"], pkg)
+            key = _key(module, tests, run, tree)
             keyfile = db.with_suffix(".key")
             reuse = _reuse(_load_key(keyfile) if db.exists() else None, key)
             state["modules"][module] = {
-                "pytest_args": [*cfg["run"]["pytest"], "-k", cfg["run"]["keyword"], *(a for d in cfg["run"]["deselect"] for a in ("--deselect", d)), *tests],
+                "pytest_args": [*run["pytest"], *(["-k", run["keyword"]] if run.get("keyword") else []),
+                                *(a for d in run.get("deselect", []) for a in ("--deselect", d)), *tests],
                 "drop": _cache_drop(_dependents(_module_name(module), rev, packages)),
                 "timeout": 600,
             }
@@ -312,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             if base.returncode != 0:
                 print(f"{module}: the unmutated tests fail, skipped\n{base.stdout[-3000:]}", flush=True)
                 continue
-            timeout = max(cfg["run"]["min_timeout"], 4 * t_base)
+            timeout = max(run["min_timeout"], 4 * t_base)
             state["modules"][module]["timeout"] = timeout
             state_path.write_text(json.dumps(state))
             conf = scratch / (module.replace("/", "__") + ".toml")
