@@ -52,15 +52,6 @@ def code(seeding: str) -> int:
     return SEEDINGS.index(seeding)
 
 
-def require_lefthash(meta: dict, detector: str) -> None:
-    """Refuse a generation seeded otherwise than by left-hash (``meta["seeding"]``) for ``detector``, a
-    detector that recomputes left-hash green lists only (it would score the wrong lists silently)."""
-    seeding = meta.get("seeding", DEFAULT)
-    if seeding != DEFAULT:
-        raise ValueError(f"seeding {seeding!r}: {detector} recomputes left-hash green lists only; score this generation with "
-                         "sims.score (sims detect FILE.npz without --sequential, --score or several keys)")
-
-
 # ---------------------------------------------------------------- numba scalars
 @njit(cache=True, inline="always")
 def token_hash_nb(base, tok):

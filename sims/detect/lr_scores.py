@@ -18,7 +18,13 @@ the special case :math:`w_t \equiv 1` (and the hard watermark's limit :math:`\de
 colour of :math:`y_t` is a coin of its own, independent of the coins of the other tokens that
 make :math:`R_t`, so given the weights the :math:`X_t` are i.i.d. Bernoulli(gamma) -- provided no
 context window repeats (a repeated context shares its coins between two positions): the score
-keeps the first occurrence of each context window only.  The weights are rounded to
+keeps the first occurrence of each context window only.  Under another seeding scheme
+(:mod:`sims.core.seeding`) windows share coins -- one seed for several windows under ``minhash`` and
+``skipgram``; under ``selfhash`` the coin of a candidate whose own term is the minimum after both
+windows -- so the score keeps each (seed, token) pair once (the fixed-length detector's dedup) and
+computes a kept position's weight with every coin that is another kept position's own colour replaced
+by its null mean gamma (:func:`sims.detect._seeding_kernels.shared_coin_mass`): the weights then read
+no scored colour, and the kept colours, distinct pairs, are i.i.d. Bernoulli(gamma) given them.  The weights are rounded to
 ``LR_LEVELS`` levels, :math:`k_t = \mathrm{round}(L w_t / \delta)`; the statistic is the integer
 :math:`S = \sum_t k_t X_t`, whose null law is the exact lattice law of a weighted Bernoulli
 sum, computed after exponential tilting at the observed S (:func:`weighted_bernoulli_logsf`;
@@ -37,8 +43,9 @@ import math
 import numpy as np
 
 from sims.core import prf as prf_mod
-from sims.core import seeding
+from sims.core import seeding as seeding_mod
 from sims.detect import _score_kernels as SK
+from sims.detect._seeding_kernels import seeded_green_masses, shared_coin_mass
 from sims.detect.nulls import LN10
 from sims.detect.scores import DetectResult, token_scores
 
@@ -128,7 +135,8 @@ def lr_delta(meta: dict) -> float:
 
 
 def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
-    """Per scored token of text i: green indicator X, green mass G and p_t(y_t), and the kept mask."""
+    """Per token of text i: green indicator X, green mass G (under a seeding scheme other than ``lefthash``
+    with the coins of other kept colours at their null mean, module docstring) and p_t(y_t), and the kept mask."""
     m = gen.meta
     h, V = m["h"], m["vocab_size"]
     L = int(gen.lengths[i]) if gen.lengths is not None else gen.tokens.shape[1]
@@ -140,15 +148,29 @@ def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
     seq = np.concatenate([gen.prompts[i], row])
     probs = lm.probs_along(seq, P, L)
     G = np.empty(L)
-    SK.green_masses(probs, seq, P, h, np.uint64(key), prf_mod.green_threshold(gamma), G)
-    X = token_scores(row[None, :], gen.prompts[i : i + 1, -h:], key, stat="green", gamma=gamma, h=h, vocab_size=V)[0][0] > 0.5
+    thr = prf_mod.green_threshold(gamma)
+    seeding = m.get("seeding", seeding_mod.DEFAULT)
+    scheme = seeding_mod.code(seeding)
+    if scheme == seeding_mod.LEFTHASH:
+        SK.green_masses(probs, seq, P, h, np.uint64(key), thr, G)
+        keep = first_contexts(seq, P, L, h)
+        X = token_scores(row[None, :], gen.prompts[i : i + 1, -h:], key, stat="green", gamma=gamma, h=h, vocab_size=V)[0][0] > 0.5
+    else:  # each (seed, token) pair once; the coins shared with kept colours at their null mean in G
+        anchors = seeding_mod.token_hashes(key, np.arange(V)) if scheme == seeding_mod.SELFHASH else np.zeros(0, dtype=np.uint64)
+        seeded_green_masses(probs, seq, P, h, np.uint64(key), scheme, thr, anchors, prf_mod.token_mix(V), G)
+        values, scored = token_scores(row[None, :], gen.prompts[i : i + 1, -h:], key, gamma=gamma, h=h, vocab_size=V, dedup=True, seeding=seeding)
+        X, keep = values[0] > 0.5, scored[0]
+        shared = np.empty(L)
+        shared_coin_mass(probs, seq, P, h, np.uint64(key), scheme, keep, values[0], thr / float(prf_mod.TOP53), shared)
+        G -= shared
     p_y = probs[np.arange(L), row]
-    return X, G, p_y, first_contexts(seq, P, L, h)
+    return X, G, p_y, keep
 
 
 def score_lr(gen, lm, *, key: int | None = None, gamma: float | None = None, delta: float | None = None,
              levels: int = LR_LEVELS) -> DetectResult:
-    """The LR score of every text of a generation (Bernoulli green lists, SplitMix64 PRF), exact log10 p.
+    """The LR score of every text of a generation (Bernoulli green lists, SplitMix64 PRF, any seeding
+    scheme of :mod:`sims.core.seeding`, read from ``gen.meta``), exact log10 p.
 
     Parameters
     ----------
@@ -164,7 +186,6 @@ def score_lr(gen, lm, *, key: int | None = None, gamma: float | None = None, del
     DetectResult: ``score`` the integer statistic S, ``n_scored`` the kept tokens, ``z`` nan.
     """
     m = gen.meta
-    seeding.require_lefthash(m, "the LR score")
     if m.get("green_kind", "bernoulli") != "bernoulli" or m.get("prf", "splitmix64") != "splitmix64":
         raise ValueError("the LR score needs Bernoulli green lists keyed by splitmix64")
     if int(levels) != levels or levels < 1:

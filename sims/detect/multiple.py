@@ -32,9 +32,11 @@ import math
 
 import numpy as np
 
-from sims.core import defaults, seeding
+from sims.core import defaults
+from sims.core import seeding as seeding_mod
 from sims.detect import _multi_kernels as MK
 from sims.detect import scores
+from sims.detect._seeding_kernels import multi_key_seeded_sums
 from sims.detect.nulls import LN10, binom_logsf
 
 
@@ -113,9 +115,15 @@ def check_keys(keys) -> np.ndarray:
 
 
 def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = True,
-                        green_kind: str = defaults.GREEN_KIND, lengths=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                        green_kind: str = defaults.GREEN_KIND, lengths=None,
+                        seeding: str = seeding_mod.DEFAULT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exact red-green log10 p-value of every text under every key (what :func:`sims.detect.scores.score_redgreen`
     gives key by key; one Numba pass over the tokens hashes every key, the dedup pattern found once).
+
+    Under a ``seeding`` scheme other than ``"lefthash"`` (:mod:`sims.core.seeding`; Bernoulli green lists)
+    dedup counts each (seed, token) pair once, and which windows share a seed depends on the key (the
+    window token of smallest hash), so each key has its own dedup pattern and scored count
+    (:func:`sims.detect._seeding_kernels.multi_key_seeded_sums`).
 
     Returns
     -------
@@ -134,6 +142,12 @@ def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int 
     keys = check_keys(keys)
     tokens, prompts, lengths = scores._check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = scores._stat_code("green", gamma, green_kind, vocab_size)
+    if seeding_mod.code(seeding) != seeding_mod.LEFTHASH:
+        if green_kind != "bernoulli":
+            raise ValueError(f"seeding {seeding!r} seeds Bernoulli green lists only; got green_kind={green_kind!r}")
+        green, n = multi_key_seeded_sums(tokens, prompts, lengths, keys, int(h), bool(dedup), seeding_mod.code(seeding), thr)
+        lp = np.where(n <= 1, 0.0, binom_logsf(np.rint(green).astype(np.int64), n, g_eff) / LN10)
+        return lp, green, n
     _, scored = scores.token_scores(tokens, prompts, int(keys[0]), gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,
                                     lengths=lengths)
     green = MK.multi_key_sums(tokens, prompts, lengths, scored, keys, int(h), stream, code, thr, tokmix)
@@ -170,7 +184,6 @@ def score_keys(gen, keys, lm=None, *, dedup: bool = True, gamma: float | None = 
 
     keys = check_keys(keys)
     m = gen.meta
-    seeding.require_lefthash(m, "the many-keys detector")
     algo = m["algo"] if algo is None else algo
     family = registry.get(algo).family
     prompts = gen.prompts[:, -m["h"]:]
@@ -178,7 +191,7 @@ def score_keys(gen, keys, lm=None, *, dedup: bool = True, gamma: float | None = 
     if family == "redgreen" and m.get("prf", defaults.PRF) == defaults.PRF:
         g = m["gamma"] if gamma is None else gamma
         lp, _, n = score_redgreen_keys(gen.tokens, prompts, keys, g, vocab_size=m["vocab_size"], h=m["h"], dedup=dedup, green_kind=green_kind,
-                                       lengths=gen.lengths)
+                                       lengths=gen.lengths, seeding=m.get("seeding", seeding_mod.DEFAULT))
         return lp, n
     if family == "ems":
         tokens, prompts, lengths = scores._check_inputs(gen.tokens, prompts, m["vocab_size"], m["h"], gen.lengths)

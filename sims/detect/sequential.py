@@ -62,7 +62,8 @@ import math
 
 import numpy as np
 
-from sims.core import defaults, seeding
+from sims.core import defaults
+from sims.core import seeding as seeding_mod
 from sims.detect import _seq_kernels as SK
 from sims.detect import scores
 from sims.detect.e_mixtures import GRID, LinearMixture, SequentialResult, bernoulli_mixture, check_alpha, check_grid, exponential_mixture, linear_thresholds  # noqa: F401 (public here too)
@@ -71,15 +72,15 @@ FAMILIES = ("redgreen", "ems", "autocov", "keyed", "tournament")
 """Detector families of :data:`sims.watermarks.registry.FAMILIES` that have an e-process here."""
 
 
-def _scan_linear(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, alpha, grid, prf):
+def _scan_linear(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, alpha, grid, prf, seeding=seeding_mod.DEFAULT):
     tokens, prompts, lengths = scores._check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = scores._stat_code(stat, gamma, green_kind, vocab_size)
     scores._check_key(key, prf)
     mix = bernoulli_mixture(g_eff, grid) if stat == "green" else exponential_mixture(grid)
     table = linear_thresholds(mix, tokens.shape[1], alpha)
-    if prf == "siphash":
+    if prf == "siphash" or seeding != seeding_mod.DEFAULT:  # per-token colours by their own kernels, then the crossings
         values, scored = scores.token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
-                                             vocab_size=vocab_size, lengths=lengths, prf=prf)
+                                             vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
         s, n, stop = SK.value_crossings(values, scored, lengths, table)
     else:
         scan = SK.scan_crossings if tokens.size >= scores.PARALLEL_MIN_TOKENS else SK.scan_crossings_serial
@@ -89,7 +90,7 @@ def _scan_linear(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_
 
 def sequential_redgreen(tokens, prompts, key: int, gamma: float, *, alpha: float = defaults.FPR, vocab_size: int | None = None,
                         h: int = defaults.H, dedup: bool = True, green_kind: str = defaults.GREEN_KIND, lengths=None, grid=None,
-                        prf: str = defaults.PRF) -> SequentialResult:
+                        prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> SequentialResult:
     r"""Anytime-valid red-green detection: the ``redgreen`` e-process (module docstring) of every text.
 
     .. math:: E_t = \frac1J \sum_j \prod_{s \le t} \bigl(1 + \lambda_j (X_s - \gamma)\bigr),\qquad
@@ -97,8 +98,9 @@ def sequential_redgreen(tokens, prompts, key: int, gamma: float, *, alpha: float
 
     Parameters
     ----------
-    tokens, prompts, lengths, h, vocab_size, green_kind, prf, key, gamma :
-        As :func:`sims.detect.scores.score_redgreen`.
+    tokens, prompts, lengths, h, vocab_size, green_kind, prf, key, gamma, seeding :
+        As :func:`sims.detect.scores.score_redgreen` (under a ``seeding`` scheme other than ``"lefthash"``
+        dedup scores each (seed, token) pair once: the colours of distinct pairs are i.i.d. under the null).
     alpha : float in (0, 1)
         Level: under the null P(some prefix is flagged) <= alpha (Ville's inequality).
     dedup : bool
@@ -120,7 +122,7 @@ def sequential_redgreen(tokens, prompts, key: int, gamma: float, *, alpha: float
     >>> r.detected.tolist()  # text not made with key 1: the null
     [False, False, False]
     """
-    return _scan_linear(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, check_alpha(alpha), grid, prf)
+    return _scan_linear(tokens, prompts, key, "green", gamma, h, green_kind, dedup, vocab_size, lengths, check_alpha(alpha), grid, prf, seeding)
 
 
 def sequential_ems(tokens, prompts, key: int, *, alpha: float = defaults.FPR, vocab_size: int | None = None, h: int = defaults.H,
@@ -139,12 +141,12 @@ def autocov_grids(gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
 
 def sequential_autocov(tokens, prompts, key: int, gamma: float, *, alpha: float = defaults.FPR, vocab_size: int | None = None,
                        h: int = defaults.H, dedup: bool = True, green_kind: str = defaults.GREEN_KIND, lengths=None, grid=None,
-                       prf: str = defaults.PRF) -> SequentialResult:
+                       prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> SequentialResult:
     """Anytime-valid AutoCov detection: the ``autocov`` e-process (module docstring); arguments as
     :func:`sequential_redgreen`; ``score`` holds the green count."""
     alpha = check_alpha(alpha)
     values, scored = scores.token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
-                                         vocab_size=vocab_size, lengths=lengths, prf=prf)
+                                         vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
     g_eff = scores._stat_code("green", gamma, green_kind, vocab_size)[3]
     q_red, q_green = autocov_grids(g_eff, grid)
     L = np.full(values.shape[0], values.shape[1], dtype=np.int64)
@@ -191,7 +193,6 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
     (True, True)
     """
     m = gen.meta
-    seeding.require_lefthash(m, "sequential detection")
     algo = m["algo"] if algo is None else algo
     family = family_of(algo)
     key = m["key"] if key is None else key
@@ -203,10 +204,11 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
     kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid)
     prompts = gen.prompts[:, -m["h"]:]
     green_kind = m.get("green_kind", defaults.GREEN_KIND)
+    seeded = dict(seeding=m["seeding"]) if "seeding" in m else {}  # the green lists' scheme (sims.core.seeding), recorded where not lefthash
     if family == "redgreen":
-        return sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
+        return sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **seeded, **kw)
     if family == "autocov":
-        return sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **kw)
+        return sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **seeded, **kw)
     if family == "ems":
         return sequential_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
     if family == "tournament":

@@ -248,21 +248,3 @@ def test_cli_generate_seeding_then_detect(tmp_path, capsys):
     rc = main(["generate", "--lm", "lfqa", "--algo", "srl", "--n", "1", "--T", "5", "--seeding", "maxhash", "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "seeding must be one of" in err
-
-
-def test_left_hash_only_detectors_refuse_a_seeded_generation():
-    """The sequential, many-keys and LR detectors recompute left-hash lists: a min-hash generation is refused
-    with the scheme named, not scored against the wrong lists; its left-hash twin passes."""
-    from sims.detect import lr_scores, multiple, sequential
-
-    lm = get_lm("news", vocab_size=500)
-    for scheme in ("minhash", "lefthash"):
-        gen = generate(lm, "srl", n=2, T=30, seed=5, key=11, h=3, delta=2.0, seeding=scheme)
-        calls = (lambda: sequential.sequential_score(gen), lambda: multiple.score_keys(gen, [11, 12]),
-                 lambda: lr_scores.score_lr(gen, lm))
-        for call in calls:
-            if scheme == "minhash":
-                with pytest.raises(ValueError, match="seeding 'minhash'"):
-                    call()
-            else:
-                call()
