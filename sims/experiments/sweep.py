@@ -48,7 +48,8 @@ def tasks(grid: Grid) -> dict[str, dict]:
     """Every task of the grid by its chunk file's stem, in grid order (``real``: the configuration's LM
     runs on the torch backend, :func:`sims.lm.kind.is_real`)."""
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
-                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score)
+                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score,
+                  sampler=grid.sampler)
     out = {}
     for cfg in grid.configs:
         for seed in grid.seeds:

@@ -21,7 +21,8 @@ alpha iff it is <= log10 alpha) and the anytime-valid log10 p-value of the e-pro
 (:func:`sims.detect.peeking.peek_pvalues`).  A grid
 ``score`` (a registered score family) replaces each algorithm's default detector in ``z``,
 ``log10_p``, ``n_scored`` and ``score``; ``tokens_to_detect`` is then nan (prefix p-values are the
-default detectors').
+default detectors').  A grid's ``sampler = "levels"`` draws the unwatermarked texts (algorithm ``none`` and
+the controls) by :func:`sims.watermarks.null_sampler.generate_null`: the same distributions, O(log V) per token.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.experiments.lms import get_lm
 from sims.watermarks import registry
+from sims.watermarks.null_sampler import generate_null
 
 UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
@@ -102,6 +104,13 @@ def _peek(gen, task: dict, algo: str) -> tuple[np.ndarray, np.ndarray]:
     return peeking.peek_pvalues(values, scored, lengths, g_eff)
 
 
+def _draw(lm, algo: str, task: dict, **kw) -> Generation:
+    """Texts of ``algo`` from ``lm``: by the ``levels`` sampler where the grid asks for it and the texts are unwatermarked."""
+    if algo == "none" and task.get("sampler") == "levels":
+        return generate_null(lm.synthetic, **kw)
+    return lm.generate(algo, **kw)
+
+
 def run_chunk(task: dict) -> dict[str, np.ndarray]:
     """The rows of one task as columns (numpy arrays of equal length).
 
@@ -125,7 +134,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         lm = get_lm(cfg["lm"])
         if lm.real:
             kw.pop("prompt_len")
-        gen = lm.generate(algo, seed=s, **kw)
+        gen = _draw(lm, algo, task, seed=s, **kw)
     meta = gen.meta
     parts = [(False, "none", _metrics(gen, _detect(gen, lm, task, algo, gen.meta), task, algo))]
     for a, (kind, rate) in enumerate(task["attacks"]):
@@ -142,7 +151,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         if lm is None:
             null = _uniform_texts(seed=s0, **nkw)
         else:
-            null = lm.generate("none", seed=s0, **nkw)
+            null = _draw(lm, "none", task, seed=s0, **nkw)
         parts.append((True, "none", _metrics(null, _detect(null, lm, task, algo, meta), task, algo)))
     cols: dict[str, list] = {}
     for is_null, att_name, rows in parts:

@@ -9,6 +9,7 @@ A grid file (``examples/sweep_quick.toml``)::
     seeds = [0]
     controls = true              # also score n unwatermarked texts per configuration (empirical FPR)
     score = "lr"                 # optional: a detector score family of the registry for every algorithm (default: each one's own)
+    sampler = "levels"           # optional: unwatermarked texts of a synthetic LM by the O(log V) sampler (sims.watermarks.null_sampler)
 
     [[algo]]
     name = "srl"
@@ -42,7 +43,7 @@ import tomllib
 from sims.core import defaults
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
-from sims.lm.kind import LM_CHOICES, is_real, lm_kind
+from sims.lm.kind import LM_CHOICES, SYNTHETIC_KINDS, is_real, lm_kind
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
@@ -52,7 +53,7 @@ DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "
 PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  # red-green: naive every-prefix testing vs the anytime-valid test (opt in)
 METRICS = DEFAULT_METRICS + PEEK_METRICS
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
-                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None)
+                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
 
 
 class GridError(ValueError):
@@ -103,6 +104,7 @@ class Grid:
     metrics: tuple[str, ...]
     attacks: tuple[tuple[str, float], ...]
     score: str | None = None  # a registered score family (registry.score_names) or None: each algorithm's default detector
+    sampler: str | None = None  # "levels": algorithm none and the controls drawn by sims.watermarks.null_sampler; None: the generator
 
     @property
     def n_chunks(self) -> int:
@@ -111,8 +113,9 @@ class Grid:
     def canonical(self) -> dict:
         """Everything that determines the rows (not the file's path), JSON-ready."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
-        if self.score is None:  # grids without a score key keep their hash
-            del d["score"]
+        for opt in ("score", "sampler"):  # grids without these keys keep their hash
+            if d[opt] is None:
+                del d[opt]
         d["configs"] = [c.as_dict() for c in self.configs]
         return json.loads(json.dumps(d))
 
@@ -284,7 +287,19 @@ def load_grid(path) -> Grid:
     if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
-                float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs))
+                float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs), sampler=_sampler(loc, raw.get("sampler"), configs))
+
+
+def _sampler(loc: _Locator, name, configs) -> str | None:
+    """The grid's ``sampler`` key: ``"levels"`` (every LM synthetic) or ``"blocks"`` (the default, stored as None)."""
+    if name is None or name == "blocks":
+        return None
+    if name != "levels":
+        raise loc.error("sampler", f"must be 'blocks' or 'levels'; got {name!r}")
+    for cfg in configs:
+        if cfg.lm in NULL_LMS or lm_kind(cfg.lm) not in SYNTHETIC_KINDS:
+            raise loc.error("sampler", f"'levels' draws from a synthetic LM's tables; lm {cfg.lm!r} is not one")
+    return name
 
 
 def _score(loc: _Locator, name, configs) -> str | None:
