@@ -75,7 +75,7 @@ def prepare_dir(out: pathlib.Path, grid: Grid, force: bool) -> None:
     chunks.mkdir(parents=True, exist_ok=True)
     for tmp in chunks.glob(".*.tmp-*"):  # left by a client that died while writing
         tmp.unlink()
-    _atomic_write_text(meta, json.dumps(dict(hash=grid.hash, file=grid.path, grid=grid.canonical()), indent=1))
+    _atomic_write_text(meta, json.dumps(dict(hash=grid.hash, file=grid.path, grid=grid.canonical(), dedup_rules=grid.dedup_rules()), indent=1))
 
 
 def _atomic_write_text(path: pathlib.Path, text: str) -> None:

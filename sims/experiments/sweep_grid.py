@@ -55,6 +55,28 @@ SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None)
 
 
+OWN_DEDUP = {"tournament": ("context-mask", "generation")}
+"""Families whose detector has its own dedup: the rule run with the grid's ``dedup`` on and off (:func:`dedup_rule`)."""
+
+
+def dedup_rule(algo: str, dedup: bool) -> str:
+    """What the grid's ``dedup`` does for algorithm ``algo``.
+
+    ``"pairs"`` (on) / ``"off"``: every family but the tournament: each (seed, token) pair scored once
+    (Fernandez et al.; :mod:`sims.detect.scores`) or every token scored.  The tournament family (SynthID-Text)
+    has no green list, so the pair dedup does not apply to it (its scorer refuses it); its own rule is that of
+    its generator (:mod:`sims.detect.tournament_scores`): ``"context-mask"`` (on): a position whose context of
+    ``h`` tokens was met earlier in the text is not scored, whatever the generation's ``mask_repeated`` (the
+    scored g-values are then i.i.d. under the null); ``"generation"`` (off): the generation's own
+    ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
+    hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
+    """
+    fam = registry.get(algo).family
+    if fam in OWN_DEDUP:
+        return OWN_DEDUP[fam][0 if dedup else 1]
+    return "pairs" if dedup else "off"
+
+
 class GridError(ValueError):
     """A grid file that cannot run, with its place: ``FILE:LINE: key 'KEY': what is wrong``."""
 
@@ -115,6 +137,10 @@ class Grid:
             del d["score"]
         d["configs"] = [c.as_dict() for c in self.configs]
         return json.loads(json.dumps(d))
+
+    def dedup_rules(self) -> dict[str, str]:
+        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``."""
+        return {c.algo: dedup_rule(c.algo, self.dedup) for c in self.configs}
 
     @property
     def hash(self) -> str:
