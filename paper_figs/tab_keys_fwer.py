@@ -1,11 +1,20 @@
-"""Many keys, every detector family: family-wise error over K = 10, 100, 1000 keys on null texts (issue 30).
+r"""Many keys, every detector family: family-wise error over K = 10, 100, 1000 keys on null texts (issue 30).
 
-Unwatermarked texts (algorithm ``none``, seed 7) scored with each family's detector under keys
-1..K (:func:`sims.detect.multiple.score_keys`, exact p-values per key); a text is a false positive
-when Holm's step-down (:func:`sims.detect.multiple.holm`, valid under any dependence between the
-keys) flags some key at alpha = 0.05, or, uncorrected, when some key's p-value is <= alpha.
-Rates with 95 % Clopper-Pearson intervals.  Keyed orders (ITS) read the model's probabilities of
-every step (n x T x V floats), so they run on the ``loopy`` preset (V = 4096) with fewer texts.
+Unwatermarked texts (algorithm ``none``, seed 7, drawn by the exact O(log V) sampler
+:func:`sims.watermarks.null_sampler.generate_null`) scored with each family's detector under keys
+1..K (:func:`sims.detect.multiple.score_keys`: red-green and EMS hash every key in one Numba pass,
+exact p-values per key); a text is a false positive when Holm's step-down
+(:func:`sims.detect.multiple.holm`) flags some key at alpha = 0.05, or, uncorrected, when some key's
+p-value is <= alpha.  Rates with exact 95 % Clopper-Pearson intervals.  Keyed orders (ITS) read the
+model's probabilities of every step (n x T x V floats) and are scored key by key, so they run on the
+``loopy`` preset (V = 4096) with fewer texts.
+
+Why Holm holds under dependence: the K p-values of one text share its tokens (and its dedup
+pattern), so they are dependent.  Holm's procedure is closed testing with Bonferroni's local tests;
+on an unwatermarked text every key is a true null and it rejects some key only if
+:math:`\min_k p_k \le \alpha / K`, whose probability is at most :math:`\sum_k P(p_k \le \alpha/K) \le \alpha`
+by the union bound alone, whatever the joint law of the p-values, as long as each is valid
+(super-uniform: exact or, for the discrete counts, conservative).
 """
 
 from __future__ import annotations
@@ -21,18 +30,25 @@ SEED = 7
 FAMILIES = (("srl", "redgreen"), ("ems", "ems"), ("autocov", "autocov"), ("synthid", "tournament"), ("its", "keyed"))
 
 
-def fwer_rows(quick: bool) -> list[dict]:
+SIZES = dict(quick=((100, 50), (40, 30)), full=((5000, 100), (100, 50)))  # (texts, tokens): other families, keyed orders
+
+
+def fwer_rows(quick: bool, sizes=None, log=None) -> list[dict]:
+    """One row per (family, K); ``sizes`` = ((n, T) of the other families, (n, T) of keyed orders), default
+    :data:`SIZES`; ``log`` receives each row as it is done."""
     import sims
     from sims.detect import multiple, scores
     from sims.experiments.evaluate import clopper_pearson
+    from sims.watermarks.null_sampler import generate_null
 
+    sizes = sizes or SIZES["quick" if quick else "full"]
     rows = []
     for algo, family in FAMILIES:
         keyed = family == "keyed"
         lm_name = "loopy" if keyed else "news"
-        n, T = ((40, 30) if keyed else (100, 50)) if quick else ((300, 50) if keyed else (2000, 100))
+        n, T = sizes[1] if keyed else sizes[0]
         lm = sims.get_lm(lm_name)
-        gen = sims.generate(lm, "none", n=n, T=T, seed=SEED, key=1)
+        gen = generate_null(lm.synthetic, n=n, T=T, seed=SEED, key=1)
         probs = scores.lm_step_probs(lm, gen) if keyed else None
         for K in (10, 100) if quick else (10, 100, 1000):
             lp, _ = multiple.score_keys(gen, range(1, K + 1), lm, algo=algo, dedup=True, step_probs=probs)
@@ -41,21 +57,33 @@ def fwer_rows(quick: bool) -> list[dict]:
                 k = int(hit.sum())
                 row[rule], row[f"{rule}_ci"] = k / n, [float(x) for x in clopper_pearson(k, n)]
             rows.append(row)
+            if log is not None:
+                log(row)
     return rows
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    rows = fwer_rows(quick)
+def main(out_dir: pathlib.Path, quick: bool, lms=None, sizes=None, log=None) -> list[pathlib.Path]:
+    rows = fwer_rows(quick, sizes, log)
     table = md_table(["algo (family)", "LM", "keys K", "null texts x tokens", "Holm FWER", "95% CI", "uncorrected", "95% CI"],
                      [[f"{r['algo']} ({r['family']})", r["lm"], r["K"], f"{r['n']} x {r['T']}", r["holm"], f"[{r['holm_ci'][0]:.3g}, {r['holm_ci'][1]:.3g}]",
                        r["uncorrected"], f"[{r['uncorrected_ci'][0]:.3g}, {r['uncorrected_ci'][1]:.3g}]"] for r in rows])
-    table += f"\n\nalpha = {ALPHA}, null texts of algorithm none (seed {SEED}), keys 1..K, dedup for red-green and EMS."
+    table += (f"\n\nalpha = {ALPHA}, null texts of algorithm none (seed {SEED}, exact sampler of sims.watermarks.null_sampler), keys 1..K, "
+              "dedup for red-green and EMS. Holm's step-down is valid under any dependence between the keys' p-values (they share the "
+              "text): on a null text it flags a key only if min_k p_k <= alpha / K, of probability <= alpha by the union bound.")
     return write(out_dir, "tab_keys_fwer", dict(alpha=ALPHA, seed=SEED, quick=quick, rows=rows), table, TITLE)
 
 
 if __name__ == "__main__":
-    import sys
+    import argparse
+    import json
 
-    out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "docs/results")
-    out.mkdir(parents=True, exist_ok=True)
-    print(main(out, quick="--quick" in sys.argv))
+    ap = argparse.ArgumentParser(prog="python -m paper_figs.tab_keys_fwer")
+    ap.add_argument("out", nargs="?", type=pathlib.Path, default=pathlib.Path("docs/results"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--n", type=int, nargs=2, default=None, metavar=("N", "T"), help="texts and tokens of every family but ITS")
+    ap.add_argument("--n-keyed", type=int, nargs=2, default=None, metavar=("N", "T"), help="texts and tokens of ITS (keyed order)")
+    args = ap.parse_args()
+    base = SIZES["quick" if args.quick else "full"]
+    sizes = (tuple(args.n) if args.n else base[0], tuple(args.n_keyed) if args.n_keyed else base[1])
+    args.out.mkdir(parents=True, exist_ok=True)
+    print(main(args.out, args.quick, sizes=sizes, log=lambda r: print(json.dumps(r), flush=True)))

@@ -4,14 +4,14 @@ Two inputs::
 
     python -m sims detect FILE.npz --key K [--dedup] [--fpr 1e-4] [--json] [--html OUT.html]
     python -m sims detect --text FILE.txt|FILE.jsonl|- --lm smollm2|PATH --key K
-           [--scheme wmstats|transformers-lefthash] [--gamma G] [--h H] [--dedup] [--json] [--html OUT.html]
+           [--scheme wmstats|transformers-lefthash] [--gamma G] [--h H] [--seeding S] [--dedup] [--json] [--html OUT.html]
 
 ``FILE.npz``: texts written by ``python -m sims generate`` / ``attack`` (any algorithm).
 ``--text``: raw text, tokenised with the tokenizer of ``--lm`` (no special tokens added); a
 ``.jsonl`` file holds one ``{"text": ...}`` object per line, any other file is ONE text
 (blank lines included), ``-`` reads one text from stdin.  The first ``h`` tokens of a raw
 text are its context (not scored).  Schemes: ``wmstats`` (the package's green lists: SRL,
-DualGA, ATW, hard; ``--gamma``, ``--h``), ``transformers-lefthash`` (transformers'
+DualGA, ATW, hard; ``--gamma``, ``--h``, ``--seeding``: :mod:`sims.core.seeding`), ``transformers-lefthash`` (transformers'
 ``WatermarkLogitsProcessor`` with ``seeding_scheme="lefthash"``: ``--key`` is its
 ``hashing_key``, ``--gamma`` its ``greenlist_ratio``, ``--h`` its ``context_width``, ``--dedup``
 its detector's ``ignore_repeated_ngrams``), scored with the exact binomial p-value where
@@ -31,7 +31,7 @@ import json
 import pathlib
 
 from sims.cli.checks import writable_file
-from sims.cli.text_input import SCHEMES, piece_maker, text_input, text_marks
+from sims.cli.text_input import SCHEMES, piece_maker, seeding_field, text_input, text_marks
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
@@ -47,6 +47,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sequential", action="store_true", help="anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
     p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
+    p.add_argument("--seeding", default=None, help="with --text --scheme wmstats: the green lists' seeding scheme, lefthash (default), selfhash, "
+                   "minhash or skipgram (sims.core.seeding; an .npz carries its own)")
     p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
     p.add_argument("--algo", default=None, help=".npz: detector to use (default: the file's algorithm)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
@@ -82,7 +84,7 @@ def _score_text(args, key: int, fpr: float):
     green, scored, g_eff = text_marks(args, t, key)
     return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.c] for p in t.pieces],
                                    text_pieces=[p[t.c :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
-                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm)
+                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm, **seeding_field(args))
 
 
 def _load_npz(args):
@@ -91,7 +93,7 @@ def _load_npz(args):
 
     if args.text is not None:
         raise ValueError("give either FILE.npz or --text, not both")
-    for name in ("lm", "h"):
+    for name in ("lm", "h", "seeding"):
         if getattr(args, name) is not None:
             raise ValueError(f"--{name} applies to --text only (an .npz carries its own)")
     if args.scheme != "wmstats":

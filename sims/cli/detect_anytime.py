@@ -81,13 +81,13 @@ def _prefix(green, scored, lengths, g_eff):
 
 def text_anytime(args, keys: list[int], fpr: float):
     """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
-    from sims.cli.text_input import text_input, text_marks
+    from sims.cli.text_input import seeding_field, text_input, text_marks
 
     if args.scheme == "transformers-synthid":
         raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash, transformers-selfhash)")
     t = text_input(args)
     pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
-    fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V)
+    fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V, **seeding_field(args))
     if args.sequential:
         green, scored, g_eff = text_marks(args, t, keys[0])
         return sequential_from_marks(green, scored, t.lengths, g_eff, fpr, input=args.text, key=keys[0], algo="redgreen", dedup=args.dedup,
@@ -106,7 +106,8 @@ def npz_marks(gen, key: int, dedup: bool, gamma=None):
 
     m = gen.meta
     g = m["gamma"] if gamma is None else gamma
-    kw = dict(stat="green", gamma=g, h=m["h"], vocab_size=m["vocab_size"], green_kind=m.get("green_kind", "bernoulli"), lengths=gen.lengths)
+    kw = dict(stat="green", gamma=g, h=m["h"], vocab_size=m["vocab_size"], green_kind=m.get("green_kind", "bernoulli"), lengths=gen.lengths,
+              seeding=m.get("seeding", "lefthash"))
     prompts = gen.prompts[:, -m["h"]:]
     g_all, _ = scores.token_scores(gen.tokens, prompts, key, **kw)
     _, scored = scores.token_scores(gen.tokens, prompts, key, dedup=dedup, **kw)

@@ -88,6 +88,8 @@ def text_input(args) -> argparse.Namespace:
     gamma = defaults.GAMMA if args.gamma is None else args.gamma
     if not 0.0 < gamma < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
+    if getattr(args, "seeding", None) not in (None, "lefthash") and args.scheme != "wmstats":
+        raise ValueError(f"--seeding seeds the package's green lists (--scheme wmstats); got --scheme {args.scheme!r} --seeding {args.seeding!r}")
     h = defaults.H if args.h is None else args.h
     if h < 1:
         raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
@@ -118,8 +120,15 @@ def text_marks(args, t, key: int):
         marks = selfhash_marks if args.scheme == "transformers-selfhash" else lefthash_marks
         green, scored = marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
         return green, scored, int(t.V * t.gamma) / t.V
-    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup)
+    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup,
+                                                  seeding=getattr(args, "seeding", None) or "lefthash")
     return green, scored, g_eff
+
+
+def seeding_field(args) -> dict:
+    """The document's ``seeding`` field of ``--text``: the scheme of ``--seeding`` where other than lefthash, else none."""
+    seeding = getattr(args, "seeding", None)
+    return {} if seeding in (None, "lefthash") else {"seeding": seeding}
 
 
 def piece_maker(meta: dict):

@@ -93,6 +93,28 @@ def _logmeanexp(x):
     return m + math.log(acc / x.shape[0])
 
 
+@njit(cache=True, inline="always")
+def _colour_log_e(n, k, up, dn, memo):
+    """Log e-value of one colour's mixture after n of its tokens, k of them green: bet j's
+    log-wealth is ``k up[j] + (n - k) dn[j]``, so it depends on (n, k) only and is read from
+    ``memo`` (NaN = not yet computed) when ``memo`` is large enough."""
+    if n < memo.shape[0]:
+        v = memo[n, k]
+        if v == v:
+            return v
+    J = up.shape[0]
+    top = -math.inf
+    for j in range(J):
+        top = max(top, k * up[j] + (n - k) * dn[j])
+    acc = 0.0
+    for j in range(J):
+        acc += math.exp(k * up[j] + (n - k) * dn[j] - top)
+    v = top + math.log(acc / J)
+    if n < memo.shape[0]:
+        memo[n, k] = v
+    return v
+
+
 @njit(cache=True)
 def markov_crossings(values, scored, lengths, gamma, q_red, q_green, bound):
     """AutoCov e-process: a mixture over bets on each colour given the previous one.
@@ -101,16 +123,17 @@ def markov_crossings(values, scored, lengths, gamma, q_red, q_green, bound):
     y_0 red) bet j's factor is the likelihood ratio of Bernoulli(``q_red[j]``) to Bernoulli(gamma);
     after a green one, of Bernoulli(``q_green[j]``).  The two mixtures multiply (each updates on
     its own tokens).  Returns per text the final log e-value, its running maximum and the first
-    crossing position (-1 if never)."""
+    crossing position (-1 if never).  Each mixture's log e-value is a function of its token and
+    green counts, memoised per call when there are more texts than tokens per text (the table,
+    (T+1)^2 per colour, is then smaller than the input)."""
     n, T = values.shape
-    J = q_red.shape[0]
     up_r, dn_r = np.log(q_red / gamma), np.log((1.0 - q_red) / (1.0 - gamma))
     up_g, dn_g = np.log(q_green / gamma), np.log((1.0 - q_green) / (1.0 - gamma))
+    M = T + 1 if n > T else 0
+    memo_r, memo_g = np.full((M, M), np.nan), np.full((M, M), np.nan)
     final, peak, stops = np.zeros(n), np.zeros(n), np.full(n, -1, dtype=np.int64)
-    wr, wg = np.zeros(J), np.zeros(J)
     for i in range(n):
-        wr[:] = 0.0
-        wg[:] = 0.0
+        nr, kr, ng, kg = 0, 0, 0, 0
         er, eg, best = 0.0, 0.0, 0.0
         prev_green = False
         for t in range(min(lengths[i], T)):
@@ -118,13 +141,13 @@ def markov_crossings(values, scored, lengths, gamma, q_red, q_green, bound):
                 continue
             x = values[i, t] > 0.5
             if prev_green:
-                for j in range(J):
-                    wg[j] += up_g[j] if x else dn_g[j]
-                eg = _logmeanexp(wg)
+                ng += 1
+                kg += x
+                eg = _colour_log_e(ng, kg, up_g, dn_g, memo_g)
             else:
-                for j in range(J):
-                    wr[j] += up_r[j] if x else dn_r[j]
-                er = _logmeanexp(wr)
+                nr += 1
+                kr += x
+                er = _colour_log_e(nr, kr, up_r, dn_r, memo_r)
             prev_green = x
             best = max(best, er + eg)
             if stops[i] < 0 and er + eg >= bound:

@@ -83,17 +83,17 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
 
 
 def marks_document(green, scored, lengths, *, g_eff: float, fpr: float, context_pieces, text_pieces, input: str, scheme: str, key: int, gamma: float,
-                   h: int, dedup: bool, vocab_size: int, lm: str):
+                   h: int, dedup: bool, vocab_size: int, lm: str, **fields):
     """Document and marked texts of red-green colours computed elsewhere (raw text: any green-list rule).
 
     ``green``, ``scored`` (n, T) and ``lengths`` as :func:`sims.detect.report.redgreen_from_marks`;
     ``g_eff`` the exact null probability of green; ``context_pieces[i]`` / ``text_pieces[i]`` the
-    shown pieces of text i's context and tokens; the other fields go into the document.
+    shown pieces of text i's context and tokens; the other fields (and ``fields``) go into the document.
     """
     res, prefix = report.redgreen_from_marks(green, scored, lengths, g_eff)
     rows = report.text_rows(res, fpr, n_tokens=lengths, prefix_log10p=prefix, gamma=g_eff)
     doc = report.document(rows, input=input, scheme=scheme, algo="redgreen", statistic=report.STATISTICS["redgreen"], key=key, gamma=gamma, h=h,
-                          dedup=dedup, vocab_size=vocab_size, fpr=fpr, lm=lm)
+                          dedup=dedup, vocab_size=vocab_size, fpr=fpr, lm=lm, **fields)
     marked = [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], prefix[i, : lengths[i]])
               for i in range(len(rows))]
     return doc, marked

@@ -33,6 +33,7 @@ sampling (SynthID: under the null the m g-values of a scored token are i.i.d. Be
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -233,5 +234,32 @@ def sequential_tournament(tokens, prompts, key: int, m: int, *, alpha: float, we
     >>> bool(r.detected.all())
     True
     """
-    values, scored, w = tournament_token_scores(tokens, prompts, key, m, weights=weights, h=h, mask_repeated=mask_repeated, lengths=lengths)
-    return sequential_values(values, scored, weighted_bernoulli_law(w, 0.5), alpha=alpha, grid=grid)
+    from sims.detect import _seq_tournament, scores
+    from sims.detect import tournament_scores as ts
+    from sims.watermarks import tournament as tn
+
+    alpha = e_mixtures.check_alpha(alpha)
+    ts.synthid_weights(m)  # validates m
+    w = np.ones(int(m), dtype=np.int64) if weights is None else ts._check_weights(weights)
+    if w.size != int(m):
+        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    h = tn.DEFAULT_H if h is None else h
+    tokens, prompts, lengths = scores._check_inputs(tokens, prompts, None, h, lengths)
+    if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
+        raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
+    grid_key = None if grid is None else tuple(e_mixtures.check_grid(grid).tolist())
+    mix, table = _tilt_table(tuple(w.tolist()), grid_key, tokens.shape[1], alpha)
+    s, n, stop = (np.zeros(tokens.shape[0], dtype=np.int64) for _ in range(3))
+    _seq_tournament.tournament_crossings(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), w, table, s, n, stop)
+    return e_mixtures.SequentialResult(n, s.astype(np.float64), mix.log_e(s, n), stop, alpha)
+
+
+@functools.lru_cache(maxsize=64)
+def _tilt_table(weights: tuple, grid: tuple | None, n_max: int, alpha: float):
+    """The tilt mixture of :func:`weighted_bernoulli_law` (rate 1/2) and its crossing table up to
+    ``n_max`` scored tokens, computed once per (weights, grid, n_max, alpha): the bisections cost
+    more than a scan of 1e5 tokens.  The table is read-only."""
+    mix = tilt_mixture(weighted_bernoulli_law(np.array(weights, dtype=np.int64), 0.5), None if grid is None else np.array(grid))
+    table = e_mixtures.linear_thresholds(mix, n_max, alpha)
+    table.flags.writeable = False
+    return mix, table

@@ -17,7 +17,7 @@ def padded_texts(rows: list[np.ndarray], start: int) -> np.ndarray:
     return out
 
 
-def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: int, vocab_size: int, dedup: bool = False):
+def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: int, vocab_size: int, dedup: bool = False, seeding: str = "lefthash"):
     """Green and scored marks of token id rows under the package's Bernoulli green lists.
 
     Parameters
@@ -29,7 +29,10 @@ def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: in
     gamma, h, vocab_size : float, int, int
         Green-list ratio in (0, 1), context width >= 1, vocabulary (every id below it).
     dedup : bool
-        Score each (context, token) pair once (the repeated ones are not ``scored``).
+        Score each (context, token) pair once (the repeated ones are not ``scored``; under a ``seeding``
+        scheme other than ``"lefthash"`` each (seed, token) pair).
+    seeding : {"lefthash", "selfhash", "minhash", "skipgram"}
+        The green lists' seeding scheme (:mod:`sims.core.seeding`).
 
     Returns
     -------
@@ -47,7 +50,7 @@ def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: in
     lengths = np.array([max(0, len(r) - h) for r in rows], dtype=np.int64)
     tokens = padded_texts(rows, h)
     prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])
-    kw = dict(stat="green", gamma=gamma, h=h, vocab_size=vocab_size, lengths=lengths)
+    kw = dict(stat="green", gamma=gamma, h=h, vocab_size=vocab_size, lengths=lengths, seeding=seeding)
     g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
     _, scored = scores.token_scores(tokens, prompts, key, dedup=dedup, **kw)
     return g_all > 0.5, scored, lengths, report.null_green_probability(gamma, "bernoulli", vocab_size)

@@ -167,9 +167,6 @@ class LM:
                                       prompt_len=PROMPT_LEN if prompt_len is None else prompt_len, **params)
         if prompt_len is not None:
             raise ValueError(f"prompt_len applies to synthetic LMs (a real LM's prompts come from its prompt set); got {prompt_len!r}")
-        seeding = params.pop("seeding", "lefthash")
-        if seeding != "lefthash":
-            raise ValueError(f"seeding {seeding!r}: a real LM ({self.name!r}) is seeded by lefthash here (other schemes apply to synthetic LMs)")
         from sims.torch_backend.model import stop_ids
         from sims.torch_backend.real_lm import generate_texts
 

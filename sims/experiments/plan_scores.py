@@ -10,7 +10,10 @@ exact boundary, :math:`p_{(i)} \le b_i(c^*)` (:func:`sims.detect.gumbel_scores.h
 ``trgof_bounds``), with :math:`c^*` the exact critical value at the level (bisection on the exact
 null tail); since :math:`H(P_t)` are uniform, the power is the same crossing probability for
 the boundaries :math:`H(b_i)` (:func:`sims.detect.gumbel_scores.crossing_logsf`): no
-approximation beyond the i.i.d. model of :math:`\pi`.
+approximation beyond the i.i.d. model of :math:`\pi`.  The planner runs that recursion in linear
+space (:mod:`sims.experiments.plan_kernels`, equal to the log-space kernel to rounding) and finds
+:math:`c^*` with a handful of tail evaluations (:func:`order_critical`, the bisection's answer bit
+for bit).
 
 **LR (a stated bounded approach).**  The test conditions on the realised weights :math:`k_t`, so
 its critical value is random; there is no closed form.  From the LM sample the planner takes,
@@ -43,6 +46,7 @@ from scipy.special import expit, log_ndtr
 from sims.core import defaults, prf
 from sims.detect import gumbel_scores as gs
 from sims.detect import lr_scores as lr
+from sims.experiments import plan_kernels as PK
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
@@ -131,13 +135,59 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
     return power_at
 
 
+def _null_logsf(kind: str, c: float, n: int, s: float) -> float:
+    """ln P(stat >= c) under the null (:func:`sims.detect.gumbel_scores.order_stat_logsf`, by the linear-space kernel)."""
+    b = gs.hc_bounds(c, n) if kind == "hc" else PK.trgof_bounds_nb(c, n, s)
+    return PK.crossing_logsf(b, gs._lfact(n))
+
+
+_LAST_CRITICAL: dict = {}  # (kind, fpr, s) -> ln c* of the last n: the next search's first guess
+
+
 @functools.lru_cache(maxsize=4096)
 def order_critical(kind: str, n: int, fpr: float, s: float = gs.TRGOF_S) -> float:
-    """Exact critical value of HC / Tr-GoF on n p-values: the smallest c (to 6e-9 relative) with null tail <= fpr."""
+    """Exact critical value of HC / Tr-GoF on n p-values: the smallest c (to 6e-9 relative) with null tail <= fpr.
+
+    The value is the end point of a 32-step bisection on ln c over [ln 1e-3, ln 1e8] (the test's
+    tail is decreasing in c).  A bracket of the root narrowed by the Illinois method (a handful of
+    tail evaluations) decides every step that falls outside it; a step inside it evaluates the tail,
+    so the answer is the bisection's own, bit for bit, at a fraction of its cost."""
+    lfpr = math.log(fpr)
+    memo: dict = {}
+
+    def g(x: float) -> float:  # decreasing in x; its root is ln c*
+        if x not in memo:
+            memo[x] = _null_logsf(kind, math.exp(x), n, s) - lfpr
+        return memo[x]
+
     lo, hi = math.log(1e-3), math.log(1e8)
+    xl, xr = -math.inf, math.inf  # g(xl) > 0 >= g(xr)
+    x = min(max(_LAST_CRITICAL.get((kind, fpr, s), -0.5 * lfpr if kind == "hc" else math.log(-lfpr)), lo), hi)
+    step = 0.25
+    while (xl == -math.inf or xr == math.inf) and lo <= x <= hi:  # bracket by steps doubling away from the guess
+        if g(x) > 0.0:
+            xl, x = x, x + step
+        else:
+            xr, x = x, x - step
+        step *= 2.0
+    if xl > -math.inf and xr < math.inf:
+        fl, fr, side = g(xl), g(xr), 0
+        for _ in range(60):
+            if xr - xl <= 1e-9:
+                break  # Illinois: regula falsi, halving the stale end's value
+            x = min(max(xr - fr * (xr - xl) / (fr - fl), xl + 1e-12), xr - 1e-12)
+            if g(x) > 0.0:
+                xl, fl = x, g(x)
+                fr, side = (0.5 * fr if side == -1 else fr), -1
+            else:
+                xr, fr = x, g(x)
+                fl, side = (0.5 * fl if side == 1 else fl), 1
     for _ in range(32):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if gs.order_stat_logsf(kind, math.exp(mid), n, s) > math.log(fpr) else (lo, mid)
+        if xl < mid < xr:
+            xl, xr = (mid, xr) if g(mid) > 0.0 else (xl, mid)
+        lo, hi = (mid, hi) if mid <= xl else (lo, mid)
+    _LAST_CRITICAL[(kind, fpr, s)] = hi
     return math.exp(hi)
 
 
@@ -153,9 +203,9 @@ def order_power_function(kind: str, pi: np.ndarray, fpr: float, clean=lambda T: 
         if T > ORDER_T_MAX:
             raise ValueError(f"T must be in [1, {ORDER_T_MAX}] for HC / Tr-GoF (exact O(T^3) recursion); got {T}")
         c = order_critical(kind, T, fpr, s)
-        b = gs.hc_bounds(c, T) if kind == "hc" else gs.trgof_bounds(c, T, s)
+        b = gs.hc_bounds(c, T) if kind == "hc" else PK.trgof_bounds_nb(c, T, s)
         share = clean(T)
         wm = -np.expm1(np.log1p(-np.minimum(b, 1.0))[:, None] * inv[None, :]).mean(axis=1)  # P(1 - Y <= b) = 1 - mean (1 - b)^(1/pi)
-        return float(math.exp(gs.crossing_logsf(share * wm + (1.0 - share) * b)))
+        return float(math.exp(PK.crossing_logsf(share * wm + (1.0 - share) * b, gs._lfact(T))))
 
     return power_at

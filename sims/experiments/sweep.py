@@ -48,7 +48,8 @@ def tasks(grid: Grid) -> dict[str, dict]:
     """Every task of the grid by its chunk file's stem, in grid order (``real``: the configuration's LM
     runs on the torch backend, :func:`sims.lm.kind.is_real`)."""
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
-                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score)
+                  prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score,
+                  sampler=grid.sampler)
     out = {}
     for cfg in grid.configs:
         for seed in grid.seeds:
@@ -75,7 +76,7 @@ def prepare_dir(out: pathlib.Path, grid: Grid, force: bool) -> None:
     chunks.mkdir(parents=True, exist_ok=True)
     for tmp in chunks.glob(".*.tmp-*"):  # left by a client that died while writing
         tmp.unlink()
-    _atomic_write_text(meta, json.dumps(dict(hash=grid.hash, file=grid.path, grid=grid.canonical()), indent=1))
+    _atomic_write_text(meta, json.dumps(dict(hash=grid.hash, file=grid.path, grid=grid.canonical(), dedup_rules=grid.dedup_rules()), indent=1))
 
 
 def _atomic_write_text(path: pathlib.Path, text: str) -> None:

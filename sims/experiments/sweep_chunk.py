@@ -21,7 +21,8 @@ alpha iff it is <= log10 alpha) and the anytime-valid log10 p-value of the e-pro
 (:func:`sims.detect.peeking.peek_pvalues`).  A grid
 ``score`` (a registered score family) replaces each algorithm's default detector in ``z``,
 ``log10_p``, ``n_scored`` and ``score``; ``tokens_to_detect`` is then nan (prefix p-values are the
-default detectors').
+default detectors').  A grid's ``sampler = "levels"`` draws the unwatermarked texts (algorithm ``none`` and
+the controls) by :func:`sims.watermarks.null_sampler.generate_null`: the same distributions, O(log V) per token.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ from sims.detect import peeking
 from sims.detect import scores as detect
 from sims.detect.lr_scores import lr_delta
 from sims.detect.score_families import score_generation
+from sims.detect.tournament_scores import score_tournament
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.experiments.lms import get_lm
+from sims.experiments.sweep_grid import OWN_DEDUP, dedup_rule
 from sims.watermarks import registry
+from sims.watermarks.null_sampler import generate_null
 
 UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
@@ -66,11 +70,22 @@ def _per_text(a: np.ndarray) -> np.ndarray:
 
 def _detect(gen, lm, task: dict, algo: str, wm_meta: dict):
     """The grid's detector of ``algo`` on texts ``gen``: its ``score`` family if the grid names one, else the
-    default; the LR score's boost is the watermarked generation's (``wm_meta``), controls included."""
+    default; the LR score's boost is the watermarked generation's (``wm_meta``), controls included.  The
+    grid's ``dedup`` runs as :func:`sims.experiments.sweep_grid.dedup_rule` says for the algorithm's family."""
+    if task.get("score") is None and registry.get(algo).family == "tournament":
+        return _detect_tournament(gen, task, wm_meta)
     if task.get("score") is None:
         return detect.score(gen, lm, dedup=task["dedup"], algo=algo)
     delta = lr_delta(wm_meta) if task["score"] == "lr" else None
     return score_generation(gen, task["score"], lm, dedup=task["dedup"], algo=algo, delta=delta)
+
+
+def _detect_tournament(gen, task: dict, wm_meta: dict):
+    """Tournament sampling's mean g-value score with the watermarked generation's ``m`` and ``h`` (``wm_meta``,
+    controls included): with the grid's ``dedup`` its repeated-context mask (a context met earlier in the text is
+    not scored), without it the generation's own ``mask_repeated`` setting."""
+    mask = True if task["dedup"] else bool(wm_meta["mask_repeated"])
+    return score_tournament(gen, key=task["key"], m=wm_meta["m"], h=wm_meta["h"], mask_repeated=mask)
 
 
 def _metrics(gen, res, task: dict, algo: str) -> dict:
@@ -102,6 +117,13 @@ def _peek(gen, task: dict, algo: str) -> tuple[np.ndarray, np.ndarray]:
     return peeking.peek_pvalues(values, scored, lengths, g_eff)
 
 
+def _draw(lm, algo: str, task: dict, **kw) -> Generation:
+    """Texts of ``algo`` from ``lm``: by the ``levels`` sampler where the grid asks for it and the texts are unwatermarked."""
+    if algo == "none" and task.get("sampler") == "levels":
+        return generate_null(lm.synthetic, **kw)
+    return lm.generate(algo, **kw)
+
+
 def run_chunk(task: dict) -> dict[str, np.ndarray]:
     """The rows of one task as columns (numpy arrays of equal length).
 
@@ -125,7 +147,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         lm = get_lm(cfg["lm"])
         if lm.real:
             kw.pop("prompt_len")
-        gen = lm.generate(algo, seed=s, **kw)
+        gen = _draw(lm, algo, task, seed=s, **kw)
     meta = gen.meta
     parts = [(False, "none", _metrics(gen, _detect(gen, lm, task, algo, gen.meta), task, algo))]
     for a, (kind, rate) in enumerate(task["attacks"]):
@@ -136,19 +158,22 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
                 rows[k] = parts[0][2][k]
         parts.append((False, f"{kind}:{rate:g}", rows))
     if task["controls"]:
-        nkw = dict(kw, h=meta["h"], gamma=meta["gamma"], green_kind=meta["green_kind"])
+        nkw = dict(kw, h=meta["h"], **{k: meta[k] for k in ("gamma", "green_kind") if k in meta})  # a tournament has no green list
         nkw = {k: v for k, v in nkw.items() if k in ("n", "T", "key", "prompt_len", "h", "gamma", "green_kind")}
         s0 = chunk_seed(task["seed"], task["chunk"], NULL_STREAM)
         if lm is None:
             null = _uniform_texts(seed=s0, **nkw)
         else:
-            null = lm.generate("none", seed=s0, **nkw)
+            null = _draw(lm, "none", task, seed=s0, **nkw)
         parts.append((True, "none", _metrics(null, _detect(null, lm, task, algo, meta), task, algo)))
     cols: dict[str, list] = {}
+    rule = dedup_rule(algo, task["dedup"])
     for is_null, att_name, rows in parts:
         const = dict(config=cfg["id"], lm=cfg["lm"], algo=algo, **{p: np.nan if meta.get(p) is None else float(meta[p]) for p in PARAM_COLUMNS},
-                     h=int(meta["h"]), green_kind=meta["green_kind"], T=int(task["T"]), seed=int(task["seed"]), chunk=int(task["chunk"]),
+                     h=int(meta["h"]), green_kind=meta.get("green_kind", "none"), T=int(task["T"]), seed=int(task["seed"]), chunk=int(task["chunk"]),
                      null=is_null, attack=att_name)
+        if registry.get(algo).family in OWN_DEDUP:  # a family with its own dedup names the rule that ran on each row
+            const["dedup"] = rule
         block = {k: np.full(m, v, dtype=object if isinstance(v, str) else None) for k, v in const.items()}
         block["text"] = np.arange(first, first + m, dtype=np.int64)
         block.update(rows)

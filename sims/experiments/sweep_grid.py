@@ -9,6 +9,7 @@ A grid file (``examples/sweep_quick.toml``)::
     seeds = [0]
     controls = true              # also score n unwatermarked texts per configuration (empirical FPR)
     score = "lr"                 # optional: a detector score family of the registry for every algorithm (default: each one's own)
+    sampler = "levels"           # optional: unwatermarked texts of a synthetic LM by the O(log V) sampler (sims.watermarks.null_sampler)
 
     [[algo]]
     name = "srl"
@@ -42,7 +43,7 @@ import tomllib
 from sims.core import defaults
 from sims.experiments.attacks import KINDS as ATTACK_KINDS
 from sims.experiments.evaluate import FPRS, TTD_LEVEL
-from sims.lm.kind import LM_CHOICES, is_real, lm_kind
+from sims.lm.kind import LM_CHOICES, SYNTHETIC_KINDS, is_real, lm_kind
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
@@ -52,7 +53,29 @@ DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "
 PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  # red-green: naive every-prefix testing vs the anytime-valid test (opt in)
 METRICS = DEFAULT_METRICS + PEEK_METRICS
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
-                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None)
+                  fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
+
+
+OWN_DEDUP = {"tournament": ("context-mask", "generation")}
+"""Families whose detector has its own dedup: the rule run with the grid's ``dedup`` on and off (:func:`dedup_rule`)."""
+
+
+def dedup_rule(algo: str, dedup: bool) -> str:
+    """What the grid's ``dedup`` does for algorithm ``algo``.
+
+    ``"pairs"`` (on) / ``"off"``: every family but the tournament: each (seed, token) pair scored once
+    (Fernandez et al.; :mod:`sims.detect.scores`) or every token scored.  The tournament family (SynthID-Text)
+    has no green list, so the pair dedup does not apply to it (its scorer refuses it); its own rule is that of
+    its generator (:mod:`sims.detect.tournament_scores`): ``"context-mask"`` (on): a position whose context of
+    ``h`` tokens was met earlier in the text is not scored, whatever the generation's ``mask_repeated`` (the
+    scored g-values are then i.i.d. under the null); ``"generation"`` (off): the generation's own
+    ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
+    hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
+    """
+    fam = registry.get(algo).family
+    if fam in OWN_DEDUP:
+        return OWN_DEDUP[fam][0 if dedup else 1]
+    return "pairs" if dedup else "off"
 
 
 class GridError(ValueError):
@@ -103,6 +126,7 @@ class Grid:
     metrics: tuple[str, ...]
     attacks: tuple[tuple[str, float], ...]
     score: str | None = None  # a registered score family (registry.score_names) or None: each algorithm's default detector
+    sampler: str | None = None  # "levels": algorithm none and the controls drawn by sims.watermarks.null_sampler; None: the generator
 
     @property
     def n_chunks(self) -> int:
@@ -111,10 +135,15 @@ class Grid:
     def canonical(self) -> dict:
         """Everything that determines the rows (not the file's path), JSON-ready."""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
-        if self.score is None:  # grids without a score key keep their hash
-            del d["score"]
+        for opt in ("score", "sampler"):  # grids without these keys keep their hash
+            if d[opt] is None:
+                del d[opt]
         d["configs"] = [c.as_dict() for c in self.configs]
         return json.loads(json.dumps(d))
+
+    def dedup_rules(self) -> dict[str, str]:
+        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``."""
+        return {c.algo: dedup_rule(c.algo, self.dedup) for c in self.configs}
 
     @property
     def hash(self) -> str:
@@ -284,7 +313,19 @@ def load_grid(path) -> Grid:
     if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
-                float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs))
+                float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs), sampler=_sampler(loc, raw.get("sampler"), configs))
+
+
+def _sampler(loc: _Locator, name, configs) -> str | None:
+    """The grid's ``sampler`` key: ``"levels"`` (every LM synthetic) or ``"blocks"`` (the default, stored as None)."""
+    if name is None or name == "blocks":
+        return None
+    if name != "levels":
+        raise loc.error("sampler", f"must be 'blocks' or 'levels'; got {name!r}")
+    for cfg in configs:
+        if cfg.lm in NULL_LMS or lm_kind(cfg.lm) not in SYNTHETIC_KINDS:
+            raise loc.error("sampler", f"'levels' draws from a synthetic LM's tables; lm {cfg.lm!r} is not one")
+    return name
 
 
 def _score(loc: _Locator, name, configs) -> str | None:

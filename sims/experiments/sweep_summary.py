@@ -94,6 +94,12 @@ def _cell(x) -> str:
     return "-" if not np.isfinite(x) else (f"{x:.3g}" if abs(x) < 1e4 else f"{x:.3e}")
 
 
+def _own_dedup(grid: Grid) -> str:
+    """`` (synthid: context-mask)``: the algorithms whose family dedups its own way (:func:`sims.experiments.sweep_grid.dedup_rule`)."""
+    own = {a: r for a, r in grid.dedup_rules().items() if r not in ("pairs", "off")}
+    return f" ({', '.join(f'{a}: {r}' for a, r in own.items())})" if own else ""
+
+
 def markdown(grid: Grid, rows: list[dict]) -> str:
     """The summary as a markdown table (rates with their Clopper-Pearson intervals)."""
     fk = [_fpr_key(a) for a in grid.fprs]
@@ -102,7 +108,7 @@ def markdown(grid: Grid, rows: list[dict]) -> str:
         head += ["control texts"] + [f"empirical FPR at {k} [CI]" for k in fk]
     lines = [f"# Sweep summary: {pathlib.Path(grid.path).name}", "",
              f"{grid.n} texts x {grid.T} tokens per configuration and seed (seeds {list(grid.seeds)}), key {grid.key}, "
-             f"dedup {'on' if grid.dedup else 'off'}; a text is detected when its exact p-value is <= the FPR.", "",
+             f"dedup {'on' if grid.dedup else 'off'}{_own_dedup(grid)}; a text is detected when its exact p-value is <= the FPR.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["label"], r["attack"], str(r["n_texts"]), _cell(r["kl_per_token"]), _cell(r["realized_dg"])]

@@ -40,6 +40,8 @@ def processor_meta(processor, V: int, seed: int) -> dict:
     meta.update({k: float(getattr(processor, k)) for k in PARAMS if getattr(processor, k, None) is not None})
     if getattr(processor, "prf", "splitmix64") != "splitmix64":
         meta["prf"] = processor.prf
+    if getattr(processor, "seeding", "lefthash") != "lefthash":  # recorded where not lefthash, as the synthetic generator does
+        meta["seeding"] = processor.seeding
     return meta
 
 

@@ -87,8 +87,10 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     prompts : list of 1-d id sequences (row i of the result is prompt i)
     T, algo, seed, key, h, **params :
         As :func:`sims.watermarks.generate.generate` (``params``: gamma, delta, Delta, eta,
-        lam1, M, tau, alpha, green_kind, prf; ``prf="siphash"`` takes a 128-bit ``key`` and is
-        kept with the key in ``meta``, so that :func:`sims.score` detects with it).
+        lam1, M, tau, alpha, green_kind, prf, seeding; ``prf="siphash"`` takes a 128-bit ``key`` and is
+        kept with the key in ``meta``, so that :func:`sims.score` detects with it; so is a ``seeding``
+        scheme other than ``"lefthash"`` (:mod:`sims.core.seeding`), the green lists of the processor
+        bit-identical to the synthetic generator's).
     batch : int, optional
         Rows per forward pass (default :func:`default_batch`).
     engine : {"loop", "static"}
@@ -137,7 +139,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
             parts.append((idx, g))
             bar.update(len(idx) * T)
     out = _concat(parts, n)
-    _, info = algo_params(algo, **{k: v for k, v in params.items() if k not in ("green_kind", "prf")})
+    _, info = algo_params(algo, **{k: v for k, v in params.items() if k not in ("green_kind", "prf", "seeding")})
     out.meta.update(info, lm=lm, batch=B, engine=engine if engine == "loop" else out.meta["engine"])
     return out
 

@@ -216,7 +216,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
     ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).
 
-    none / srl / dualga with SplitMix64 green lists run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
+    none / srl / dualga with SplitMix64 left-hash green lists run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
     ``cuda_graph`` (default: on CUDA) captures each step per attention-length bucket of 64);
     the others run their processor eagerly.  ``kernels`` picks the model's (:class:`StaticLlama`).
     ``records=False`` with ``algo="none"`` skips green lists and records (the bare baseline).
@@ -231,7 +231,8 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
     dec = StaticLlama(model, B, P + T, kernels=kernels)
     dec.set_pads(P - lens)
     inp = torch.as_tensor(ids, device=dec.device).clamp(min=0)
-    if algo in FUSED_ALGOS and params.get("prf", defaults.PRF) == defaults.PRF:  # the fused kernels hash with SplitMix64
+    if algo in FUSED_ALGOS and params.get("prf", defaults.PRF) == defaults.PRF and params.get("seeding", "lefthash") == "lefthash":
+        # the fused kernels hash lefthash with SplitMix64; another seeding scheme runs the processor
         registry.check_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         _, info = algo_params(algo, **{k: v for k, v in params.items() if k != "prf"})
         dual = "eta" in registry.get(algo).params  # lambda learned online (DualGA), else a fixed boost delta (none: 0)

@@ -75,13 +75,3 @@ def test_get_lm_on_smollm2():
     gen = lm.generate("dualga", n=2, T=6, seed=0, key=1)
     assert gen.tokens.shape == (2, 6) and gen.meta["lm"] == "smollm2"
     _check_probs(lm, gen)
-
-
-def test_a_real_lm_takes_left_hash_seeding_only():
-    """``seeding`` on a real LM: the default scheme generates as if not given; another is refused, naming it."""
-    lm = sims.get_lm("random-llama")
-    a = lm.generate("srl", n=1, T=4, seed=0, seeding="lefthash")
-    b = lm.generate("srl", n=1, T=4, seed=0)
-    assert np.array_equal(a.tokens, b.tokens)
-    with pytest.raises(ValueError, match="seeding 'minhash': a real LM"):
-        lm.generate("srl", n=1, T=4, seed=0, seeding="minhash")
