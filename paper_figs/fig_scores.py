@@ -73,15 +73,21 @@ def _order_critical(kind: str, n: int, level: float) -> float:
     return math.exp(hi)
 
 
-def _prefix_rejects(name, gen, inputs, lengths, levels):
+def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
     """level -> (n_texts, len(lengths)) bool: the exact test of ``name`` at that level rejects the
-    prefix; ``inputs`` are the red-green texts' :func:`sims.detect.lr_scores.lr_token_inputs`."""
+    prefix; ``inputs`` are the red-green texts' :func:`sims.detect.lr_scores.lr_token_inputs`; ``lm``
+    the LM of the keyed-order families (``hits``, ``its-edit``)."""
     from sims.detect import gumbel_scores as gs
     from sims.detect import lr_scores as lr
     from sims.detect.nulls import LN10, binom_logsf, gamma_logsf
     from sims.detect.scores import token_scores
 
     m = gen.meta
+    if name in ("hits", "its-edit"):
+        from paper_figs.fig_edit_scores import keyed_prefix_log10p
+
+        lp = keyed_prefix_log10p(name, gen, lm, lengths)
+        return {a: lp <= math.log10(a) for a in levels}
     outs = {a: np.zeros((gen.tokens.shape[0], len(lengths)), dtype=bool) for a in levels}
     if name in ("green", "lr"):
         gam = m["gamma"]
@@ -153,7 +159,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                 gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
                 inputs = [lr_token_inputs(gen, lm, KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in score_names else None
                 for name in score_names:
-                    rej = _prefix_rejects(name, gen, inputs, lengths, LEVELS)
+                    rej = _prefix_rejects(name, gen, inputs, lengths, LEVELS, lm)
                     ttd = _ttd(rej[1e-4], lengths)
                     ttd = np.where(np.isfinite(ttd), ttd, np.inf)
                     med = float(np.median(ttd))

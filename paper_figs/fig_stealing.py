@@ -14,6 +14,11 @@ Seeding schemes (:mod:`sims.core.seeding`): SRL gamma 0.25 delta 2 also under ``
 ``skipgram`` (``SEEDED``; at h = 1 min-hash and skip-gram are left-hash and are left out).  The attacker
 is the same for every scheme: it estimates a colour per (h-window, token) pair, which decides the colour
 under every scheme; it does not exploit a scheme's structure (skip-gram's green list depends on one token).
+The scheme-aware attacker (:mod:`sims.experiments.steal_aware`) does: it pools its evidence over the seed the
+scheme uses (skip-gram: the token h back; min-hash: each window token as a candidate anchor; self-hash: the
+same plus the candidate alone; left-hash: the window) and its spoofer leans towards tokens that fix a seed it
+has evidence for (``AWARE_STEER``).  Its spoof success is drawn dashed beside the unaware one's for SRL gamma 0.25
+delta 2 under each scheme, and the table gives the texts it needs (``N for aware spoof >= 1/2``).
 """
 
 from __future__ import annotations
@@ -29,7 +34,9 @@ SCHEMES = [("srl", dict(gamma=0.25, delta=2.0)), ("srl", dict(gamma=0.25, delta=
            ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("hard", dict(gamma=0.25)), ("autocov", dict(Delta=0.3))]
 FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4),
             spoof_T=200, spoof_n_eval=1000, spoof_n_calibration=1000, spoof_Ns={1: (30, 100, 300, 1000), 2: (300, 1000, 3000)})
-SEEDED = [("srl", dict(gamma=0.25, delta=2.0, seeding=s)) for s in ("selfhash", "minhash", "skipgram")]
+AWARE = ("lefthash", "selfhash", "minhash", "skipgram")  # SRL gamma 0.25 delta 2 under these schemes: the aware attacker too
+AWARE_STEER = 2.0  # logit bonus of a token that fixes a known seed (steal_aware.spoof_aware)
+SEEDED = [("srl", dict(gamma=0.25, delta=2.0, seeding=s)) for s in AWARE[1:]]
 QUICK = dict(V=256, T=16, n_eval=50, Ns=(100, 1000), hs=(1, 2), spoof_T=100, spoof_n_eval=200, spoof_n_calibration=200,
              spoof_Ns={1: (30,), 2: (300,)})
 
@@ -45,7 +52,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from sims.experiments import steal
+    from sims.experiments import steal, steal_aware
     from sims.lm.synthetic import get_lm
 
     cfg = QUICK if quick else FULL
@@ -53,7 +60,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     name = (lms or ("news",))[0]
     lm = get_lm(name, vocab_size=cfg["V"])  # a synthetic LM: up to 100000 stolen texts, and exact spoofing probabilities
     Ns = list(cfg["Ns"])
-    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
+    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4, aware_steer=AWARE_STEER,
                    curves={}, spoof_test={})
     fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
     shared = {}
@@ -65,6 +72,11 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             haul = steal.make_haul(lm, algo, n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=h, **shared, **params)
             shared = dict(base=haul.base, held_out=haul.held_out)
             rows = [steal.attack_point(haul, N) for N in Ns]
+            if algo == "srl" and params.get("gamma") == 0.25 and params.get("delta") == 2.0:
+                for row in rows:  # the scheme-aware attacker on the same haul
+                    aw = steal_aware.attack_point_aware(haul, row["n_stolen"], steer=AWARE_STEER)
+                    row.update(aware_spoof_success=aw["spoof_success"], aware_green_estimate_accuracy=aw["green_estimate_accuracy"])
+                axes[r, 0].plot(Ns, [row["aware_spoof_success"] for row in rows], "x--", ms=3, label=f"{label} (scheme-aware)")
             summary["curves"][f"h={h} {label}"] = rows
             for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
                 axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
@@ -87,20 +99,30 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     return files + [md]
 
 
+def _aware_cells(rows: list[dict]) -> str:
+    """The scheme-aware attacker's columns (``-`` where it did not run)."""
+    if "aware_spoof_success" not in rows[-1]:
+        return "- | -"
+    hit = next((r["n_stolen"] for r in rows if r["aware_spoof_success"] >= 0.5), None)
+    last = rows[-1]
+    return f"{hit if hit else '> ' + str(last['n_stolen'])} | {last['aware_spoof_success']:.2f} ({last['aware_green_estimate_accuracy']:.2f})"
+
+
 def _markdown(summary: dict, np) -> str:
     lines = [f"# {TITLE}", "",
              f"news LM, V = {summary['vocab_size']}, texts of {summary['T']} tokens, seed 0; attacker: N watermarked + N base texts, "
              f"spoof boost {summary['boost']}, scrub budget {summary['budget']} of the tokens; success at p <= 1e-4 "
              f"over {summary['n_eval']} texts.", "",
-             "| scheme | h | genuine detected | N for spoof >= 1/2 | spoof at max N | scrub at max N (edit rate; blind) | accuracy at max N |",
-             "|---|---|---|---|---|---|---|"]
+             "| scheme | h | genuine detected | N for spoof >= 1/2 | spoof at max N | scrub at max N (edit rate; blind) | accuracy at max N "
+             "| N for aware spoof >= 1/2 | aware spoof at max N (accuracy) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, rows in summary["curves"].items():
         h, label = name.split(" ", 1)
         hit = next((r["n_stolen"] for r in rows if r["spoof_success"] >= 0.5), None)
         last = rows[-1]
         lines.append(f"| {label} | {h[2:]} | {last['detected_before']:.2f} | {hit if hit else '> ' + str(last['n_stolen'])} | {last['spoof_success']:.2f} | "
                      f"{last['scrub_success']:.2f} ({last['scrub_edit_rate']:.2f}; {last['scrub_blind_success']:.2f}) | "
-                     f"{last['green_estimate_accuracy']:.2f} |")
+                     f"{last['green_estimate_accuracy']:.2f} | {_aware_cells(rows)} |")
     lines += ["", "Spoof test (sims.detect.spoof: rank correlation of colour and log reference pair count, conformal p-value from the "
               "owner's calibration texts; level 0.01) on texts the detector flags, SRL gamma 0.25 delta 2; the owner's reference is "
               "the haul's watermarked texts (what the attacker saw included):", "",

@@ -1,6 +1,8 @@
 """``sims detect --sequential`` and several keys on raw text (``--text``) and as an HTML report (``--html``).
 
-Raw text (schemes ``wmstats`` and ``transformers-lefthash``) gives red-green colours per key
+Raw text of the SynthID scheme (``transformers-synthid``) gets the tournament e-process of its g-values
+(:mod:`sims.torch_backend.synthid_sequential`); raw text of the red-green schemes (``wmstats``,
+``transformers-lefthash``, ``transformers-selfhash``) gives red-green colours per key
 (:func:`sims.cli.text_input.text_marks`); from them
 
 * ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.sequential_laws`),
@@ -83,8 +85,10 @@ def text_anytime(args, keys: list[int], fpr: float):
     """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
     from sims.cli.text_input import seeding_field, text_input, text_marks
 
-    if args.scheme == "transformers-synthid":
-        raise ValueError("--sequential and several keys on --text take the red-green schemes (wmstats, transformers-lefthash, transformers-selfhash)")
+    if args.scheme == "transformers-synthid":  # its keys are one argument: only --sequential leads here
+        from sims.torch_backend.synthid_sequential import sequential_text_document
+
+        return sequential_text_document(args, fpr, text_input(args).rows), None
     t = text_input(args)
     pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
     fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V, **seeding_field(args))

@@ -7,13 +7,14 @@ generation); ``sims detect --score NAME``, a sweep grid's ``score`` key
 :func:`sims.watermarks.registry.score_names` / :func:`~sims.watermarks.registry.get_score`, which
 refuse an unknown or inapplicable score with one message.  ``green`` and ``ems-ars`` are today's
 default detectors (:mod:`sims.detect.scores`); the others live in :mod:`sims.detect.gumbel_scores`
-and :mod:`sims.detect.lr_scores`.  This module is imported by :mod:`sims.detect`, so every reader
-of the registry sees the families.
+and :mod:`sims.detect.lr_scores`; ``hits`` is the keyed-order default (ITS / UW) and ``its-edit`` its
+edit-tolerant alignment (:mod:`sims.detect.edit_scores`).  This module is imported by :mod:`sims.detect`,
+so every reader of the registry sees the families.
 """
 
 from __future__ import annotations
 
-from sims.detect import gumbel_scores, lr_scores, scores
+from sims.detect import edit_scores, gumbel_scores, lr_scores, scores
 from sims.watermarks import registry
 from sims.watermarks.registry import Score
 
@@ -22,12 +23,16 @@ def _green(gen, lm, *, key, gamma, dedup, algo, **_):
     return scores.score(gen, dedup=dedup, key=key, gamma=gamma, algo=algo)
 
 
-def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
+def _lm_of(gen, lm):
     if lm is None:
         from sims.lm.synthetic import lm_from_meta
 
         lm = lm_from_meta(gen.meta)
-    return lr_scores.score_lr(gen, lm, key=key, gamma=gamma, delta=delta)
+    return lm
+
+
+def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
+    return lr_scores.score_lr(gen, _lm_of(gen, lm), key=key, gamma=gamma, delta=delta)
 
 
 def _gumbel(name):
@@ -36,6 +41,14 @@ def _gumbel(name):
         return gumbel_scores.score_gumbel(gen.tokens, gen.prompts[:, -m["h"]:], key, name, Delta=Delta, s=s, vocab_size=m["vocab_size"],
                                           h=m["h"], dedup=dedup, lengths=gen.lengths)
     return scorer
+
+
+def _hits(gen, lm, *, key, gamma, dedup, algo, **_):
+    return scores.score(gen, _lm_of(gen, lm), key=key, algo=algo)
+
+
+def _its_edit(gen, lm, *, key, **_):
+    return edit_scores.score_its_edit(gen, _lm_of(gen, lm), key=key)
 
 
 _EMS = ("ems",)
@@ -47,6 +60,9 @@ for _s in (
     Score("ems-opt", _EMS, False, "sum of quantised h_Delta(Y)", "lattice convolution, tilted FFT", _gumbel("ems-opt")),
     Score("ems-hc", _EMS, False, "higher criticism of 1 - Y", "order statistics crossing (exact recursion)", _gumbel("ems-hc")),
     Score("ems-trgof", _EMS, False, "Tr-GoF (phi_s divergence) of 1 - Y", "order statistics crossing (exact recursion)", _gumbel("ems-trgof")),
+    Score("hits", scores.KEYED_ORDER_ALGOS, True, "keyed-order hit count", "Poisson-binomial upper tail (exact DP)", _hits, default=True),
+    Score("its-edit", edit_scores.EDIT_ALGOS, True, "best key alignment of -ln p(y) weighted hits, less gaps",
+          "permutation over fresh keys (exact, resolution 1e-4)", _its_edit),
 ):
     registry.register_score(_s)
 

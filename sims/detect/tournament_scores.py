@@ -34,6 +34,7 @@ re-tilting), whatever the size of the answer: no normal approximation anywhere. 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from numba import njit, prange
@@ -49,6 +50,7 @@ from sims.watermarks import tournament as tn
 
 STATS = ("mean", "weighted")
 _MIN_TILTED_TAIL = 1e-3  # re-tilt when a tail's tilted mass falls below this (relative error ~1e-16 / it)
+FOLD_EPS = 1e-30  # tilted mass allowed outside the folded FFT's window (Hoeffding bound, :func:`_fold_size`)
 
 
 def synthid_weights(m: int) -> np.ndarray:
@@ -163,11 +165,17 @@ def _groups(n: int, w: np.ndarray, theta: float, lr: float):
     return wl_values.astype(np.int64), (n * counts).astype(np.float64), expit(theta * wl_values.astype(np.float64) + lr)
 
 
-def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
-    """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l + \\mathrm{logit}\\, r))` on 0..n sum(w), by FFT
-    (``lr`` = logit of the null rate r); the characteristic function from :func:`_log_cf_into`."""
+def _lattice(n: int, w: np.ndarray, N: int | None) -> tuple[int, int]:
+    """(FFT size, values returned): the whole lattice 0..n sum(w), or its pmf folded modulo ``N``."""
     size = int(n * w.sum()) + 1
-    N = 1 << max(1, (size - 1).bit_length())
+    return (1 << max(1, (size - 1).bit_length()), size) if N is None else (N, N)
+
+
+def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float, N: int | None = None) -> np.ndarray:
+    """pmf of :math:`\\sum_l w_l \\mathrm{Bin}(n, \\sigma(\\theta w_l + \\mathrm{logit}\\, r))` on 0..n sum(w), by FFT
+    (``lr`` = logit of the null rate r); the characteristic function from :func:`_log_cf_into`.  With
+    ``N``, the pmf folded modulo ``N``: entry ``j`` is :math:`\\sum_{k \\equiv j \\bmod N} P(k)` (:func:`_tilt`)."""
+    N, size = _lattice(n, w, N)
     ang = -2.0 * np.pi * np.arange(N) / N
     wl, mult, pl = _groups(n, w, theta, lr)
     mod = np.empty(N // 2 + 1)
@@ -178,10 +186,9 @@ def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
     return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
 
 
-def _tilted_pmf_reference(n: int, w: np.ndarray, theta: float, lr: float) -> np.ndarray:
+def _tilted_pmf_reference(n: int, w: np.ndarray, theta: float, lr: float, N: int | None = None) -> np.ndarray:
     """:func:`_tilted_pmf` by NumPy's complex logarithm (the reference its kernel is tested equal to)."""
-    size = int(n * w.sum()) + 1
-    N = 1 << max(1, (size - 1).bit_length())
+    N, size = _lattice(n, w, N)
     k = np.arange(N // 2 + 1, dtype=np.int64)
     roots = np.exp(-2j * np.pi * np.arange(N) / N)  # z^w read at the exactly reduced angle (k w) mod N
     logphi = np.zeros(N // 2 + 1, dtype=np.complex128)
@@ -206,27 +213,101 @@ def _theta_for(n: int, w: np.ndarray, target: float, lr: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def _tilt(n: int, w: np.ndarray, s: int, rate: float):
+def _fold_size(n: int, w: np.ndarray) -> int:
+    """Smallest power of two ``N >= 2 d + 4`` with Hoeffding's :math:`2 e^{-2 d^2 / (n \\sum_l w_l^2)} \\le` ``FOLD_EPS``:
+    under any tilt, :math:`P(|S - E S| \\ge d) \\le` ``FOLD_EPS`` (the bits are independent and layer l's lie in
+    :math:`[0, w_l]`), so a window of ``N`` lattice points around the tilted mean holds all but that mass."""
+    d = math.sqrt(0.5 * n * float(w @ w) * math.log(2.0 / FOLD_EPS))
+    return 1 << max(1, int(2.0 * d + 4.0).bit_length())
+
+
+@lru_cache(maxsize=64)
+def _tilt_cached(n: int, w_key: tuple, s: int, rate: float, fold: bool):
+    return _tilt(n, np.array(w_key, dtype=np.int64), s, rate, fold)
+
+
+def _tilt(n: int, w: np.ndarray, s: int, rate: float, fold: bool = True):
     """A tilt centred on ``s`` (theta = 0 at or below the null mean): ``(k0, ln K(theta) - theta k0,
-    suffix sums of P_theta(k) e^{-theta (k - k0)} and of P_theta(k), k >= k0 = s)``, so that every
-    tail at or above ``s`` is O(1): :math:`\\ln P(S \\ge s') = \\ln K - \\theta k_0 + \\ln \\sum_{k \\ge s'} P_\\theta(k) e^{-\\theta(k - k_0)}`."""
+    suffix sums of P_theta(k) e^{-theta (k - k0)} and of P_theta(k), k >= k0)``, so that every
+    tail at or above ``s`` is O(1): :math:`\\ln P(S \\ge s') = \\ln K - \\theta k_0 + \\ln \\sum_{k \\ge s'} P_\\theta(k) e^{-\\theta(k - k_0)}`.
+
+    With ``fold`` (the fast path) the FFT runs on :func:`_fold_size` points instead of the whole lattice
+    of :math:`n \\sum_l w_l + 1`: the pmf folded modulo ``N`` equals the pmf on a window of ``N`` points
+    around the tilted mean up to the mass outside it, at most ``FOLD_EPS`` (Hoeffding), and the pmf is
+    taken as 0 beyond the window.  Each tail from the tilt then moves by at most ``2 FOLD_EPS`` in absolute
+    terms; the tilted tails used are >= 1e-3, so ln p moves by at most ``2e3 FOLD_EPS`` = 2e-27, far below
+    the FFT's rounding (~1e-16 / 1e-3).  ``k0 = max(s, window start)``: below the window (only at
+    theta = 0) the tail is 1 - (at most ``FOLD_EPS``)."""
     lr = math.log(rate) - math.log1p(-rate)
-    target = min(float(s), n * float(w.sum()) - 0.5)
-    theta = 0.0 if target <= rate * n * float(w.sum()) else _theta_for(n, w, target, lr)
+    W = float(w.sum())
+    target = min(float(s), n * W - 0.5)
+    theta = 0.0 if target <= rate * n * W else _theta_for(n, w, target, lr)
     logK = float(n * np.sum(np.logaddexp(math.log1p(-rate), math.log(rate) + theta * w)))  # K(theta) = n sum_l log(1 - r + r e^(theta w_l))
-    pmf = _tilted_pmf(n, w, theta, lr)[s:]
+    full, size = _lattice(n, w, None)
+    N = _fold_size(n, w) if fold else full
+    if N >= full:
+        lo, pmf = 0, _tilted_pmf(n, w, theta, lr)
+    else:
+        mean = n * float(w @ expit(theta * w + lr))
+        lo = max(0, min(int(round(mean)) - N // 2, size - N))
+        pmf = _tilted_pmf(n, w, theta, lr, N)[np.arange(lo, min(lo + N, size)) % N]  # unfolded onto [lo, lo + N)
+    k0 = max(s, lo)
+    pmf = pmf[k0 - lo :]
     weighted = np.cumsum((pmf * np.exp(-theta * np.arange(pmf.size)))[::-1])[::-1]  # summed from the far tail inwards
-    return s, logK - theta * s, weighted, np.cumsum(pmf[::-1])[::-1]
+    return k0, logK - theta * k0, weighted, np.cumsum(pmf[::-1])[::-1]
 
 
-def _tilted_tail(s: int, tilt) -> tuple[float, float]:
-    """(tilted tail mass, ln P(S >= s)) from a tilt of :func:`_tilt` (s >= its centre)."""
+def _tilted_tails(s: np.ndarray, tilt) -> tuple[np.ndarray, np.ndarray]:
+    """(tilted tail masses, ln P(S >= s)) from a tilt of :func:`_tilt` for increasing ``s`` >= its centre
+    (0 and -inf past the tilt's window)."""
     k0, base, weighted, mass = tilt
+    idx = np.maximum(s - k0, 0)
+    inside = idx < mass.size
+    idx = np.minimum(idx, mass.size - 1)
+    wt = np.where(inside, weighted[idx], 0.0)
     with np.errstate(divide="ignore"):
-        return float(mass[s - k0]), min(0.0, base + math.log(weighted[s - k0]) if weighted[s - k0] > 0 else -math.inf)
+        return np.where(inside, mass[idx], 0.0), np.minimum(0.0, base + np.log(wt))
 
 
-def weighted_logsf(s, n, weights, rate: float = 0.5):
+def _centre(s: int, n: int, w: np.ndarray, rate: float) -> int:
+    """The tilt centre tried first for ``s``: the null mean's floor at or below it (theta = 0, one tilt
+    for all), else ``s`` rounded down to a grid of a quarter null standard deviation above the mean,
+    so that texts and calls with nearby sums share a cached tilt."""
+    mean = rate * n * float(w.sum())
+    if s <= mean:
+        return 0
+    step = max(1, int(0.25 * math.sqrt(rate * (1.0 - rate) * n * float(w @ w))))
+    return int(mean) + ((s - int(mean)) // step) * step
+
+
+def _logsf_sorted(s: np.ndarray, n: int, w: np.ndarray, rate: float, fast: bool) -> np.ndarray:
+    """ln P(S >= s) for increasing ``s`` in [1, n sum(w)]: a tilt serves until its tilted tail mass
+    falls below ``_MIN_TILTED_TAIL``, then the next one is centred on the first ``s`` it does not serve.
+    ``fast``: folded FFTs (:func:`_tilt`) and tilts cached across calls, tried first at the grid
+    centre :func:`_centre`; else the whole-lattice reference with a fresh tilt at each ``s``."""
+    out = np.empty(s.size)
+    w_key = tuple(int(x) for x in w)
+    i = 0
+    while i < s.size:
+        sv = int(s[i])
+        tilt = None
+        if fast:
+            c = _centre(sv, n, w, rate)
+            if c < sv:
+                tilt = _tilt_cached(n, w_key, c, rate, True)
+                if _tilted_tails(s[i : i + 1], tilt)[0][0] < _MIN_TILTED_TAIL:
+                    tilt = None
+        if tilt is None:
+            tilt = _tilt_cached(n, w_key, sv, rate, True) if fast else _tilt(n, w, sv, rate, False)
+        mass, val = _tilted_tails(s[i:], tilt)
+        bad = np.flatnonzero(mass[1:] < _MIN_TILTED_TAIL)
+        j = s.size - i if bad.size == 0 else 1 + int(bad[0])
+        out[i : i + j] = val[:j]
+        i += j
+    return out
+
+
+def weighted_logsf(s, n, weights, rate: float = 0.5, *, reference: bool = False):
     """Natural log of :math:`P(\\sum_{t,l} w_l g_{t,l} \\ge s)` for ``n`` tokens of i.i.d. Bernoulli(``rate``)
     g-values: the weighted-mean score's exact p-value (module docstring: lattice convolution under
     an exponential tilt; relative error ~1e-12 at any depth).
@@ -240,6 +321,9 @@ def weighted_logsf(s, n, weights, rate: float = 0.5):
     rate : float in (0, 1)
         Null probability of g = 1 (1/2 for this package's g-values; the sampling table's share of
         ones for transformers' SynthID, :mod:`sims.torch_backend.synthid_transformers`).
+    reference : bool
+        The slow reference: whole-lattice FFTs and a fresh tilt at each ``s`` (default: FFTs folded onto
+        a Hoeffding window and tilts cached across calls; :func:`_tilt` bounds the difference).
 
     Returns
     -------
@@ -262,16 +346,8 @@ def weighted_logsf(s, n, weights, rate: float = 0.5):
     out[s_flat > n_flat * W] = -np.inf
     for nn in np.unique(n_flat):
         todo = np.flatnonzero((n_flat == nn) & (s_flat > 0) & (s_flat <= nn * W))
-        tilt = None
-        for idx in todo[np.argsort(s_flat[todo], kind="stable")]:  # increasing s: a tilt serves until its tail thins
-            sv = int(s_flat[idx])
-            mass = 0.0
-            if tilt is not None:
-                mass, val = _tilted_tail(sv, tilt)
-            if mass < _MIN_TILTED_TAIL:
-                tilt = _tilt(int(nn), w, sv, float(rate))
-                mass, val = _tilted_tail(sv, tilt)
-            out[idx] = val
+        order = todo[np.argsort(s_flat[todo], kind="stable")]
+        out[order] = _logsf_sorted(s_flat[order], int(nn), w, float(rate), not reference)
     out = out.reshape(s.shape)
     return out if out.ndim else float(out)
 

@@ -206,16 +206,17 @@ def _factors(G, K):
     return f0, -math.expm1(K * math.log1p(-G)) / G
 
 
-BLOCK_BITS = 8  # layers resolved per pass over the vocabulary (2**8 bins)
+BLOCK_MAX = 11  # layers resolved per pass over the vocabulary: blocks of at most 11 bits (2048 bins)
 SAMPLE_BLOCK = 512  # the inverse-CDF draw scans block masses, then one block
+_REDUCE = {"reassoc", "contract", "nsz"}  # vectorised sums (their order may differ from left to right in the last bits)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=_REDUCE)
 def _block_factors(bins, nb, K, fac, lfac):
     """Layers ``0 .. nb-1`` of a block from the masses ``bins[c]`` (summing to 1) of the tokens whose
     block bits are ``c``: each layer's :math:`G_l` sums the current masses with bit l set, then every
     class takes :math:`f_l` of its bit.  Leaves each class's product of factors in ``fac`` and of
-    their logs in ``lfac``."""
+    their logs in ``lfac``.  Every loop is a branch-free map or sum over the classes (vectorised)."""
     nc = 1 << nb
     for c in range(nc):
         fac[c] = 1.0
@@ -223,74 +224,162 @@ def _block_factors(bins, nb, K, fac, lfac):
     for b in range(nb):
         G = 0.0
         for c in range(nc):
-            if (c >> b) & 1:
-                G += bins[c] * fac[c]
+            G += bins[c] * fac[c] if (c >> b) & 1 else 0.0
         f0, f1 = _factors(min(G, 1.0), K)
         lf0 = math.log(f0) if f0 > 0.0 else 0.0
         lf1 = math.log(f1) if f1 > 0.0 else 0.0
         for c in range(nc):
-            if (c >> b) & 1:
-                fac[c] *= f1
-                lfac[c] += lf1
-            else:
-                fac[c] *= f0
-                lfac[c] += lf0
+            one = (c >> b) & 1
+            fac[c] *= f1 if one else f0
+            lfac[c] += lf1 if one else lf0
 
 
 @njit(cache=True, inline="always")
-def _block_mask(m, blk):
-    return np.uint64((1 << min(BLOCK_BITS, m - BLOCK_BITS * blk)) - 1)
+def _block_span(m, blk):
+    """(first bit, number of bits) of block ``blk`` of the ``m`` layers: ``ceil(m / BLOCK_MAX)``
+    blocks of as equal sizes as can be."""
+    nblk = (m + BLOCK_MAX - 1) // BLOCK_MAX
+    size = m // nblk
+    extra = m % nblk
+    return blk * size + min(blk, extra), size + (1 if blk < extra else 0)
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _words_run(wctx, tokmix, row, a, w, words, lowmask):
+    """``w[k] = a row[k]`` (:math:`p_t` off the LM's table), every token's PRF word after the context hash
+    ``wctx`` into ``words``, and :math:`\\sum_k w_k |g_k|` (the number of the low ``m`` g-bits set): one
+    branch-free map and reduction that LLVM vectorises, like the red-green green-mass pass."""
+    acc = 0.0
+    for k in range(w.shape[0]):
+        wd = prf.mix64_nb(wctx ^ tokmix[k])
+        words[k] = wd
+        pk = a * row[k]
+        w[k] = pk
+        acc += pk * np.float64(np.int64(popcount64(wd & lowmask)))
+    return acc
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _bin_first(w, words, nb, bins):
+    """``bins[c]`` = the mass of ``w`` over the tokens whose low ``nb`` bits are ``c``.  Up to 2 bits, four
+    branch-free sums (a scatter into 2 or 4 bins would be one chain of dependent adds); beyond, the
+    scatter in id order."""
+    msk = np.uint64((1 << nb) - 1)
+    if nb <= 2:
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        a3 = 0.0
+        for k in range(w.shape[0]):
+            c = words[k] & msk
+            wk = w[k]
+            a0 += wk if c == 0 else 0.0
+            a1 += wk if c == 1 else 0.0
+            a2 += wk if c == 2 else 0.0
+            a3 += wk if c == 3 else 0.0
+        bins[0] = a0
+        bins[1] = a1
+        bins[2] = a2
+        bins[3] = a3
+        return
+    for c in range(1 << nb):
+        bins[c] = 0.0
+    for k in range(w.shape[0]):
+        bins[words[k] & msk] += w[k]
+
+
+@njit(cache=True)
+def _apply_and_bin(w, words, logf, first, sh, msk, fac, lfac, sh2, msk2, bins):
+    """A middle block's factors applied to ``w`` (log factors summed into ``logf``, set on the ``first``
+    block) and the next block's bins of the result, in one pass (scalar: the bins are a scatter)."""
+    for c in range(msk2 + np.uint64(1)):
+        bins[c] = 0.0
+    for k in range(w.shape[0]):
+        wd = words[k]
+        c = (wd >> sh) & msk
+        wk = w[k] * fac[c]
+        w[k] = wk
+        logf[k] = (0.0 if first else logf[k]) + lfac[c]
+        bins[(wd >> sh2) & msk2] += wk
+
+
+@njit(cache=True)
+def _apply_last(w, words, sh, msk, fac):
+    """The last block's factors applied: ``w`` becomes :math:`q_t` (a gather, scalar)."""
+    for k in range(w.shape[0]):
+        w[k] *= fac[(words[k] >> sh) & msk]
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _q_sums(w, words, logf, with_logf, lowmask, blk_mass):
+    """Of :math:`q_t` (``w``): :math:`\\sum_x q_t(x) \\log F_{<}(x)` (the earlier blocks' log factors ``logf``, when
+    ``with_logf``), :math:`\\sum_x q_t(x) |g(x)|` and the masses per ``SAMPLE_BLOCK`` ids: branch-free sums."""
+    V = w.shape[0]
+    kl = 0.0
+    qbar = 0.0
+    for b in range(blk_mass.shape[0]):
+        acc = 0.0
+        for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+            wk = w[k]
+            kl += wk * logf[k] if with_logf else 0.0
+            qbar += wk * np.float64(np.int64(popcount64(words[k] & lowmask)))
+            acc += wk
+        blk_mass[b] = acc
+    return kl, qbar
+
+
+@njit(cache=True)
+def _last_block(w, words, logf, with_logf, sh, nb, bins, fac, lfac, lowmask, blk_mass):
+    """The last block: ``w`` becomes :math:`q_t`; returns :math:`D_{kl}(q_t\\|p_t) = \\sum_x q_t(x) \\log F(x)`
+    and :math:`\\sum_x q_t(x) |g(x)|`; ``blk_mass`` gets :math:`q_t` per ``SAMPLE_BLOCK``.  The last block's
+    part of the KL needs no pass over the vocabulary: class ``c`` holds :math:`q_t` mass
+    ``bins[c] fac[c]`` (``bins`` of the weights before the block), so it is
+    :math:`\\sum_c \\mathrm{bins}_c \\mathrm{fac}_c \\mathrm{lfac}_c`."""
+    _apply_last(w, words, sh, np.uint64((1 << nb) - 1), fac)
+    kl, qbar = _q_sums(w, words, logf, with_logf, lowmask, blk_mass)
+    for c in range(1 << nb):
+        kl += bins[c] * fac[c] * lfac[c]
+    return kl, qbar
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _block_sums(w, blk_mass):
+    """Masses of ``w`` per ``SAMPLE_BLOCK`` ids (the inverse-CDF draw's first level)."""
+    V = w.shape[0]
+    for b in range(blk_mass.shape[0]):
+        acc = 0.0
+        for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
+            acc += w[k]
+        blk_mass[b] = acc
 
 
 @njit(cache=True)
 def _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass):
-    """``w`` (:math:`p_t`, summing to 1; ``bins`` already holding its masses by block-0 bits) becomes
-    :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)` and the sum over tokens of :math:`q_t(x)` times
-    the number of its low ``m`` g-bits set (``lowmask``), and leaves the masses of :math:`q_t` per
-    ``SAMPLE_BLOCK`` ids in ``blk_mass``.
+    """``w`` (:math:`p_t`, summing to 1) becomes :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)` and
+    the sum over tokens of :math:`q_t(x)` times the number of its low ``m`` g-bits set (``lowmask``),
+    and leaves the masses of :math:`q_t` per ``SAMPLE_BLOCK`` ids in ``blk_mass``.
 
-    The law depends on a token only through its g-bits, so the layers go ``BLOCK_BITS`` at a
-    time: :func:`_block_factors` solves a block's layers on its 256 bins -- the same :math:`G_l`
-    and :math:`f_l` as one pass per layer -- and one pass applies them and bins the next block:
-    ``ceil(m / 8)`` passes in all."""
-    V = w.shape[0]
-    nblk = (m + BLOCK_BITS - 1) // BLOCK_BITS
-    for blk in range(nblk):
-        _block_factors(bins, min(BLOCK_BITS, m - BLOCK_BITS * blk), K, fac, lfac)
-        sh = np.uint64(BLOCK_BITS * blk)
-        msk = _block_mask(m, blk)
-        if blk + 1 < nblk:
-            sh2 = np.uint64(BLOCK_BITS * (blk + 1))
-            msk2 = _block_mask(m, blk + 1)
-            for c in range(1 << BLOCK_BITS):
-                bins[c] = 0.0
-            for k in range(V):
-                c = (words[k] >> sh) & msk
-                w[k] *= fac[c]
-                logf[k] = (logf[k] if blk > 0 else 0.0) + lfac[c]
-                bins[(words[k] >> sh2) & msk2] += w[k]
-        else:  # the last block's factors, with KL, q's mean g-value and the draw's block masses
-            kl = 0.0
-            qbar = 0.0
-            for b in range(blk_mass.shape[0]):
-                acc = 0.0
-                for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-                    wd = words[k]
-                    c = (wd >> sh) & msk
-                    wk = w[k] * fac[c]
-                    w[k] = wk
-                    kl += wk * ((logf[k] if blk > 0 else 0.0) + lfac[c])
-                    qbar += wk * np.float64(np.int32(popcount64(wd & lowmask)))
-                    acc += wk
-                blk_mass[b] = acc
-            return kl, qbar
-    return 0.0, 0.0
+    The law depends on a token only through its g-bits, so the layers go a block of up to
+    ``BLOCK_MAX`` bits at a time: :func:`_block_factors` solves a block's layers on its bins -- the
+    same :math:`G_l` and :math:`f_l` as one pass per layer -- and one pass applies them and bins
+    the next block: ``ceil(m / BLOCK_MAX)`` passes over the vocabulary after the first binning."""
+    nblk = (m + BLOCK_MAX - 1) // BLOCK_MAX
+    lo, nb = _block_span(m, 0)
+    _bin_first(w, words, nb, bins)
+    for blk in range(nblk - 1):
+        _block_factors(bins, nb, K, fac, lfac)
+        lo2, nb2 = _block_span(m, blk + 1)
+        _apply_and_bin(w, words, logf, blk == 0, np.uint64(lo), np.uint64((1 << nb) - 1), fac, lfac, np.uint64(lo2), np.uint64((1 << nb2) - 1), bins)
+        lo, nb = lo2, nb2
+    _block_factors(bins, nb, K, fac, lfac)
+    return _last_block(w, words, logf, nblk > 1, np.uint64(lo), nb, bins, fac, lfac, lowmask, blk_mass)
 
 
 @njit(cache=True)
-def _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, context, mod_tok, mod_logit, p):
-    """:math:`p_t` into ``p`` from the LM's tabulated weights (:mod:`sims.lm.synthetic`: a rotated
-    table row plus the bumped tokens), and the entropy of :math:`p_t` from the level sums."""
+def _lm_state(V, order, lm_seed, lm_params, levels, base, table, level_sums, context, mod_tok, mod_logit):
+    """The LM's step after ``context`` (:mod:`sims.lm.synthetic`: a rotated table row plus the bumped
+    tokens): ``(level, off, n_mod, a, c, inv, entropy)``, where :math:`p_t(k) = a\\, \\mathrm{row}[(k + \\mathrm{off}) \\bmod V]`
+    except the ``n_mod`` bumped tokens, :math:`p_t = e^{\\mathrm{logit} - c} \\cdot \\mathrm{inv}`; the entropy from the level sums."""
     level, off, n_mod, c = lm_mod.context_into(V, order, lm_seed, lm_params, levels, base, context, mod_tok, mod_logit)
     scale = math.exp(-c)
     row = table[level]
@@ -304,25 +393,34 @@ def _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, con
         s += w1 - w0
         acc += w1 * (mod_logit[q] - c) - w0 * (beta * base[j] - c)
     inv = 1.0 / s
-    a = scale * inv
-    for k in range(V - off):
-        p[k] = a * row[off + k]
-    for k in range(off):
-        p[V - off + k] = a * row[k]
+    return level, off, n_mod, scale * inv, c, inv, math.log(s) - acc * inv
+
+
+@njit(cache=True)
+def _lm_words(lm, context, wctx, tokmix, mod_tok, mod_logit, w, words, lowmask):
+    """:math:`p_t` into ``w`` and the PRF words into ``words`` in one vectorised pass (two runs: the table
+    row is rotated), then the bumped tokens; returns (entropy of :math:`p_t`, :math:`\\sum_x p_t(x) |g(x)|`)."""
+    V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
+    level, off, n_mod, a, c, inv, ent = _lm_state(V, order, lm_seed, lm_params, levels, base, table, level_sums, context, mod_tok, mod_logit)
+    row = table[level]
+    gsum = _words_run(wctx, tokmix[: V - off], row[off:], a, w[: V - off], words[: V - off], lowmask)
+    gsum += _words_run(wctx, tokmix[V - off :], row[:off], a, w[V - off :], words[V - off :], lowmask)
     for q in range(n_mod):
-        p[mod_tok[q]] = math.exp(mod_logit[q] - c) * inv
-    return math.log(s) - acc * inv
+        k = mod_tok[q]
+        pk = math.exp(mod_logit[q] - c) * inv
+        gsum += (pk - w[k]) * np.float64(np.int64(popcount64(words[k] & lowmask)))
+        w[k] = pk
+    return ent, gsum
 
 
 @njit(cache=True, parallel=True)
 def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
     """Every text in parallel, T tournament steps each; ``lm`` = (V, order, seed, params, levels,
     base, table, level_sums); ``out`` = (tokens, kl, G, dg, entropy, lam) (n, T), written in place."""
-    V, order, lm_seed, lm_params, levels, base, table, level_sums = lm
+    V = lm[0]
     tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
     n, P = prompts.shape
     lowmask = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
-    msk0 = _block_mask(m, 0)
     size = set_size(T)
     nsb = (V + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK
     for i in prange(n):
@@ -331,9 +429,9 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
         w = np.empty(V)
         logf = np.empty(V)
         words = np.empty(V, dtype=np.uint64)
-        bins = np.empty(1 << BLOCK_BITS)
-        fac = np.empty(1 << BLOCK_BITS)
-        lfac = np.empty(1 << BLOCK_BITS)
+        bins = np.empty(1 << BLOCK_MAX)
+        fac = np.empty(1 << BLOCK_MAX)
+        lfac = np.empty(1 << BLOCK_MAX)
         blk_mass = np.empty(nsb)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
         mod_logit = np.empty(lm_mod.N_BUMPS)
@@ -342,27 +440,15 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
         skey = rng.stream_key_nb(seed, i)
         for t in range(T):
             L = P + t
-            ent = _lm_probs(V, order, lm_seed, lm_params, levels, base, table, level_sums, ctx[:L], mod_tok, mod_logit, w)
             wctx = prf.context_hash_nb(key, ctx[L - h : L], TOURNAMENT_STREAM)
-            for c in range(1 << BLOCK_BITS):
-                bins[c] = 0.0
-            Gbar = 0.0
-            for k in range(V):  # the PRF words, p's mean g-value and its masses by block-0 bits
-                wd = prf.mix64_nb(wctx ^ tokmix[k])
-                words[k] = wd
-                Gbar += w[k] * np.float64(np.int32(popcount64(wd & lowmask)))
-                bins[wd & msk0] += w[k]
+            ent, Gbar = _lm_words(lm, ctx[:L], wctx, tokmix, mod_tok, mod_logit, w, words, lowmask)
             kl = 0.0
             dg = 0.0
             if not (mask_repeated and seen_before(table_set, wctx, has_zero)):
                 kl, qbar = _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass)
                 dg = (qbar - Gbar) / m
             else:
-                for b in range(nsb):
-                    acc = 0.0
-                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-                        acc += w[k]
-                    blk_mass[b] = acc
+                _block_sums(w, blk_mass)
             total = 0.0
             for b in range(nsb):
                 total += blk_mass[b]

@@ -22,11 +22,11 @@ def small():
 def test_registry_lists_the_families_per_algorithm():
     assert registry.score_names("dualga") == ("green", "lr")
     assert registry.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
-    assert registry.score_names("its") == ()
+    assert registry.score_names("its") == ("hits", "its-edit")
     for name in registry.score_names():
         s = registry.get_score(name)
         assert s.algos and all(a in registry.names() for a in s.algos)
-        assert s.default == (name in ("green", "ems-ars"))
+        assert s.default == (name in ("green", "ems-ars", "hits"))
     assert registry.get_score("lr").needs_lm and not registry.get_score("ems-hc").needs_lm
 
 
@@ -46,10 +46,10 @@ def test_unknown_or_inapplicable_score_is_one_clear_error():
 def test_registry_scorer_is_the_family_detector(small):
     """Every registered family, called through its record, flags 2 texts of its algorithm at p < 1e-2
     and not under another key (p > 1e-4)."""
-    gens = {a: generate(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems")}
+    gens = {a: generate(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
     for name in registry.score_names():
         s = registry.get_score(name)
-        gen = gens["ems" if "ems" in s.algos else "srl"]
+        gen = gens[next(a for a in gens if a in s.algos)]
         res = s.scorer(gen, small, key=5, gamma=None, dedup=False, algo=gen.meta["algo"])
         assert np.all(res.log10_p < -2), name
         assert np.all(score_generation(gen, name, small, key=6).log10_p > -4), name
