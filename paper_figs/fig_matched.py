@@ -188,6 +188,10 @@ if __name__ == "__main__":
     ap.add_argument("--lm", action="append", help="LMs (default news, lfqa, smollm2-fit)")
     ap.add_argument("--out", type=pathlib.Path, required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workers", type=int, default=0, help="sweep workers of a local Dask cluster (default 0: in this process)")
     a = ap.parse_args()
+    from paper_figs._sweep import WHERE
+
+    WHERE["workers"] = a.workers
     a.out.mkdir(parents=True, exist_ok=True)
     print(main(a.out, a.quick, a.lm, only=tuple(a.only)))
