@@ -9,6 +9,13 @@ to nine configurations per algorithm; here each algorithm is a curve, so the com
 at the same KL rather than between configurations that happen to be near each other.  Run as
 the sweep ``examples/sweep_matched.toml`` (resumable).  SRL is compared at each gamma and at its
 best gamma per KL level (the envelope), which is the strongest SRL a user could tune.
+
+SynthID-Text (issue 32) runs as a grid of its own, ``examples/sweep_matched_synthid.toml`` (same LMs,
+sizes, chunks, seed and key, so its texts are paired with the others' and the main grid keeps its
+hash): two curves over m layers, non-distortionary (2 candidates per match) and distortionary (4),
+scored by the mean g-value score with its repeated-context mask where the other algorithms dedup
+(seed, token) pairs (:func:`sims.experiments.sweep_grid.dedup_rule`).  Its KL is the exact per-key KL
+like every other algorithm's; its "DG" is the tournament's mean-g drift (not comparable with DG).
 """
 
 from __future__ import annotations
@@ -24,11 +31,13 @@ TITLE = "Matched distortion: detection at the same KL, KL at the same TPR"
 LMS = ("news", "lfqa", "smollm2-fit")
 ALPHA = 0.05  # the family of K intervals of a comparison holds at 95 %
 SRL_BEST = "SRL (best gamma)"
-COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW", "AutoCov", "hard")
+SYNTHID = ("SynthID non-distortionary", "SynthID distortionary")  # curves over m, 2 and 4 candidates per match
+COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW", "AutoCov", "hard",
+               *SYNTHID)
 EXTRA_PAIRS = (("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # the AutoCov appendix's claims
 METRICS = (*mt.METRICS_AT_KL, "kl_at_tpr")
 QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
-              ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7)}
+              ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7), ("synthid", "m"): (1, 2, 4)}
 # A real LM on a CPU (5-30 tokens/s): 15 configurations spanning the KL range where DualGA's curve meets the others' (about
 # 0.02 to 0.7 nats), the claims' comparators only, at least three points per curve (two points a decade of KL apart
 # interpolate a convex curve too high between them): SRL at gamma 0.5 alone (its best gamma on smollm2-fit at most KL
@@ -42,6 +51,8 @@ def curve_name(algo: str, params: dict) -> str:
     """The curve a configuration belongs to (SRL: one per gamma)."""
     if algo == "srl":
         return f"SRL gamma={params['gamma']:g}"
+    if algo == "synthid":
+        return SYNTHID[int(params.get("candidates", 2)) > 2]
     return {"dualga": "DualGA", "ems": "EMS", "uw-delta": "UW-delta", "uw-gamma": "UW-gamma", "atw": "ATW", "autocov": "AutoCov",
             "hard": "hard"}[algo]
 
@@ -124,10 +135,12 @@ def _figure(plt, result: dict):
     return fig
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Quick: news only, 12 configurations, 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else
-    the grid's 162 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.
-    A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep` at ``--real-n`` x ``--real-T``."""
+def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
+    """Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
+    bootstrap replicates, 3 levels; else the grids' 162 + 8 configurations x 300 texts x 200 tokens on news, lfqa and
+    smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
+    at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
+    DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``)."""
     from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
 
@@ -135,15 +148,24 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lms = tuple(lms or (("news",) if quick else LMS))
     real = not all(is_synthetic(lm) for lm in lms)
     keep = _quick_keep if quick else _real_keep if real else None
-    grid = sweep_grid("matched", lms=lms, algos=keep, **(dict(n=16, T=50, chunk=16) if quick else dict(chunk=REAL_CHUNK) if real else {}))
+    if only is not None:
+        keep = (lambda c, k0=keep: c.algo in only and (k0 is None or k0(c)))
+    size = dict(n=16, T=50, chunk=16) if quick else dict(chunk=REAL_CHUNK) if real else {}
+    grids = [(name, sweep_grid(name, lms=lms, algos=keep, **size)) for name in ("matched", "matched_synthid")]
+    grids = [(name, g) for name, g in grids if g.configs]
+    grid = grids[0][1]
     B, k = (50, 3) if quick else (400, 5)
-    _, folder = run_grid(grid, out_dir, "matched", quick)
-    cols = {c: text_values(folder, c) for c in ("kl", "dg", "log10_p")}
-    result = dict(lms=list(lms), n=grid.n, T=grid.T, grid="examples/sweep_matched.toml", bootstrap=B, levels=k, alpha=ALPHA,
-                  trim=mt.TRIM, tpr_range=list(mt.TPR_RANGE), per_lm={})
+    cols = {c: {} for c in ("kl", "dg", "log10_p")}
+    for name, g in grids:
+        _, folder = run_grid(g, out_dir, name, quick)
+        for c in cols:
+            cols[c].update(text_values(folder, c))
+    result = dict(lms=list(lms), n=grid.n, T=grid.T, grid=" + ".join(f"examples/sweep_{name}.toml" for name, _ in grids), bootstrap=B, levels=k,
+                  alpha=ALPHA, trim=mt.TRIM, tpr_range=list(mt.TPR_RANGE), dedup_rules={a: r for _, g in grids for a, r in g.dedup_rules().items()},
+                  per_lm={})
     rows = []
     for lm in lms:
-        cfgs = {c.id: (c.algo, dict(c.params)) for c in grid.configs if c.lm == lm}
+        cfgs = {c.id: (c.algo, dict(c.params)) for _, g in grids for c in g.configs if c.lm == lm}
         per_text = {cid: {m: cols[m][cid] for m in cols} for cid in cfgs}
         res = analyse(per_text, cfgs, B=B, k=k)
         result["per_lm"][lm] = res
@@ -156,3 +178,20 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
              "so positive = first better).\n\n"
              + md_table(["LM", "pair", "metric", "levels (KL or TPR)", "diff per level [interval]", "verdict"], rows))
     return write(out_dir, "fig_matched", result, table, TITLE, _figure(plt, result))
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="fig_matched on some algorithms only (python -m paper_figs --only fig_matched runs them all)")
+    ap.add_argument("--only", nargs="+", required=True, help="algorithms kept, e.g. dualga synthid")
+    ap.add_argument("--lm", action="append", help="LMs (default news, lfqa, smollm2-fit)")
+    ap.add_argument("--out", type=pathlib.Path, required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workers", type=int, default=0, help="sweep workers of a local Dask cluster (default 0: in this process)")
+    a = ap.parse_args()
+    from paper_figs._sweep import WHERE
+
+    WHERE["workers"] = a.workers
+    a.out.mkdir(parents=True, exist_ok=True)
+    print(main(a.out, a.quick, a.lm, only=tuple(a.only)))

@@ -16,9 +16,9 @@ is the same for every scheme: it estimates a colour per (h-window, token) pair, 
 under every scheme; it does not exploit a scheme's structure (skip-gram's green list depends on one token).
 The scheme-aware attacker (:mod:`sims.experiments.steal_aware`) does: it pools its evidence over the seed the
 scheme uses (skip-gram: the token h back; min-hash: each window token as a candidate anchor; self-hash: the
-same plus the candidate alone; left-hash: the window) and its spoofer leans towards tokens that fix a seed it
-has evidence for (``AWARE_STEER``).  Its spoof success is drawn dashed beside the unaware one's for SRL gamma 0.25
-delta 2 under each scheme, and the table gives the texts it needs (``N for aware spoof >= 1/2``).
+same plus the candidate alone; left-hash: the window, so there it is the unaware attacker).  Its spoof
+success is drawn dashed beside the unaware one's for SRL gamma 0.25 delta 2 under each scheme, and the
+table gives the texts it needs (``N for aware spoof >= 1/2``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ SCHEMES = [("srl", dict(gamma=0.25, delta=2.0)), ("srl", dict(gamma=0.25, delta=
 FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4),
             spoof_T=200, spoof_n_eval=1000, spoof_n_calibration=1000, spoof_Ns={1: (30, 100, 300, 1000), 2: (300, 1000, 3000)})
 AWARE = ("lefthash", "selfhash", "minhash", "skipgram")  # SRL gamma 0.25 delta 2 under these schemes: the aware attacker too
-AWARE_STEER = 2.0  # logit bonus of a token that fixes a known seed (steal_aware.spoof_aware)
 SEEDED = [("srl", dict(gamma=0.25, delta=2.0, seeding=s)) for s in AWARE[1:]]
 QUICK = dict(V=256, T=16, n_eval=50, Ns=(100, 1000), hs=(1, 2), spoof_T=100, spoof_n_eval=200, spoof_n_calibration=200,
              spoof_Ns={1: (30,), 2: (300,)})
@@ -60,7 +59,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     name = (lms or ("news",))[0]
     lm = get_lm(name, vocab_size=cfg["V"])  # a synthetic LM: up to 100000 stolen texts, and exact spoofing probabilities
     Ns = list(cfg["Ns"])
-    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4, aware_steer=AWARE_STEER,
+    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})
     fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
     shared = {}
@@ -74,7 +73,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             rows = [steal.attack_point(haul, N) for N in Ns]
             if algo == "srl" and params.get("gamma") == 0.25 and params.get("delta") == 2.0:
                 for row in rows:  # the scheme-aware attacker on the same haul
-                    aw = steal_aware.attack_point_aware(haul, row["n_stolen"], steer=AWARE_STEER)
+                    aw = steal_aware.attack_point_aware(haul, row["n_stolen"])
                     row.update(aware_spoof_success=aw["spoof_success"], aware_green_estimate_accuracy=aw["green_estimate_accuracy"])
                 axes[r, 0].plot(Ns, [row["aware_spoof_success"] for row in rows], "x--", ms=3, label=f"{label} (scheme-aware)")
             summary["curves"][f"h={h} {label}"] = rows

@@ -1070,6 +1070,11 @@ def _matched_section(out: pathlib.Path, columns: dict[str, pathlib.Path] | None 
         "(the interval shrinking like 1 / sqrt(n), the difference staying put).",
         "",
     ]
+    own = {a: r for a, r in d.get("dedup_rules", {}).items() if r not in ("pairs", "off")}
+    if own:
+        lines += [f"Dedup: (seed, token) pairs for every other algorithm; {', '.join(f'{a}: {r}' for a, r in own.items())} "
+                  "(SynthID's own repeated-context mask, `sims.experiments.sweep_grid.dedup_rule`).  SynthID's KL is its exact per-key KL "
+                  "like every other algorithm's.", ""]
     lines += _matched_table(d)
     for lm, folder in (columns or {}).items():
         fc = folder / "fig_matched.json"

@@ -131,8 +131,7 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
     fpr = tp._check_level("fpr", fpr)
     rate = parse_attack(attack)
     if score == "lr":
-        laws, gam = PS.lr_position_laws(algo, lm, gamma, delta, Delta, int(h), key)
-        return PS.lr_power_function(laws, gam, fpr, rate, int(h))
+        return _lr_power(algo, lm, gamma, delta, Delta, int(h), key, fpr, rate)
     if score in ("ems-hc", "ems-trgof"):
         return PS.order_power_function(score[4:], lm_token_probs(lm, key), fpr, lambda T: clean_share(T, rate, int(h)))
     if algo == "ems":
@@ -153,6 +152,13 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
         return lambda T: tp.lattice_power(law(T)[::-1].copy(), T, T * J - math.floor(tp.gamma_lower_critical(T, fpr) / eps))
     laws, gam = _redgreen_laws(algo, lm, gamma, delta, Delta, rate, int(h), key)
     return lambda T: tp.redgreen_power(laws, T, gam, fpr)
+
+
+@functools.lru_cache(maxsize=64)
+def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
+    """:func:`sims.experiments.plan_scores.lr_power_function` of the LM sample, kept with its per-length cache."""
+    laws, gam = PS.lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
+    return PS.lr_power_function(laws, gam, fpr, rate, h)
 
 
 @functools.lru_cache(maxsize=64)

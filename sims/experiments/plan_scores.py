@@ -21,7 +21,8 @@ per position, the exact joint law :math:`A_t(x, k)` of the green indicator and t
 weight of the token drawn from the watermarked distribution (the full next-token distribution and
 green list of the position; :func:`lr_position_laws`).  It takes a representative
 weight profile (the expected count of each weight at length T, pooled over the sample's texts,
-rounded), its exact critical sum :math:`s^*` at the level (the exact weighted-Bernoulli tail) and
+rounded), its exact critical sum :math:`s^*` at the level (the exact weighted-Bernoulli tail, all
+sums at once from one tilted lattice law: :func:`lr_critical_sum`) and
 the tilt :math:`\theta^*` that puts its mean at :math:`s^*`, :math:`K'(\theta^*) = s^*` with
 :math:`K(\theta) = \sum_t \ln(1 - \gamma + \gamma e^{\theta k_t})` over the profile, and writes the
 test of the realised weights, linearised around the profile, as the rejection region
@@ -44,6 +45,7 @@ import numpy as np
 from scipy.special import expit, log_ndtr
 
 from sims.core import defaults, prf
+from sims.detect import _score_kernels as SK
 from sims.detect import gumbel_scores as gs
 from sims.detect import lr_scores as lr
 from sims.experiments import plan_kernels as PK
@@ -54,6 +56,7 @@ from theory import power as tp
 LR_TEXTS = 16  # texts of the LM sample for the LR score (full next-token distributions per position)
 LR_T0 = 128  # tokens per text
 LR_SEED = 20240601
+LR_NORMAL = -640.0  # ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
 
@@ -86,6 +89,52 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
     return out, gam
 
 
+def lr_critical_sum(counts: np.ndarray, gamma: float, lfpr: float) -> int:
+    r"""The smallest s with :math:`\ln P(\sum_t k_t X_t \ge s) \le` ``lfpr`` (X_t i.i.d. Bernoulli(gamma)) for
+    the weights :math:`k_t` holding ``counts[k]`` copies of each level k: the exact critical sum of
+    :func:`sims.detect.lr_scores.weighted_bernoulli_logsf`, from one tilted lattice law.
+
+    The tilt :math:`\theta_0` is the Chernoff point of the level (:math:`K(\theta) - \theta K'(\theta)` =
+    ``lfpr``), whose mean :math:`K'(\theta_0)` sits next to the critical sum; the tilted law
+    :math:`P_{\theta_0}(S = x)` of every x (:func:`sims.detect._score_kernels.tilted_tail`, positive terms
+    only) gives every tail at once, :math:`\ln P(S \ge s) = K(\theta_0) - \theta_0 s + \ln R_s` with
+    :math:`R_s = \sum_{x \ge s} e^{-\theta_0 (x - s)} P_{\theta_0}(S = x)`, exact to rounding wherever
+    :math:`\ln R_s >` ``LR_NORMAL``.  Where it is not (the critical sum far from the Chernoff point) the bisection
+    on the exact tail answers."""
+    ks = np.arange(counts.size, dtype=np.float64)
+    k = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    total = int(k.sum())
+    lg0, lg1 = math.log1p(-gamma), math.log(gamma)
+
+    def cgf(th):  # K(theta) over the grouped weights, and the Chernoff exponent K(theta) - theta K'(theta)
+        lt = np.logaddexp(lg0, lg1 + th * ks)
+        K = float(counts @ lt)
+        return K, K - th * float(counts @ (ks * np.exp(lg1 + th * ks - lt)))
+
+    a, b = 0.0, 1.0
+    while b < 1e4 and cgf(b)[1] > lfpr:
+        a, b = b, 2.0 * b
+    for _ in range(24):  # any tilt near the Chernoff point serves (the check below says where it does not)
+        a, b = (0.5 * (a + b), b) if cgf(0.5 * (a + b))[1] > lfpr else (a, 0.5 * (a + b))
+    th = 0.5 * (a + b)
+    K = cgf(th)[0]
+    pi = np.exp(lg1 + th * k - np.logaddexp(lg0, lg1 + th * k))
+    pmf = SK.tilted_tail(k, pi, 0)
+    x = np.arange(total + 1)
+    with np.errstate(divide="ignore"):
+        lw = np.log(pmf) - th * x  # ln(e^-theta x P_theta(S = x))
+    logsf = K + np.logaddexp.accumulate(lw[::-1])[::-1]  # ln P(S >= s) = K + ln sum_{x >= s} e^-theta x P_theta(S = x)
+    lnR = logsf + th * x - K
+    s = int(np.argmax(logsf <= lfpr)) if logsf[-1] <= lfpr else total + 1
+    if 0 < s and lnR[s - 1] > LR_NORMAL and (s > total or lnR[s] > LR_NORMAL):  # tail(s - 1) > fpr >= tail(s), both trusted
+        return s
+    lo, hi = 0, total + 1  # tail(lo) > fpr >= tail(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+    return hi
+
+
 def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 0.0, h: int = defaults.H):
     """``power_at(T)`` of the LR test (module docstring) from :func:`lr_position_laws`; a substitution
     at ``rate`` keeps a token's law with probability :math:`(1-\\rho)^{h+1}` and makes it a uniform
@@ -96,6 +145,7 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
     a1 = keep * laws[:, :, 1] + (1 - keep) * gamma * m  # green mass per weight
     ks = np.arange(L1, dtype=np.float64)
     cm, ca1 = np.cumsum(m, axis=1), np.cumsum(a1, axis=1)
+    a1k = a1 @ ks  # (n, T0) mean green weight per position
     lfpr, lg = math.log(fpr), math.log(gamma) - math.log1p(-gamma)
 
     @functools.lru_cache(maxsize=512)
@@ -105,11 +155,7 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
         that puts the mean at s*, and the tilted log tail there, theta* s* - K(theta*)."""
         r, rem = divmod(int(T), T0)
         counts = np.rint((r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)).mean(axis=0)).astype(np.int64)
-        k = np.repeat(np.arange(L1), counts)
-        lo, hi = 0, int(k.sum()) + 1  # tail(lo) > fpr >= tail(hi)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+        hi = lr_critical_sum(counts, gamma, lfpr)
         a, b = -12.0, math.log(50.0)
         for _ in range(50):
             th = math.exp(0.5 * (a + b))
@@ -121,13 +167,12 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
         r, rem = divmod(int(T), T0)
         hist = r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)  # (n, L+1): expected count of each weight
         g1 = r * ca1[:, -1] + (ca1[:, rem - 1] if rem else 0.0)
-        th0, thr = critical(int(T))
-        th = np.full(n, th0)
-        kap = np.logaddexp(math.log1p(-gamma), math.log(gamma) + th[:, None] * ks)  # (n, L+1)
-        mean = th * (g1 * ks).sum(1) - (hist * kap).sum(1)
+        th, thr = critical(int(T))
+        kap = np.logaddexp(math.log1p(-gamma), math.log(gamma) + th * ks)  # (L+1,)
+        mean = th * (g1 @ ks) - hist @ kap
         # variance: sum over positions of Var(D_t), D_t = th k X - kap(k): E D^2 from histograms, (E D_t)^2 per position
-        ed2 = (g1 * (th[:, None] * ks - kap) ** 2).sum(1) + ((hist - g1) * kap**2).sum(1)
-        per = th[:, None] * (a1 * ks).sum(2) - (m * kap[:, None, :]).sum(2)  # (n, T0) E D_t
+        ed2 = g1 @ (th * ks - kap) ** 2 + (hist - g1) @ kap**2
+        per = th * a1k - m @ kap  # (n, T0) E D_t
         sq = np.cumsum(per**2, axis=1)
         var = np.maximum(ed2 - (r * sq[:, -1] + (sq[:, rem - 1] if rem else 0.0)), 1e-300)
         return float(np.mean(np.exp(log_ndtr((mean - thr) / np.sqrt(var)))))

@@ -25,10 +25,9 @@ A candidate y after window x is believed green iff :math:`S(x, y) = \sum_{a \in 
 over the anchors :math:`A(x)` of the scheme (pairs seen fewer than ``min_count`` times add 0).  Under
 left-hash this is the estimate of :mod:`~sims.experiments.steal` (one anchor, the window).
 
-Spoofing (:func:`spoof_aware`) samples the base LM with logits :math:`\ell_y + \delta_s 1\{S(x, y) > \tau\}`
-plus, with ``steer`` > 0, :math:`\sigma 1\{\text{y makes a known anchor}\}`: the scheme says which
-future seed a token fixes (left-hash: the next window; the others: y as an anchor token), and the
-spoofer leans towards seeds whose lists it has evidence for (at least ``known_count`` occurrences).
+Spoofing (:func:`spoof_aware`) samples the base LM with logits :math:`\ell_y + \delta_s 1\{S(x, y) > \tau\}`.
+(A spoofer that also leaned towards tokens fixing a seed it had evidence for -- the next window under
+left-hash -- wrote the same spoof success to 0.01 at h = 2 with 3000 and 10000 stolen texts: not kept.)
 """
 
 from __future__ import annotations
@@ -182,22 +181,15 @@ def _add_scores(names, starts, toks, scores, counts, name, min_count, S):
                 S[toks[j]] += scores[j]
 
 
-@njit(cache=True, inline="always")
-def _known(names, anchor_counts, name, known_count):
-    i = np.searchsorted(names, name)
-    return i < names.shape[0] and names[i] == name and anchor_counts[i] >= known_count
-
-
 @njit(cache=True, parallel=True)
 def _spoof_aware_kernel(V, order, lm_seed, lm_params, levels, base, prompts, T, seed, h, scheme, names, starts, toks, scores, counts,
-                        anchor_counts, boost, threshold, min_count, steer, known_count, out):
+                        boost, threshold, min_count, out):
     n, P = prompts.shape
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
         logits = np.empty(V)
         S = np.empty(V)
-        nxt = np.empty(h, dtype=np.int64)
         skey = rng.stream_key_nb(seed, i)
         for t in range(T):
             L = P + t
@@ -216,50 +208,37 @@ def _spoof_aware_kernel(V, order, lm_seed, lm_params, levels, base, prompts, T, 
             for y in range(V):
                 if S[y] > threshold:
                     logits[y] += boost
-            if steer > 0.0:
-                nxt[: h - 1] = ctx[L - h + 1 : L]
-                for y in range(V):
-                    if scheme == seeding_mod.LEFTHASH:
-                        nxt[h - 1] = y
-                        known = _known(names, anchor_counts, prf.context_hash_nb(windows.PUBLIC_KEY, nxt, windows.WINDOW_STREAM), known_count)
-                    else:
-                        known = _known(names, anchor_counts, np.uint64(y + 1), known_count)
-                    if known:
-                        logits[y] += steer
             y = steal._sample(logits, rng.uniform_nb(skey, t))
             out[i, t] = y
             ctx[L] = y
 
 
 def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, seed: int, boost: float = 4.0, threshold: float = 0.0,
-                min_count: int = 1, steer: float = 0.0, known_count: int = 5, prompt_len: int | None = None) -> Generation:
-    """``n`` texts of the base LM boosted by ``boost`` towards the believed-green tokens (and by ``steer``
-    towards known seeds), carrying the owner's meta so that :func:`sims.detect.scores.score` scores them."""
+                min_count: int = 1, prompt_len: int | None = None) -> Generation:
+    """``n`` texts of the base LM boosted by ``boost`` towards the believed-green tokens, carrying the owner's
+    meta so that :func:`sims.detect.scores.score` scores them (prompts and draws as :func:`sims.experiments.steal.spoof`'s)."""
     if lm.vocab_size != est.vocab_size:
         raise ValueError(f"lm vocab_size must equal the estimate's {est.vocab_size}; got {lm.vocab_size}")
-    for name, v in (("boost", boost), ("steer", steer)):
-        if not (v >= 0.0 and math.isfinite(v)):
-            raise ValueError(f"{name} must be in [0, inf); got {v!r}")
-    if int(n) < 1 or int(T) < 1 or int(min_count) < 1 or int(known_count) < 1:
-        raise ValueError(f"n, T, min_count and known_count must be in [1, inf); got {n}, {T}, {min_count}, {known_count}")
+    if not (boost >= 0.0 and math.isfinite(boost)):
+        raise ValueError(f"boost must be in [0, inf); got {boost!r}")
+    if int(n) < 1 or int(T) < 1 or int(min_count) < 1:
+        raise ValueError(f"n, T and min_count must be in [1, inf); got {n}, {T}, {min_count}")
     prompts = sample_prompts(lm, int(n), int(seed), max(lm.order + 1, est.h) if prompt_len is None else int(prompt_len))
     out = np.empty((int(n), int(T)), dtype=np.int64)
     _spoof_aware_kernel(*steal._lm_args(lm), np.ascontiguousarray(prompts, dtype=np.int64), int(T), int(seed), est.h, seeding_mod.code(est.seeding),
-                        est.names, est.starts, est.tokens, est.scores, est.counts, est.anchor_counts, float(boost), float(threshold),
-                        int(min_count), float(steer), int(known_count), out)
+                        est.names, est.starts, est.tokens, est.scores, est.counts, float(boost), float(threshold), int(min_count), out)
     return steal._as_owner(out, prompts, owner_meta, dict(spoofed=dict(n_stolen=est.n_stolen, boost=float(boost), aware=est.seeding)))
 
 
-def attack_point_aware(haul: steal.Haul, n_stolen: int, *, boost: float = 4.0, steer: float = 0.0, seed: int = 0, level: float = steal.LEVEL,
+def attack_point_aware(haul: steal.Haul, n_stolen: int, *, boost: float = 4.0, seed: int = 0, level: float = steal.LEVEL,
                        seeding: str | None = None) -> dict:
     """Steal from the first ``n_stolen`` texts of ``haul`` with the scheme-aware estimate, spoof, score with the
     owner's detector: spoof success (share of spoofed texts with p <= ``level``), median log10 p, balanced accuracy."""
     m = haul.wm.meta
     est = estimate_aware(haul.wm, haul.base, n_stolen=n_stolen, seeding=seeding)
     n_eval, T = haul.targets.tokens.shape
-    sp = spoof_aware(haul.lm, est, m, n=n_eval, T=T, seed=seed + steal.SPOOF_SEED_OFFSET, boost=boost, steer=steer,
-                     prompt_len=haul.targets.prompts.shape[1])
+    sp = spoof_aware(haul.lm, est, m, n=n_eval, T=T, seed=seed + steal.SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
     lp = detect.score(sp, haul.lm).log10_p
-    return dict(n_stolen=int(n_stolen), seeding=m.get("seeding", seeding_mod.DEFAULT), assumed=est.seeding, boost=boost, steer=steer,
+    return dict(n_stolen=int(n_stolen), seeding=m.get("seeding", seeding_mod.DEFAULT), assumed=est.seeding, boost=boost,
                 spoof_success=float(np.mean(lp <= math.log10(level))), spoof_median_log10_p=float(np.median(lp)),
                 green_estimate_accuracy=accuracy_aware(est, m["key"], m["gamma"], haul.held_out), n_anchors=int(est.names.size))

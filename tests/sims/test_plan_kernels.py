@@ -65,3 +65,27 @@ def test_order_critical_is_the_bisection_bit_for_bit(kind):
         for fpr in (0.3, 1e-2, 1e-6, 1e-12):
             PS.order_critical.cache_clear()
             assert PS.order_critical(kind, n, fpr) == _bisection(kind, n, fpr), (kind, n, fpr)
+
+
+def _lr_bisection(counts, gamma, lfpr):
+    """The reference: bisection on the exact weighted-Bernoulli tail of the profile."""
+    from sims.detect.lr_scores import weighted_bernoulli_logsf
+
+    k = np.repeat(np.arange(counts.size), counts)
+    lo, hi = 0, int(k.sum()) + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+    return hi
+
+
+def test_lr_critical_sum_is_the_bisection():
+    """Profiles of 0..300 weights on 65 levels (seed 3; one with a single weight, one unreachable level),
+    gamma 0.25 / 0.5, fpr 1e-1 .. 1e-12: the same critical sum as the bisection on the exact tail."""
+    rng = np.random.default_rng(3)
+    profiles = [np.bincount([64], minlength=65), np.bincount([0, 0, 3], minlength=65)]
+    profiles += [rng.multinomial(T, rng.dirichlet(np.full(65, 0.3))) for T in (5, 40, 300)]
+    for counts in profiles:
+        for gamma in (0.25, 0.5):
+            for fpr in (1e-1, 1e-4, 1e-6, 1e-12):
+                assert PS.lr_critical_sum(counts, gamma, math.log(fpr)) == _lr_bisection(counts, gamma, math.log(fpr)), (counts.sum(), gamma, fpr)
