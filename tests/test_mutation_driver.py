@@ -59,3 +59,24 @@ def test_a_modules_tests_are_globs_or_single_tests_and_a_package_may_set_its_own
     run = {"pytest": ["-x"], "keyword": "not generator", "deselect": ["a"], "min_timeout": 60}
     assert _run_options(run, {"keyword": "", "deselect": []}) == {**run, "keyword": "", "deselect": []}
     assert _run_options(run, {}) == run
+
+
+def test_a_sampled_rerun_runs_the_survivors_again_not_new_mutants(tmp_path):
+    import sqlite3
+
+    from tests.mutation.__main__ import _rerun_survivors, _sample
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("create table mutation_specs (job_id text)")
+    con.execute("create table work_results (job_id text, worker_outcome text, output text, test_outcome text)")
+    con.executemany("insert into mutation_specs values (?)", [(j,) for j in "abcdefgh"])
+    con.executemany("insert into work_results values (?, 'NORMAL', '', ?)", [("b", "KILLED"), ("g", "SURVIVED"), ("h", "SURVIVED")])
+    con.commit()
+    _sample(db, 3)  # the 3 already run fill the sample
+    assert con.execute("select count(*) from work_results where worker_outcome = 'SKIPPED'").fetchone()[0] == 5
+    rerun = _rerun_survivors(db)
+    assert sorted(rerun) == ["g", "h"]
+    _sample(db, 3, set(rerun))
+    pending = {j for (j,) in con.execute("select job_id from mutation_specs where job_id not in (select job_id from work_results)")}
+    assert pending == {"g", "h"}  # not a, c, d: the survivors run again, the sample stays the same

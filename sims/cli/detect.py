@@ -151,6 +151,11 @@ def _sequential(args, key: int, fpr: float) -> dict:
 
     gen, algo = _load_npz(args)
     lm = lm_of(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    if args.score is not None:  # a registered score family's e-process (sims.detect.sequential_scores)
+        from sims.detect.sequential_scores import sequential_score_family
+
+        res = sequential_score_family(gen, args.score, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+        return dict(decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo), score=args.score)
     res = sequential.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     return decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo)
 

@@ -96,6 +96,9 @@ def linear_thresholds(mix: LinearMixture, n_max: int, alpha: float) -> np.ndarra
             if np.all(hi - lo <= 1):
                 break
         return np.where(ok, hi, np.inf)
+    # where no bet reaches bound the mixture does not (a mean is at most its largest term): a lower
+    # bracket, below 0 only for statistics that are negative (ln Y)
+    lo = np.minimum(lo, np.min((bound - np.outer(n, mix.b)) / mix.a, axis=1) - 1.0)
     for _ in range(200):
         mid = (lo + hi) / 2
         up = mix.log_e(mid, n) >= bound

@@ -24,7 +24,8 @@ otherwise, with ``f`` the fractions of :data:`sims.detect.e_mixtures.GRID` (20 l
 cost of :math:`\ln J` nats.  For a Bernoulli(gamma) law the bets are those of the ``redgreen``
 e-process and for Exp(1) those of ``ems`` (:mod:`sims.detect.sequential`; tested equal).
 
-**Laws** (:class:`NullLaw`): :func:`bernoulli_law`, :func:`exponential_law`, :func:`lattice_law`
+**Laws** (:class:`NullLaw`): :func:`bernoulli_law`, :func:`exponential_law`, :func:`log_uniform_law` (the ``ems-log``
+term :math:`\ln Y`, :mod:`sims.detect.sequential_scores`), :func:`lattice_law`
 (any finite law, e.g. a quantised score with its exact pmf) and :func:`weighted_bernoulli_law`:
 :math:`\sum_l w_l B_l` with :math:`B_l` i.i.d. Bernoulli(r), the per-token score of tournament
 sampling (SynthID: under the null the m g-values of a scored token are i.i.d. Bernoulli(1/2),
@@ -46,41 +47,52 @@ from sims.detect import e_mixtures
 
 @dataclass(frozen=True)
 class NullLaw:
-    """The null law of a per-token statistic: a finite lattice (``values``, ``log_pmf``) or Exp(1).
+    """The null law of a per-token statistic: a finite lattice (``values``, ``log_pmf``), or
+    ``sign`` times an Exp(1) variable (``values`` empty).
 
     Attributes
     ----------
     name : str
     values, log_pmf : float arrays
-        Support points (increasing) and their natural-log probabilities; empty for ``exp(1)``.
+        Support points (increasing) and their natural-log probabilities; empty for ``exp(1)`` / ``-exp(1)``.
     integer : bool
         The support is integers (thresholds are then exact integers).
+    sign : float
+        +1 (Exp(1): EMS's :math:`-\\ln(1 - Y)`) or -1 (:math:`\\ln Y`, Y uniform); lattice laws ignore it.
     """
 
     name: str
     values: np.ndarray
     log_pmf: np.ndarray
     integer: bool
+    sign: float = 1.0
 
     @property
     def bounded(self) -> bool:
-        """A finite support (else Exp(1): tilts up to theta < 1)."""
+        """A finite support (else ``sign`` Exp(1): tilts with ``sign * theta < 1``)."""
         return self.values.size > 0
+
+    @property
+    def top(self) -> float:
+        """The support's supremum (inf for Exp(1), 0 for -Exp(1))."""
+        if self.bounded:
+            return float(self.values[-1])
+        return math.inf if self.sign > 0 else 0.0
 
     def psi(self, theta) -> np.ndarray:
         r"""Cumulant generating function :math:`\psi(\theta) = \ln E_0 e^{\theta X}`."""
         th = np.asarray(theta, dtype=np.float64)
         if not self.bounded:
-            if np.any(th >= 1.0):
-                raise ValueError(f"theta must be < 1 for Exp(1); got {theta!r}")
-            return -np.log1p(-th)
+            if np.any(self.sign * th >= 1.0):
+                raise ValueError(f"theta must satisfy sign * theta < 1 for {self.name}; got {theta!r}")
+            return -np.log1p(-self.sign * th)
         return logsumexp(th[..., None] * self.values + self.log_pmf, axis=-1)
 
     def tilted_mean(self, theta) -> np.ndarray:
         """Mean of the tilt :math:`e^{\\theta x - \\psi(\\theta)} P_0(dx)`."""
         th = np.asarray(theta, dtype=np.float64)
         if not self.bounded:
-            return 1.0 / (1.0 - th)
+            return self.sign / (1.0 - self.sign * th)
         lw = th[..., None] * self.values + self.log_pmf
         return np.exp(lw - logsumexp(lw, axis=-1, keepdims=True)) @ self.values
 
@@ -115,6 +127,12 @@ def exponential_law() -> NullLaw:
     return NullLaw("exp(1)", np.zeros(0), np.zeros(0), False)
 
 
+def log_uniform_law() -> NullLaw:
+    """:math:`\\ln Y`, Y ~ U(0, 1) (= -Exp(1), support :math:`(-\\infty, 0]`): the ``ems-log`` score's token term.
+    Its tilts are the Beta(1 + theta, 1) laws of Y, likelihood ratio :math:`(1 + \\theta) Y^\\theta`."""
+    return NullLaw("-exp(1)", np.zeros(0), np.zeros(0), False, -1.0)
+
+
 def weighted_bernoulli_law(weights, rate: float = 0.5) -> NullLaw:
     r""":math:`\sum_l w_l B_l`, :math:`B_l` i.i.d. Bernoulli(``rate``), ``weights`` non-negative integers
     (tournament sampling's per-token g-value score: all ones for the mean score)."""
@@ -136,10 +154,11 @@ def weighted_bernoulli_law(weights, rate: float = 0.5) -> NullLaw:
 
 def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
     """The bets' tilts (module docstring): tilted means :math:`\\mu_0 + f (x_{\\max} - \\mu_0)`, or
-    :math:`\\theta = f` for Exp(1)."""
+    :math:`\\theta = f` for Exp(1) (unbounded above); for -Exp(1) (top 0) the tilted mean -1/(1 + theta) = f - 1
+    gives :math:`\\theta = f / (1 - f)`."""
     f = e_mixtures.check_grid(grid)
     if not law.bounded:
-        return f.copy()
+        return f.copy() if law.sign > 0 else f / (1.0 - f)
     mu0, top = law.mean, float(law.values[-1])
     target = mu0 + f * (top - mu0)
     lo, hi = np.zeros_like(f), np.ones_like(f)
@@ -155,8 +174,7 @@ def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
 def tilt_mixture(law: NullLaw, grid=None) -> e_mixtures.LinearMixture:
     r"""The e-process of ``law``: bets :math:`a_j = \theta_j`, :math:`b_j = -\psi(\theta_j)` (module docstring)."""
     th = tilt_thetas(law, grid)
-    top = float(law.values[-1]) if law.bounded else math.inf
-    return e_mixtures.LinearMixture(th, -law.psi(th), law.integer, top)
+    return e_mixtures.LinearMixture(th, -law.psi(th), law.integer, law.top)
 
 
 def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=None, grid=None) -> e_mixtures.SequentialResult:

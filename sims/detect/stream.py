@@ -85,6 +85,10 @@ class SequentialDetector:
     m, mask_repeated : int, bool
         Tournament family: its layers (default the registry's) and whether a position whose context
         was already met is skipped (default True, as the generator); ``dedup`` does not apply.
+    score : str, optional
+        A registered score family of ``algo`` with an e-process
+        (:data:`sims.detect.sequential_scores.SEQUENTIAL_SCORES`; default the family's own, e.g.
+        ``"ems-log"`` for EMS text: the tilt e-process of its :math:`\\ln Y` terms).
 
     Examples
     --------
@@ -100,8 +104,13 @@ class SequentialDetector:
 
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
-                 mask_repeated: bool = True):
+                 mask_repeated: bool = True, score: str | None = None):
         self.family = sequential.family_of(algo)
+        if score is not None:
+            from sims.detect.sequential_scores import check_score
+
+            check_score(score, algo)
+        self.score = score
         self.algo, self.key, self.h, self.dedup = algo, key, int(h), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
         self.bound = math.log(1.0 / self.alpha)
@@ -118,6 +127,10 @@ class SequentialDetector:
             self.g_eff = scores._stat_code("green", self.gamma, green_kind, vocab_size)[3]
         if self.family == "redgreen":
             self.mix = sequential.bernoulli_mixture(self.g_eff, f)
+        elif self.family == "ems" and score == "ems-log":
+            from sims.detect import sequential_laws
+
+            self.mix = sequential_laws.tilt_mixture(sequential_laws.log_uniform_law(), f)
         elif self.family == "ems":
             self.mix = sequential.exponential_mixture(f)
         elif self.family == "tournament":
@@ -148,6 +161,10 @@ class SequentialDetector:
         stat = "ems" if self.family == "ems" else "green"
         v, _ = scores.token_scores(new[None, :], prompt, self.key, stat=stat, gamma=None if stat == "ems" else self.gamma,
                                    green_kind=self.green_kind, **self.kw)
+        if self.score == "ems-log":
+            from sims.detect.sequential_scores import ems_log_terms
+
+            return ems_log_terms(v[0])
         return v[0]
 
     def _keyed_hits(self, new: np.ndarray, probs) -> tuple[np.ndarray, np.ndarray]:

@@ -72,11 +72,58 @@ def _check_weights(weights) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ g-values of texts
+@njit(cache=True)
+def _byte_sums(weights):
+    """``tab[j, v]`` = :math:`\\sum_b w_{8j+b}\\, \\mathrm{bit}_b(v)`: a word's weighted g-value sum is
+    :math:`\\sum_j` ``tab[j, byte j of the word]`` (exact integers; ``ceil(m / 8)`` look-ups instead of ``m``)."""
+    m = weights.shape[0]
+    nbyte = (m + 7) // 8
+    tab = np.zeros((nbyte, 256), dtype=np.int64)
+    for j in range(nbyte):
+        for v in range(256):
+            for b in range(min(8, m - 8 * j)):
+                tab[j, v] += weights[8 * j + b] * ((v >> b) & 1)
+    return tab
+
+
+@njit(cache=True)
+def _text_words(seq, toks, seed_c, h, ctx, wd):
+    """Context hashes ``ctx[t]`` of the ``h`` tokens ``seq[t : t + h]`` and PRF words ``wd[t]`` of tokens
+    ``toks[t]`` after them: the same chained rounds as :func:`sims.core.prf.context_hash_nb` and
+    :func:`sims.core.prf.token_bits_nb`, but each round a loop over positions, which LLVM vectorises
+    (the rounds of one position depend on each other; those of different positions do not)."""
+    L = toks.shape[0]
+    for t in range(L):
+        ctx[t] = seed_c
+    for j in range(h):
+        for t in range(L):
+            ctx[t] = prf.mix64_nb(ctx[t] ^ (np.uint64(seq[t + j]) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
+    for t in range(L):
+        wd[t] = prf.token_bits_nb(ctx[t], toks[t])
+
+
+@njit(cache=True)
+def _word_sums(wd, unit, low, tab):
+    """:math:`\\sum_t` of the (weighted) g-value sums of the words ``wd`` (a zero word adds 0): popcounts,
+    or ``ceil(m / 8)`` byte look-ups (:func:`_byte_sums`) per word; branch-free."""
+    acc = 0
+    if unit:
+        for t in range(wd.shape[0]):
+            acc += np.int64(tn.popcount64(wd[t] & low))
+        return acc
+    for j in range(tab.shape[0]):
+        sh = np.uint64(8 * j)
+        for t in range(wd.shape[0]):
+            acc += tab[j, np.int64((wd[t] >> sh) & np.uint64(0xFF))]
+    return acc
+
+
 @njit(cache=True, parallel=True)
 def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words, scored, out_sum, out_n):
     """Per text: the PRF word of every generated position, whether it is scored (module docstring),
     the weighted g-value sum over scored positions and their number; ``words``, ``scored`` (n, T)
-    are written only when ``store``."""
+    are written only when ``store``.  Hashes first for the whole text (:func:`_text_words`,
+    vectorised), then the repeated-context set and the sums in one scalar pass."""
     n, T = tokens.shape
     P = prompts.shape[1]
     m = weights.shape[0]
@@ -85,30 +132,28 @@ def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words
     unit = True
     for layer in range(m):
         unit = unit and weights[layer] == 1
+    tab = _byte_sums(weights)
     low = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
     for i in prange(n):
+        L = lengths[i]
+        seq = np.empty(L + h, dtype=np.int64)
+        seq[:h] = prompts[i, P - h :]
+        seq[h:] = tokens[i, :L]
+        ctx = np.empty(L, dtype=np.uint64)
+        wd = np.empty(L, dtype=np.uint64)
+        _text_words(seq, tokens[i, :L], seed_c, h, ctx, wd)
         table = np.zeros(size, dtype=np.uint64)
         has_zero = np.zeros(1, dtype=np.bool_)
-        acc = 0
         cnt = 0
-        for t in range(lengths[i]):
-            c = seed_c
-            for j in range(t - h, t):
-                tok = prompts[i, P + j] if j < 0 else tokens[i, j]
-                c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
-            keep = not (seen_before(table, c, has_zero) and mask_repeated)
-            wd = prf.token_bits_nb(c, tokens[i, t])
+        for t in range(L):  # the repeated-context set: scalar; a masked position's word is zeroed
+            keep = not (seen_before(table, ctx[t], has_zero) and mask_repeated)
             if store:
-                words[i, t] = wd
+                words[i, t] = wd[t]
                 scored[i, t] = keep
-            if keep:
-                cnt += 1
-                if unit:
-                    acc += np.int64(tn.popcount64(wd & low))
-                else:
-                    for layer in range(m):
-                        acc += weights[layer] * np.int64((wd >> np.uint64(layer)) & np.uint64(1))
-        out_sum[i] = acc
+            cnt += keep
+            if not keep:
+                wd[t] = np.uint64(0)
+        out_sum[i] = _word_sums(wd, unit, low, tab)
         out_n[i] = cnt
 
 

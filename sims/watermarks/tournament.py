@@ -45,6 +45,18 @@ per-token drift of the mean score over its null mean 1/2 when :math:`\\bar G_t` 
 keys, the analogue of the red-green :math:`q_{G,t} - G_t`; ``entropy`` of :math:`p_t`;
 ``lam`` nan.
 
+**Cost, and what bounds it** (issue 32).  One PRF word per (context, token) serves all ``m <= 64``
+layers, so hashing costs what a red-green step's does.  What costs more is the exact law:
+:math:`G_l` is a sum over the vocabulary of :math:`q_{l-1}`, which carries the factors of every
+earlier layer, so it depends on the joint law of a token's bits ``0 .. l-1``, not on ``l``
+marginals.  The kernel resolves blocks of up to ``BLOCK_MAX = 11`` layers on :math:`2^{11}` bins
+of that joint law; each block costs one pass over the vocabulary that scatters into bins (scalar
+code: no SIMD scatter), and bigger blocks cost more in bins than the pass they save.  A step is
+then one vectorised pass (:math:`p_t`, the words, :math:`\bar G_t`: the whole of a DualGA step on a
+synthetic LM), one binning pass, ``ceil(m / 11) - 1`` apply-and-bin passes, one pass applying the
+last factors and the vectorised sums of the KL, DG and the draw's block masses: 4 passes at
+``m <= 11``, 6 at ``m = 30``, where DualGA makes 1 and writes nothing of size V.
+
 :func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
 of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
 """

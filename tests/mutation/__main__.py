@@ -167,11 +167,14 @@ def _load_key(keyfile: Path) -> dict | None:
         return None
 
 
-def _rerun_survivors(db: Path) -> None:
+def _rerun_survivors(db: Path) -> list[str]:
+    """Forget the survivors' results (they run again); returns their job ids."""
     con = sqlite3.connect(db)
-    con.execute("delete from work_results where worker_outcome = 'NORMAL' and test_outcome = 'SURVIVED'")
+    ids = [j for (j,) in con.execute("select job_id from work_results where worker_outcome = 'NORMAL' and test_outcome = 'SURVIVED'")]
+    con.executemany("delete from work_results where job_id = ?", [(j,) for j in ids])
     con.commit()
     con.close()
+    return ids
 
 
 def _prune(db: Path, source: str) -> None:
@@ -194,14 +197,16 @@ def _prune(db: Path, source: str) -> None:
     con.close()
 
 
-def _sample(db: Path, n: int | None) -> None:
+def _sample(db: Path, n: int | None, first: list[str] = ()) -> None:
     """Run at most ``n`` mutants of the session (a fixed pseudo-random subset: cosmic-ray's job ids
-    are random); the others are marked skipped.  ``n`` None: every mutant (the skipped become pending)."""
+    are random, ``first`` (survivors to run again) before the others); the others are marked skipped.
+    ``n`` None: every mutant (the skipped become pending)."""
     con = sqlite3.connect(db)
     con.execute("delete from work_results where worker_outcome = 'SKIPPED'")
     if n is not None:  # the mutants already run count towards n
         done = con.execute("select count(*) from work_results").fetchone()[0]
         pending = [j for (j,) in con.execute("select job_id from mutation_specs where job_id not in (select job_id from work_results) order by job_id")]
+        pending.sort(key=lambda j: j not in first)  # stable: the survivors first, then by job id
         con.executemany(
             "insert into work_results (job_id, worker_outcome, output) values (?, 'SKIPPED', 'not in the sample')",
             [(j,) for j in pending[max(0, n - done) :]],
@@ -341,10 +346,9 @@ def main(argv: list[str] | None = None) -> int:
                 db.unlink(missing_ok=True)  # cosmic-ray init refuses an existing session
                 _cr("init", str(conf), str(db), cwd=tree)
                 _prune(db, (tree / module).read_text())
-            elif reuse == "killed":
-                _rerun_survivors(db)
+            rerun = _rerun_survivors(db) if reuse == "killed" else []
             keyfile.write_text(json.dumps(key))
-            _sample(db, ns.sample)
+            _sample(db, ns.sample, set(rerun))
             t0 = time.monotonic()
             _cr("exec", str(conf), str(db), cwd=tree)
             n, _ = _results(db, module, equivalents)

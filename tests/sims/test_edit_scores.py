@@ -133,3 +133,17 @@ def test_sweep_grid_scores_with_its_edit(tmp_path):
     gen = generate(get_lm("news"), "its", n=2, T=30, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
     want = score_generation(gen, "its-edit", get_lm("news"))
     assert np.array_equal(rows["log10_p"][~rows["null"]], want.log10_p)
+
+
+def test_fig_scores_reads_the_keyed_families(small):
+    """fig_scores' prefix tests of ``hits`` / ``its-edit``: the whole-text column is the detector's p-value."""
+    from paper_figs import fig_scores
+    from paper_figs.fig_edit_scores import keyed_prefix_log10p
+
+    plain = generate(small, "its", n=3, T=30, seed=6, key=9)
+    gen = attack(plain, "insertion", 0.1, seed=2)
+    for g in (plain, gen):
+        lp = keyed_prefix_log10p("hits", g, small, [10, 20, 30])
+        assert np.allclose(lp[:, -1], scores.score(g, small).log10_p, rtol=1e-9, atol=1e-12)
+    rej = fig_scores._prefix_rejects("its-edit", gen, None, [10, 20, 30], (1e-3,), small)[1e-3]
+    assert np.array_equal(rej[:, -1], E.score_its_edit(gen, small).log10_p <= -3)
