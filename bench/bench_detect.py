@@ -97,7 +97,7 @@ def main(argv=None) -> dict:
         res[f"peer_dedup_{dedup}_tokens_per_s"] = tokens_per_s(lambda: peer(ids), small[:, 1:].size, 2)  # noqa: B023
         res[f"ratio_ours_over_peer_dedup_{dedup}_64x200"] = res[f"ours_dedup_{dedup}_64x200_tokens_per_s"] / res[f"peer_dedup_{dedup}_tokens_per_s"]
     res.update(tournament_rates())
-    res.update(sequential_vs_fixed())
+    res.update(sequential_vs_fixed())  # issue 30: each family, sequential beside fixed-length
     for k, v in res.items():
         print(f"{k:48s} {v:12.3e}")
     return res
