@@ -220,6 +220,8 @@ def run(args) -> int:
         raise ValueError(f"fpr must be in (0, 1); got {args.fpr!r}") from None
     if (args.file is None) == (args.text is None):
         raise ValueError("give either FILE.npz or --text FILE.txt|FILE.jsonl|- (exactly one)")
+    if args.score is not None and args.text is not None:
+        raise ValueError(f"--score {args.score!r} scores an .npz written by `python -m sims generate`; --text is scored by its --scheme's own statistic")
     if args.stat is not None and (args.text is not None or args.sequential or len(keys) > 1):
         raise ValueError("--stat chooses the score of a tournament algorithm's FILE.npz (one key, not --sequential)")
     writable_file("html", args.html)

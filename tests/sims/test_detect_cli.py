@@ -225,6 +225,7 @@ BAD = [
     ([], "give either FILE.npz or --text"),
     (["{npz}", "--text", "{d}/notes.txt", "--lm", "x"], "give either FILE.npz or --text"),
     (["{npz}", "--h", "2"], "--h applies to --text only"),
+    (["--text", "{d}/notes.txt", "--lm", "smollm2", "--score", "ems-log"], "--score 'ems-log' scores an .npz"),
 ]
 
 
