@@ -1170,14 +1170,20 @@ def _stealing(out: pathlib.Path) -> list[str]:
         f"(re-samples estimated-green tokens); success = the owner's exact detector says p <= {d['level']:g} (spoof) or no longer "
         f"does (scrub), over {d['n_eval']} texts.  `python -m paper_figs --only fig_stealing`.",
         "",
-        "| scheme | smallest N with spoof success >= 0.5 | spoof success at N max | scrub success at N max | green-list accuracy at N max |",
-        "|---|---|---|---|---|",
+        "| scheme | smallest N with spoof success >= 0.5 | spoof success at N max | scrub success at N max | green-list accuracy at N max "
+        "| scheme-aware attacker (sims.experiments.steal_aware): smallest N with spoof >= 0.5; spoof, accuracy at N max |",
+        "|---|---|---|---|---|---|",
     ]
     for name, pts in d["curves"].items():
         forged = next((p["n_stolen"] for p in pts if p["spoof_success"] >= 0.5), None)
         last = pts[-1]
         first = forged if forged is not None else f"none up to {last['n_stolen']}"
-        lines.append(f"| {name} | {first} | {last['spoof_success']:.2f} | {last['scrub_success']:.2f} | {last['green_estimate_accuracy']:.3f} |")
+        aware = "-"
+        if "aware_spoof_success" in last:
+            hit = next((p["n_stolen"] for p in pts if p["aware_spoof_success"] >= 0.5), None)
+            n = hit if hit is not None else f"none up to {last['n_stolen']}"
+            aware = f"{n}; {last['aware_spoof_success']:.2f}, {last['aware_green_estimate_accuracy']:.3f}"
+        lines.append(f"| {name} | {first} | {last['spoof_success']:.2f} | {last['scrub_success']:.2f} | {last['green_estimate_accuracy']:.3f} | {aware} |")
     lines += [
         "",
         "The spoof test (`sims.detect.spoof`: rank correlation of a token's colour with how often the owner's texts hold "
