@@ -13,52 +13,58 @@ below it; ``tests/test_imports.py`` checks it)::
     cli/           ``python -m sims COMMAND``
 
 The names below are the public API (``sims.__all__``); everything else is an implementation
-detail.  Importing this package loads neither torch, matplotlib nor cvxpy.
+detail.  Importing this package loads neither torch, matplotlib nor cvxpy, and a name's module is
+imported on its first use (``python -m sims plan`` loads only what planning needs).
 """
 
-import theory._numba_cache  # noqa: F401  (first: Numba's cache keyed by the package source)
-from sims.core import defaults
-from sims.core.keys import keyed_order
-from sims.core.record import Generation
-from sims.detect.scores import DetectResult, green_indicators, prefix_log10p, score, score_redgreen, tokens_to_detect
-from sims.experiments.attacks import attack
-from sims.experiments.evaluate import clopper_pearson, evaluate, null_fpr
-from sims.experiments.lms import LM, generate, get_lm
-from sims.experiments.repetition import monitor as lambda_monitor
-from sims.experiments.repetition import repeated_ngram_mask, repetition_rate
-from sims.lm.synthetic import LM_PRESETS, SyntheticLM, lm_from_meta, loop_lm
-from sims.reduced.gprocess import parse_spec as g_process
-from sims.reduced.runner import ReducedResult, simulate, traces
-from sims.watermarks.generate import ALGOS, sample_prompts
+import importlib
 
-__all__ = [
-    "ALGOS",
-    "DetectResult",
-    "Generation",
-    "LM",
-    "LM_PRESETS",
-    "ReducedResult",
-    "SyntheticLM",
-    "attack",
-    "clopper_pearson",
-    "defaults",
-    "evaluate",
-    "g_process",
-    "generate",
-    "get_lm",
-    "green_indicators",
-    "keyed_order",
-    "lambda_monitor",
-    "lm_from_meta",
-    "loop_lm",
-    "null_fpr",
-    "prefix_log10p",
-    "repeated_ngram_mask",
-    "repetition_rate",
-    "sample_prompts",
-    "score",
-    "score_redgreen",
-    "simulate",
-    "tokens_to_detect",
-    "traces",
-]
+import theory._numba_cache  # noqa: F401  (first: Numba's cache keyed by the package source)
+
+# Public name -> (module, name there; None: the module itself); the module is imported on first use.
+_HOMES = {
+    "ALGOS": ("sims.watermarks.generate", "ALGOS"),
+    "DetectResult": ("sims.detect.scores", "DetectResult"),
+    "Generation": ("sims.core.record", "Generation"),
+    "LM": ("sims.experiments.lms", "LM"),
+    "LM_PRESETS": ("sims.lm.synthetic", "LM_PRESETS"),
+    "ReducedResult": ("sims.reduced.runner", "ReducedResult"),
+    "SyntheticLM": ("sims.lm.synthetic", "SyntheticLM"),
+    "attack": ("sims.experiments.attacks", "attack"),
+    "clopper_pearson": ("sims.experiments.evaluate", "clopper_pearson"),
+    "defaults": ("sims.core.defaults", None),
+    "evaluate": ("sims.experiments.evaluate", "evaluate"),
+    "g_process": ("sims.reduced.gprocess", "parse_spec"),
+    "generate": ("sims.experiments.lms", "generate"),
+    "get_lm": ("sims.experiments.lms", "get_lm"),
+    "green_indicators": ("sims.detect.scores", "green_indicators"),
+    "keyed_order": ("sims.core.keys", "keyed_order"),
+    "lambda_monitor": ("sims.experiments.repetition", "monitor"),
+    "lm_from_meta": ("sims.lm.synthetic", "lm_from_meta"),
+    "loop_lm": ("sims.lm.synthetic", "loop_lm"),
+    "null_fpr": ("sims.experiments.evaluate", "null_fpr"),
+    "prefix_log10p": ("sims.detect.scores", "prefix_log10p"),
+    "repeated_ngram_mask": ("sims.experiments.repetition", "repeated_ngram_mask"),
+    "repetition_rate": ("sims.experiments.repetition", "repetition_rate"),
+    "sample_prompts": ("sims.watermarks.generate", "sample_prompts"),
+    "score": ("sims.detect.scores", "score"),
+    "score_redgreen": ("sims.detect.scores", "score_redgreen"),
+    "simulate": ("sims.reduced.runner", "simulate"),
+    "tokens_to_detect": ("sims.detect.scores", "tokens_to_detect"),
+    "traces": ("sims.reduced.runner", "traces"),
+}
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sims' has no attribute {name!r}")
+    module = importlib.import_module(home[0])
+    value = module if home[1] is None else getattr(module, home[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

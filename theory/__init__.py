@@ -5,42 +5,47 @@ Pure functions on NumPy arrays; importing this package loads neither cvxpy,
 matplotlib nor torch.
 """
 
-from theory import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
-from theory.bounds import (
-    bretagnolle_huber,
-    ems_expected_kl,
-    entropy,
-    optimal_test_error,
-    robust_delta,
-    type1_bound,
-    type2_bound,
-)
-from theory.certainty import delta_star, gamma_star, kl_certainty_equivalent
-from theory.dual_ascent import LAMBDA_MAX, autocov_update, dualga_update
-from theory.offline import OfflineResult, offline_opt
-from theory.soft import dg_slope_step, dg_step, dual_step, dual_step_grad, green_mass_step, kl_step, lagrangian_step
+import importlib
 
-__all__ = [
-    "LAMBDA_MAX",
-    "OfflineResult",
-    "autocov_update",
-    "bretagnolle_huber",
-    "delta_star",
-    "dg_slope_step",
-    "dg_step",
-    "dualga_update",
-    "dual_step",
-    "dual_step_grad",
-    "ems_expected_kl",
-    "entropy",
-    "gamma_star",
-    "green_mass_step",
-    "kl_certainty_equivalent",
-    "kl_step",
-    "lagrangian_step",
-    "offline_opt",
-    "optimal_test_error",
-    "robust_delta",
-    "type1_bound",
-    "type2_bound",
-]
+from theory import _numba_cache  # noqa: F401  (first: keys Numba's cache by this package's source)
+
+# Public name -> the module that holds it; a name's module is imported on first use (``import theory``
+# stays light: the Numba ufuncs load and scipy.optimize import only when a function is asked for).
+_HOMES = {
+    "LAMBDA_MAX": "theory.dual_ascent",
+    "OfflineResult": "theory.offline",
+    "autocov_update": "theory.dual_ascent",
+    "bretagnolle_huber": "theory.bounds",
+    "delta_star": "theory.certainty",
+    "dg_slope_step": "theory.soft",
+    "dg_step": "theory.soft",
+    "dualga_update": "theory.dual_ascent",
+    "dual_step": "theory.soft",
+    "dual_step_grad": "theory.soft",
+    "ems_expected_kl": "theory.bounds",
+    "entropy": "theory.bounds",
+    "gamma_star": "theory.certainty",
+    "green_mass_step": "theory.soft",
+    "kl_certainty_equivalent": "theory.certainty",
+    "kl_step": "theory.soft",
+    "lagrangian_step": "theory.soft",
+    "offline_opt": "theory.offline",
+    "optimal_test_error": "theory.bounds",
+    "robust_delta": "theory.bounds",
+    "type1_bound": "theory.bounds",
+    "type2_bound": "theory.bounds",
+}
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'theory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
