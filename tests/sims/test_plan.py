@@ -1,7 +1,6 @@
-"""sims.experiments.plan and ``sims plan``: sane answers, monotone in the signal, fast warm queries."""
+"""sims.experiments.plan and ``sims plan``: sane answers, monotone in the signal (query time: bench/bench_plan.py)."""
 
 import json
-import time
 
 import pytest
 
@@ -9,14 +8,11 @@ from sims.cli.main import main
 from sims.experiments.plan import parse_attack, plan
 
 
-def test_plan_orders_and_speed():
+def test_plan_orders():
     a = plan("srl", lm="news", delta=2.0, fpr=1e-6, power=0.9, T=60)
     b = plan("srl", lm="news", delta=1.0, fpr=1e-6, power=0.9)
     c = plan("srl", lm="news", delta=2.0, fpr=1e-6, power=0.9, attack="substitution:0.3")
     assert a["tokens_needed"] < b["tokens_needed"] and a["tokens_needed"] < c["tokens_needed"]
-    t0 = time.perf_counter()
-    plan("srl", lm="news", delta=2.0, fpr=1e-4, power=0.8, T=100)
-    assert time.perf_counter() - t0 < 0.5  # warm: closed forms only (measured ~10 ms; loose for a loaded machine)
     e = plan("ems", lm="news", score="ems-opt", fpr=1e-6, power=0.9)
     assert 5 < e["tokens_needed"] < 100
 
@@ -55,13 +51,3 @@ def test_clean_share_counts_substitutions_without_replacement():
     assert abs(np.mean(hits) - clean_share(T, 0.3, 1)) < 0.004
     assert clean_share(50, 0.0, 1) == 1.0
 
-
-def test_order_statistic_queries_are_fast_when_warm():
-    """HC / Tr-GoF at a level not asked before (no cached critical value): measured 14-29 ms on 2 loaded
-    cores (was 0.2-6.8 s before the linear-space kernel); 0.5 s leaves room for a loaded machine."""
-    plan("ems", lm="news", score="ems-hc", fpr=1e-6, power=0.9)
-    for score, fpr in (("ems-hc", 2.3e-6), ("ems-trgof", 3.1e-6)):
-        t0 = time.perf_counter()
-        out = plan("ems", lm="news", score=score, fpr=fpr, power=0.9)
-        assert time.perf_counter() - t0 < 0.5, score
-        assert out["tokens_needed"] is None or out["tokens_needed"] > 5
