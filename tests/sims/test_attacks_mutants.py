@@ -75,3 +75,23 @@ def test_colour_oracle_at_rate_one_turns_every_green_token():
         assert any(green)
         for t in np.flatnonzero(green):
             assert new[t] == attacks._most_probable_red(gen, lm, np.concatenate([prompt, new[:t]])), (i, t)
+
+
+def test_worst_edit_of_a_text_whose_greens_are_all_at_its_end():
+    """A tiny-LM text (V = 6, gamma 0.5, key 5) rewritten red everywhere but its last 2 tokens: the
+    worst 2-token edit leaves no green (the first five tokens untouched)."""
+    import copy
+
+    gen = generate(TINY, "srl", n=1, T=8, seed=0, key=5, gamma=0.5, delta=1.5)
+    prompt, row = gen.prompts[0], gen.tokens[0].copy()
+    for t in range(len(row)):  # token t red for t < 6, green for the last two (first such id)
+        ctx = np.concatenate([prompt, row[:t]])
+        colours = attacks._green(gen, ctx, np.arange(TINY.vocab_size))
+        want = t >= len(row) - 2
+        row[t] = int(np.flatnonzero(colours == want)[0])
+    crafted = copy.copy(gen)
+    crafted.tokens = row[None, :]
+    assert _green_count(crafted, 0, [row])[0] == 2
+    att = attacks.attack(crafted, "worst_edit", 2 / 8, 0)
+    assert _green_count(crafted, 0, [att.tokens[0]])[0] == 0
+    assert np.array_equal(att.tokens[0][:5], row[:5])
