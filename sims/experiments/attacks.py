@@ -223,6 +223,12 @@ def _red_block(gen: Generation, context: np.ndarray, m: int, V: int, successor: 
         n_green += int(_green(gen, ctx, tok))
         block.append(tok)
         ctx = np.append(ctx, tok)
+    if successor is None and n_green == 0:
+        return np.array(block, dtype=np.int64), False, n_green
+    if successor is not None and n_green == 0 and not bool(_green(gen, ctx, successor)):
+        return np.array(block, dtype=np.int64), True, n_green
+    if gen.meta["h"] == 1:  # the greedy block is not the least green: the exact least by dynamic programming
+        return _least_green_block(gen, context, m, V, successor)
     if successor is None:
         return np.array(block, dtype=np.int64), False, n_green
     if not bool(_green(gen, ctx, successor)):
@@ -234,6 +240,26 @@ def _red_block(gen: Generation, context: np.ndarray, m: int, V: int, successor: 
             if not bool(_green(gen, np.append(before, [prev, tok]), successor)) and not bool(_green(gen, np.append(before, prev), tok)):
                 return np.array(block[:-2] + [int(prev), tok], dtype=np.int64), True, n_green
     return np.array(block, dtype=np.int64), False, n_green
+
+
+def _least_green_block(gen: Generation, context: np.ndarray, m: int, V: int, successor: int | None) -> tuple[np.ndarray, bool, int]:
+    """:func:`_red_block` exactly, for h = 1 (a token's colour depends on the token before it only): the m
+    tokens after ``context`` with the fewest greens, the ``successor`` counted too, by dynamic programming
+    over the last token (O(m V^2) colours; ties go to the smaller token ids)."""
+    green = np.array([_green(gen, np.array([a]), np.arange(V)) for a in range(V)], dtype=np.int64)  # green[a, b]: b after a
+    cost = _green(gen, np.asarray(context), np.arange(V)).astype(np.int64)
+    back = []
+    for _ in range(m - 1):
+        total = cost[:, None] + green  # [previous, next]
+        back.append(np.argmin(total, axis=0))
+        cost = total.min(axis=0)
+    final = cost + (green[:, successor] if successor is not None else 0)
+    block = [int(np.argmin(final))]
+    for b in reversed(back):
+        block.append(int(b[block[-1]]))
+    block = block[::-1]
+    flipped = successor is not None and not bool(green[block[-1], successor])
+    return np.array(block, dtype=np.int64), flipped, int(cost[block[-1]])
 
 
 def _red_token(gen: Generation, context: np.ndarray, V: int, successor: int | None = None) -> int:

@@ -67,3 +67,9 @@ def test_sequential_rows_are_the_stop_and_the_log10_e_value():
             assert row["log10_e"] == float(le / math.log(10.0))
             assert row["first_flagged"] == (int(s) if s > 0 else None)
             assert row["watermarked"] == (s > 0) and row["decision"] == ("watermarked" if s > 0 else "not watermarked")
+
+
+def test_the_many_keys_document_takes_detections_gamma_else_the_generations():
+    gen = sims.generate(LM, "srl", n=2, T=30, seed=1, key=3, delta=2.0)
+    assert decision.keys_document(gen, [3, 4], fpr=1e-3, dedup=True, input="x")["gamma"] == gen.meta["gamma"]
+    assert decision.keys_document(gen, [3, 4], fpr=1e-3, dedup=True, input="x", gamma=0.5, algo="srl")["gamma"] == 0.5

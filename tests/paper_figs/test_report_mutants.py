@@ -1,0 +1,31 @@
+"""paper_figs.report's readers on hand-made result records (the survivors of make mutate's sampled
+run on this module): which detector a null cell counts as, and the SRL frontier gap of one setting."""
+
+from paper_figs import report
+
+
+def test_each_null_cell_counts_as_its_own_detector():
+    cell = lambda algo, **params: dict(lm="news", algo=algo, params=params)  # noqa: E731
+    assert report._detector(cell("srl", gamma=0.25, delta=2.0)) == ("news", "green", 0.25)
+    assert report._detector(cell("hard", gamma=0.5)) == ("news", "green", 0.5)
+    assert report._detector(cell("dualga", Delta=0.3, gamma=0.4)) == ("news", "dualga", 0.3, 0.4)
+    assert report._detector(cell("ems", tau=1.0)) == ("news", "ems")
+    assert report._detector(cell("atw", alpha=1.5)) == ("news", "atw", (("alpha", 1.5),))
+
+
+def test_the_srl_frontier_gap_is_read_for_the_setting_asked():
+    cfg = lambda gap, gamma, delta, algo="srl": dict(algo=algo, params=dict(gamma=gamma, delta=delta), frontier_gap=gap)  # noqa: E731
+    d = {"per_lm": {"news": {"configs": [cfg(0.1, 0.25, 2.0), cfg(0.7, 0.5, 2.0), cfg(0.9, 0.25, 2.0, algo="hard")]},
+                    "lfqa": {"configs": [cfg(0.3, 0.25, 2.0), cfg(0.8, 0.25, 1.0)]}}}
+    assert report._srl_gap(d, 0.25, 2.0) == 0.3
+    assert report._srl_gap(d, 0.5, 2.0) == 0.7
+
+
+def test_box_4_block_and_extremes_read_lambda_1_and_eta_in_1_2_5_and_01_1_5():
+    """kl_mean 1..9 over lambda_1 in {1, 2, 5} x eta in {0.1, 1, 5} (median 5), one extreme at lambda_1 = 10
+    (20) and one cell outside both (eta = 2, 100): block ratio 9, extreme over the block's median 4."""
+    grid = [dict(lam1=lam, eta=eta, kl_mean=float(3 * i + j + 1)) for i, lam in enumerate((1.0, 2.0, 5.0)) for j, eta in enumerate((0.1, 1.0, 5.0))]
+    grid += [dict(lam1=10.0, eta=1.0, kl_mean=20.0), dict(lam1=1.0, eta=2.0, kl_mean=100.0)]
+    d = {"grid": grid}
+    assert report._box_block(d) == 9.0
+    assert report._box_extreme(d) == 4.0

@@ -1,0 +1,17 @@
+"""sims.watermarks.generate beyond test_generate.py (the survivors of make mutate's sampled run on this
+module): sample_prompts refuses a prompt shorter than the LM's order even for n >= 1."""
+
+import re
+
+import pytest
+
+from sims.lm.synthetic import get_lm
+from sims.watermarks.generate import sample_prompts
+
+
+def test_sample_prompts_refuses_a_bad_n_or_a_short_length_each_alone():
+    lm = get_lm("tiny")
+    assert sample_prompts(lm, 1, seed=0, length=lm.order + 1).shape == (1, lm.order + 1)
+    for n, length in ((1, lm.order - 1), (0, lm.order + 4)):
+        with pytest.raises(ValueError, match=re.escape(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")):
+            sample_prompts(lm, n, seed=0, length=length)
