@@ -209,7 +209,11 @@ def test_left_hash_results_unchanged_bit_for_bit(algo):
     gen = generate(lm, algo, n=2, T=30, seed=5, key=11, h=3, **({"delta": 2.0} if algo == "srl" else {}))
     want = LEFT_HASH[algo]
     hexes = lambda a: [float(x).hex() for x in np.ravel(a)]  # noqa: E731
-    assert hexes(sequential.sequential_score(gen).log_e) == want["seq"]
+    log_e = sequential.sequential_score(gen).log_e
+    if algo == "autocov":  # since cc8fca1 each colour's log e-value is computed from its (tokens, greens) counts: 2 ulp apart
+        np.testing.assert_allclose(log_e, [float.fromhex(x) for x in want["seq"]], rtol=4e-16, atol=0)
+    else:
+        assert hexes(log_e) == want["seq"]
     if "keys" in want:
         assert hexes(multiple.score_keys(gen, [11, 12, 13])[0]) == want["keys"]
         d = lr_scores.score_lr(gen, lm)
