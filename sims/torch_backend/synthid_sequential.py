@@ -19,7 +19,7 @@ import numpy as np
 
 from sims.detect import e_mixtures
 from sims.detect.sequential_laws import sequential_values, weighted_bernoulli_law
-from sims.torch_backend.synthid_transformers import HISTORY, TABLE_SIZE, _check, g_values, parse_keys, repetition_mask, sampling_table
+from sims.torch_backend.synthid_transformers import HISTORY, TABLE_SIZE, _check, g_values, repetition_mask, sampling_table, text_ids
 
 
 def sequential_ids(ids, keys, ngram_len: int, *, alpha: float, table_seed: int = 0, table_size: int = TABLE_SIZE, history: int = HISTORY,
@@ -71,18 +71,8 @@ def sequential_text_document(args, alpha: float, ids_rows: list[np.ndarray]) -> 
     ``first_flagged`` counts the tokens after the first ``ngram_len - 1``)."""
     from sims.detect import decision
 
-    if args.html is not None:
-        raise ValueError("--html colours red-green detections; scheme transformers-synthid has no colours")
-    keys = parse_keys(args.key)
-    n = 5 if args.h is None else int(args.h) + 1
-    if n < 2:
-        raise ValueError(f"h must be an integer in [1, inf); got {args.h!r}")
-    T = max(len(r) for r in ids_rows)
-    ids = np.full((len(ids_rows), T), -1, dtype=np.int64)
-    for i, r in enumerate(ids_rows):
-        ids[i, : len(r)] = r
+    keys, n, ids, n_tokens = text_ids(args, ids_rows)
     res = sequential_ids(ids, keys, n, alpha=alpha, table_seed=args.table_seed, table_size=args.table_size)
-    n_tokens = np.array([max(0, len(r) - n + 1) for r in ids_rows])
     return decision.sequential_document_from(res, n_tokens, key=args.key, dedup=False, input=args.text, algo="synthid", family="tournament",
                                              scheme=args.scheme, h=n - 1, ngram_len=n, sampling_table_seed=args.table_seed,
                                              sampling_table_size=args.table_size, null_rate=float(sampling_table(args.table_seed, args.table_size).mean()),

@@ -237,23 +237,28 @@ def parse_keys(text: str) -> list[int]:
     return keys
 
 
-def text_document(args, fpr: float, ids_rows: list[np.ndarray]) -> dict:
-    """The ``python -m sims detect --text ... --scheme transformers-synthid`` document (rows = token ids
-    of each text as transformers' tokenizer gives them; ``--h`` = ngram_len - 1, default 4)."""
-    from sims.detect import report
-
+def text_ids(args, ids_rows: list[np.ndarray]):
+    """``--text --scheme transformers-synthid``'s arguments read once for the fixed-length and the sequential
+    test: (keys, ngram_len = ``--h`` + 1 (default 5), the rows padded with -1, the scored n-grams per row)."""
     if args.html is not None:
         raise ValueError("--html colours red-green detections; scheme transformers-synthid has no colours")
     keys = parse_keys(args.key)
     n = 5 if args.h is None else int(args.h) + 1
     if n < 2:
         raise ValueError(f"h must be an integer in [1, inf); got {args.h!r}")
-    T = max(len(r) for r in ids_rows)
-    ids = np.full((len(ids_rows), T), -1, dtype=np.int64)
+    ids = np.full((len(ids_rows), max(len(r) for r in ids_rows)), -1, dtype=np.int64)
     for i, r in enumerate(ids_rows):
         ids[i, : len(r)] = r
+    return keys, n, ids, np.array([max(0, len(r) - n + 1) for r in ids_rows])
+
+
+def text_document(args, fpr: float, ids_rows: list[np.ndarray]) -> dict:
+    """The ``python -m sims detect --text ... --scheme transformers-synthid`` document (rows = token ids
+    of each text as transformers' tokenizer gives them; ``--h`` = ngram_len - 1, default 4)."""
+    from sims.detect import report
+
+    keys, n, ids, n_tokens = text_ids(args, ids_rows)
     res = score_ids(ids, keys, n, table_seed=args.table_seed, table_size=args.table_size)
-    n_tokens = np.array([max(0, len(r) - n + 1) for r in ids_rows])
     rows = report.text_rows(res, fpr, n_tokens=n_tokens)
     return report.document(rows, input=args.text, scheme=args.scheme, algo="synthid", statistic="mean g-value sum", key=args.key,
                            gamma=None, h=n - 1, dedup=False, ngram_len=n, sampling_table_seed=args.table_seed, sampling_table_size=args.table_size,

@@ -9,12 +9,10 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from transformers import SynthIDTextWatermarkingConfig  # noqa: E402
 
 from sims.detect import peeking, sequential, sequential_laws  # noqa: E402
 from sims.torch_backend import synthid_sequential as ss  # noqa: E402
 from sims.torch_backend import synthid_transformers as st  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
 
 KEYS = [654, 400, 836, 123, 340, 443, 597, 160, 57]
 
@@ -56,21 +54,10 @@ def test_cli_sequential_on_transformers_synthid_text(tmp_path, capsys):
     flagged; --html is refused."""
     import json
 
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
     from sims.cli.main import main
+    from tests.torch_backend.test_synthid_transformers import synthid_text_folder
 
-    model, _ = load("random-llama")
-    tk = Tokenizer(models.WordLevel({f"w{i}": i for i in range(512)}, unk_token="w0"))
-    tk.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    model.save_pretrained(tmp_path / "lm")
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk)
-    tok.save_pretrained(tmp_path / "lm")
-    torch.manual_seed(0)
-    out = model.generate(torch.tensor([[5, 17, 300, 41, 9, 250]]), watermarking_config=SynthIDTextWatermarkingConfig(keys=KEYS, ngram_len=5),
-                         do_sample=True, max_new_tokens=60, top_k=0, pad_token_id=0)
-    (tmp_path / "t.txt").write_text(tok.decode(out[0]))
+    ids = synthid_text_folder(tmp_path, 60)
     keys = ",".join(map(str, KEYS))
 
     def run(*extra):
@@ -82,9 +69,9 @@ def test_cli_sequential_on_transformers_synthid_text(tmp_path, capsys):
     rc, o, _ = run("--key", keys, "--json")
     doc = json.loads(o)
     row = doc["texts"][0]
-    ref = ss.sequential_ids(out.numpy(), KEYS, 5, alpha=1e-4)
+    ref = ss.sequential_ids(ids, KEYS, 5, alpha=1e-4)
     assert rc == 0 and doc["family"] == "tournament" and row["watermarked"] and 0 < row["first_flagged"] < row["n_tokens"] == 62
-    assert row["n_scored"] == int(st.score_ids(out.numpy(), KEYS, 5).n_scored[0]) == int(ref.n_scored[0])
+    assert row["n_scored"] == int(st.score_ids(ids, KEYS, 5).n_scored[0]) == int(ref.n_scored[0])
     assert row["first_flagged"] == int(ref.stop[0]) and row["log10_e"] == pytest.approx(float(ref.log_e[0]) / math.log(10))
     rc, o, _ = run("--key", ",".join(str(k + 1) for k in KEYS), "--json")
     assert rc == 0 and not json.loads(o)["texts"][0]["watermarked"]

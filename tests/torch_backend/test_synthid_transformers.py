@@ -97,16 +97,12 @@ def test_bad_input():
     assert st.parse_keys("654, 400") == [654, 400]
 
 
-def test_cli_scores_transformers_synthid_text(tmp_path, capsys):
-    """``python -m sims detect --text --scheme transformers-synthid``: a text transformers' generate
-    watermarked (tiny Llama + word-level tokenizer, 40 new tokens) is flagged at FPR 1e-4 with the
-    score_ids numbers; with other keys it is not; the table output prints; --html is refused."""
-    import json
-
+def synthid_text_folder(tmp_path, new_tokens: int):
+    """A text transformers' generate watermarked with SynthID (KEYS, ngram_len 5; tiny random Llama, seed 0)
+    in ``tmp_path/t.txt``, and the model with a word-level tokenizer ("w0" .. "w511") in ``tmp_path/lm``;
+    returns the token ids (prompt and text, shape (1, 6 + new_tokens))."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
-
-    from sims.cli.main import main
 
     model, _ = load("random-llama")
     tk = Tokenizer(models.WordLevel({f"w{i}": i for i in range(512)}, unk_token="w0"))
@@ -116,8 +112,20 @@ def test_cli_scores_transformers_synthid_text(tmp_path, capsys):
     tok.save_pretrained(tmp_path / "lm")
     torch.manual_seed(0)
     out = model.generate(torch.tensor([[5, 17, 300, 41, 9, 250]]), watermarking_config=SynthIDTextWatermarkingConfig(keys=KEYS, ngram_len=5),
-                         do_sample=True, max_new_tokens=40, top_k=0, pad_token_id=0)
+                         do_sample=True, max_new_tokens=new_tokens, top_k=0, pad_token_id=0)
     (tmp_path / "t.txt").write_text(tok.decode(out[0]))
+    return out.numpy()
+
+
+def test_cli_scores_transformers_synthid_text(tmp_path, capsys):
+    """``python -m sims detect --text --scheme transformers-synthid``: a text transformers' generate
+    watermarked (tiny Llama + word-level tokenizer, 40 new tokens) is flagged at FPR 1e-4 with the
+    score_ids numbers; with other keys it is not; the table output prints; --html is refused."""
+    import json
+
+    from sims.cli.main import main
+
+    ids = synthid_text_folder(tmp_path, 40)
     keys = ",".join(map(str, KEYS))
 
     def run(*extra):
@@ -127,7 +135,7 @@ def test_cli_scores_transformers_synthid_text(tmp_path, capsys):
 
     rc, o, _ = run("--key", keys, "--json")
     doc = json.loads(o)
-    ref = st.score_ids(out.numpy(), KEYS, 5)
+    ref = st.score_ids(ids, KEYS, 5)
     assert rc == 0 and doc["texts"][0]["watermarked"] and doc["texts"][0]["log10_p"] == pytest.approx(float(ref.log10_p[0]))
     assert doc["texts"][0]["n_scored"] == int(ref.n_scored[0]) and doc["ngram_len"] == 5
     rc, o, _ = run("--key", ",".join(str(k + 1) for k in KEYS), "--json")
