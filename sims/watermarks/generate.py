@@ -558,5 +558,7 @@ def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.n
     if int(n) < 1 or int(length) < lm.order:
         raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
     first = np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
+    if int(length) == lm.order:  # nothing to sample after the uniform start
+        return first
     gen = generate(lm, "none", n=n, T=length - lm.order, seed=seed, key=0, prompts=first)
     return np.concatenate([first, gen.tokens], axis=1)
