@@ -83,3 +83,11 @@ def test_worst_insertion_reaches_the_least_green_count_over_all_block_insertions
 
 def _one_each(gen, tokens) -> np.ndarray:
     return scores.score_redgreen(tokens, gen.prompts, gen.meta["key"], gen.meta["gamma"], vocab_size=V, h=gen.meta["h"]).score
+
+
+def test_worst_edit_of_the_whole_text_turns_every_token_red():
+    """rate 1: the one window is the whole text (it ends at the text's end, no successor to re-colour); with
+    gamma 0.5 every context of the tiny LM has red tokens, so the least green count, 0, is reached in every text."""
+    gen = _gen(0, 0.5)
+    att = attack(gen, "worst_edit", 1.0, 0)
+    assert att.tokens.shape == gen.tokens.shape and (_one_each(gen, att.tokens) == 0).all()
