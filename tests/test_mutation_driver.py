@@ -82,3 +82,24 @@ def test_a_sampled_rerun_runs_the_survivors_again_not_new_mutants(tmp_path):
     _sample(db, 3, set(rerun))
     pending = {j for (j,) in con.execute("select job_id from mutation_specs where job_id not in (select job_id from work_results)")}
     assert pending == {"g", "h"}  # not a, c, d: the survivors run again, the sample stays the same
+
+
+def test_the_keyword_filter_drops_only_the_cross_backend_checks():
+    """map.toml's [run] keyword must keep every test of theory's own files (a bare "not fused" dropped every
+    test named "..._refused", so range-check mutants of theory survived) and drop test_dual_ascent's
+    sims-backed parametrisations."""
+    import subprocess
+    import sys
+    import tomllib
+
+    keyword = tomllib.loads((ROOT / "tests/mutation/map.toml").read_text())["run"]["keyword"]
+
+    def collected(path):
+        out = subprocess.run([sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider", "--collect-only", "-k", keyword],
+                             capture_output=True, text=True, cwd=ROOT).stdout
+        return [line for line in out.splitlines() if "::" in line]
+
+    kept = collected("tests/theory/test_dual_ascent_mutants.py") + collected("tests/theory/test_certainty_mutants.py")
+    assert sum("refused" in t for t in kept) >= 2
+    backends = collected("tests/theory/test_dual_ascent.py")
+    assert backends and not any(b in t for t in backends for b in ("generator", "processor", "fused-", "reduced", "numba-scalar"))
