@@ -18,6 +18,7 @@ from numba import njit, prange
 
 from sims.core import prf
 from sims.core.wordset import seen_before, set_size
+from sims.detect import _kernels as K
 from sims.watermarks import tournament as tn
 
 
@@ -44,10 +45,7 @@ def tournament_crossings(tokens, prompts, lengths, key, h, mask_repeated, weight
         cnt = 0
         stop = -1
         for t in range(lengths[i]):
-            c = seed_c
-            for j in range(t - h, t):
-                tok = prompts[i, P + j] if j < 0 else tokens[i, j]
-                c = prf.mix64_nb(c ^ (np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(1)))
+            c = K._ctx(seed_c, prompts, tokens, i, t, P, h)
             if seen_before(table, c, has_zero) and mask_repeated:
                 continue
             wd = prf.token_bits_nb(c, tokens[i, t])

@@ -528,6 +528,14 @@ def _own_generator(rec, lm, *, n, T, seed, key, h, green_kind, prf, prompts, pro
     return rec.generator(lm, n=n, T=T, seed=seed, key=key, h=h, prompts=prompts, prompt_len=prompt_len, prm=prm)
 
 
+def uniform_start(lm: SyntheticLM, n: int, seed: int, length: int) -> np.ndarray:
+    """The first ``lm.order`` tokens of :func:`sample_prompts`' prompts, uniform from
+    ``numpy.random.default_rng(seed)`` (both samplers start so), after checking ``n`` and ``length``."""
+    if int(n) < 1 or int(length) < lm.order:
+        raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
+    return np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
+
+
 def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.ndarray:
     """``n`` prompts of ``length`` tokens sampled from ``lm`` itself after a uniform first ``lm.order`` tokens.
 
@@ -555,9 +563,7 @@ def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.n
     >>> sims.sample_prompts(sims.get_lm("tiny"), 2, seed=0, length=4).shape
     (2, 4)
     """
-    if int(n) < 1 or int(length) < lm.order:
-        raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
-    first = np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
+    first = uniform_start(lm, n, seed, length)
     if int(length) == lm.order:  # nothing to sample after the uniform start
         return first
     gen = generate(lm, "none", n=n, T=length - lm.order, seed=seed, key=0, prompts=first)

@@ -38,6 +38,7 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import registry
+from sims.watermarks.generate import uniform_start
 
 SAMPLERS = ("blocks", "levels")  # the generator's exact-record sampler (default), this module's
 
@@ -214,9 +215,7 @@ def implied_probs(lm: SyntheticLM, seq, P: int, T: int) -> np.ndarray:
 def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.ndarray:
     """Prompts as :func:`sims.watermarks.generate.sample_prompts` makes them (the first ``lm.order`` tokens
     uniform from ``numpy.random.default_rng(seed)``, then the LM), the LM's tokens drawn by this sampler."""
-    if int(n) < 1 or int(length) < lm.order:
-        raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
-    first = np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
+    first = uniform_start(lm, n, seed, length)
     if int(length) == lm.order:
         return first
     toks = np.empty((int(n), int(length) - lm.order), dtype=np.int64)
