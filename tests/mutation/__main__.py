@@ -30,8 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-# docs/results: the committed full run that tests/paper_figs/test_report_render.py reads every claim from
-COPIED = ["theory", "sims", "tests", "paper_figs", "proofs_check", "pyproject.toml", "docs/results"]
+# docs/results and docs/reproduction.md: the committed full run and its report, which tests/paper_figs/test_report_render.py reads
+COPIED = ["theory", "sims", "tests", "paper_figs", "proofs_check", "pyproject.toml", "docs/results", "docs/reproduction.md"]
 SCANNED = ["theory", "sims", "tests", "paper_figs", "proofs_check"]
 # One mutant per operator occurrence, as mutmut does (cosmic-ray's default set replaces each binary
 # operator by every other one: 4229 mutants in theory/ alone, ten times what a developer will wait for).

@@ -330,3 +330,17 @@ def test_stealing_tables(tmp_path):
     assert "| dualga | none up to 40 | 0.25 | 0.25 | 0.500 | - |" in lines
     assert "| 4 | 20 | 64 tokens | 0.01 | 0.050 [0.010, 0.125] (19) | 0.900 [0.800, 0.960] (18) |" in lines
     assert report._stealing(tmp_path / "none")[3] == "pending: `python -m paper_figs --only fig_stealing`"
+
+
+def test_the_committed_report_is_what_the_committed_json_gives(full_run):
+    """docs/reproduction.md's synthetic column, row by row, is what render computes from docs/results (its
+    value, sample size and verdict): a reader or criterion changed without regenerating the report fails here.
+    Regenerate with ``python -m paper_figs --report --no-run --out docs/results`` (and the real-LM columns)."""
+    folder, _ = full_run
+    committed = (folder.parent / "reproduction.md").read_text().splitlines()
+    head = next(ln for ln in committed if ln.startswith("| # | claim (where) |"))
+    lms = [c.removeprefix("ours, ") for c in head[2:-2].split(" | ")[5:] if c.startswith("ours, ")]
+    assert lms, head  # the real-LM columns: the synthetic column leaves their LMs out
+    md = report.render(folder, columns={lm: folder / "absent" for lm in lms}, proofs_report=folder / "absent.md")
+    for c in report.CLAIMS:
+        assert _row(md, c)[4] == _row("\n".join(committed), c)[4], (c.claim, "python -m paper_figs --report --no-run --out docs/results")
