@@ -73,17 +73,22 @@ def _check_weights(weights) -> np.ndarray:
 
 # ------------------------------------------------------------------ g-values of texts
 @njit(cache=True)
-def _byte_sums(weights):
-    """``tab[j, v]`` = :math:`\\sum_b w_{8j+b}\\, \\mathrm{bit}_b(v)`: a word's weighted g-value sum is
-    :math:`\\sum_j` ``tab[j, byte j of the word]`` (exact integers; ``ceil(m / 8)`` look-ups instead of ``m``)."""
-    m = weights.shape[0]
-    nbyte = (m + 7) // 8
-    tab = np.zeros((nbyte, 256), dtype=np.int64)
-    for j in range(nbyte):
-        for v in range(256):
-            for b in range(min(8, m - 8 * j)):
-                tab[j, v] += weights[8 * j + b] * ((v >> b) & 1)
-    return tab
+def _weight_planes(weights):
+    """``planes[b]`` = the word whose bit l is bit b of :math:`w_l`: a word's weighted g-value sum is
+    :math:`\\sum_l w_l g_l = \\sum_b 2^b\\, \\mathrm{popcount}(\\mathrm{word} \\,\\&\\, \\mathrm{planes}[b])` (exact integers;
+    ``bit_length(max w)`` popcounts, 4 for SynthID's weights, 1 for the mean's unit weights)."""
+    top = 0
+    for layer in range(weights.shape[0]):
+        top = max(top, weights[layer])
+    nb = 0
+    while (top >> nb) > 0:
+        nb += 1
+    planes = np.zeros(nb, dtype=np.uint64)
+    for b in range(nb):
+        for layer in range(weights.shape[0]):
+            if (weights[layer] >> b) & 1:
+                planes[b] |= np.uint64(1) << np.uint64(layer)
+    return planes
 
 
 @njit(cache=True)
@@ -103,18 +108,15 @@ def _text_words(seq, toks, seed_c, h, ctx, wd):
 
 
 @njit(cache=True)
-def _word_sums(wd, unit, low, tab):
-    """:math:`\\sum_t` of the (weighted) g-value sums of the words ``wd`` (a zero word adds 0): popcounts,
-    or ``ceil(m / 8)`` byte look-ups (:func:`_byte_sums`) per word; branch-free."""
+def _word_sums(wd, planes):
+    """:math:`\\sum_t` of the weighted g-value sums of the words ``wd`` (a zero word adds 0): one
+    popcount loop per weight bit plane (:func:`_weight_planes`), branch-free and vectorised."""
     acc = 0
-    if unit:
+    for b in range(planes.shape[0]):
+        c = 0
         for t in range(wd.shape[0]):
-            acc += np.int64(tn.popcount64(wd[t] & low))
-        return acc
-    for j in range(tab.shape[0]):
-        sh = np.uint64(8 * j)
-        for t in range(wd.shape[0]):
-            acc += tab[j, np.int64((wd[t] >> sh) & np.uint64(0xFF))]
+            c += np.int64(tn.popcount64(wd[t] & planes[b]))
+        acc += c << b
     return acc
 
 
@@ -126,14 +128,9 @@ def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words
     vectorised), then the repeated-context set and the sums in one scalar pass."""
     n, T = tokens.shape
     P = prompts.shape[1]
-    m = weights.shape[0]
     size = set_size(T)
     seed_c = prf.mix64_nb(key + np.uint64(prf.GOLDEN) * np.uint64(tn.TOURNAMENT_STREAM + 1))
-    unit = True
-    for layer in range(m):
-        unit = unit and weights[layer] == 1
-    tab = _byte_sums(weights)
-    low = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
+    planes = _weight_planes(weights)
     for i in prange(n):
         L = lengths[i]
         seq = np.empty(L + h, dtype=np.int64)
@@ -146,14 +143,14 @@ def _scan(tokens, prompts, lengths, key, h, mask_repeated, weights, store, words
         has_zero = np.zeros(1, dtype=np.bool_)
         cnt = 0
         for t in range(L):  # the repeated-context set: scalar; a masked position's word is zeroed
-            keep = not (seen_before(table, ctx[t], has_zero) and mask_repeated)
+            keep = not (mask_repeated and seen_before(table, ctx[t], has_zero))
             if store:
                 words[i, t] = wd[t]
                 scored[i, t] = keep
             cnt += keep
             if not keep:
                 wd[t] = np.uint64(0)
-        out_sum[i] = _word_sums(wd, unit, low, tab)
+        out_sum[i] = _word_sums(wd, planes)
         out_n[i] = cnt
 
 
