@@ -76,7 +76,7 @@ def _order_critical(kind: str, n: int, level: float) -> float:
 def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
     """level -> (n_texts, len(lengths)) bool: the exact test of ``name`` at that level rejects the
     prefix; ``inputs`` are the red-green texts' :func:`sims.detect.lr_scores.lr_token_inputs`; ``lm``
-    the LM of the keyed-order families (``hits``, ``its-edit``)."""
+    the LM of the keyed-order families (``hits``, ``its-edit``); ``green-local`` reads its prefixes' local scores."""
     from sims.detect import gumbel_scores as gs
     from sims.detect import lr_scores as lr
     from sims.detect.nulls import LN10, binom_logsf, gamma_logsf
@@ -87,6 +87,11 @@ def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
         from paper_figs.fig_edit_scores import keyed_prefix_log10p
 
         lp = keyed_prefix_log10p(name, gen, lm, lengths)
+        return {a: lp <= math.log10(a) for a in levels}
+    if name == "green-local":
+        from sims.detect.local_scores import prefix_log10p
+
+        lp = prefix_log10p(gen, lengths, key=KEY)
         return {a: lp <= math.log10(a) for a in levels}
     outs = {a: np.zeros((gen.tokens.shape[0], len(lengths)), dtype=bool) for a in levels}
     if name in ("green", "lr"):

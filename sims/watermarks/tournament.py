@@ -218,32 +218,56 @@ def _factors(G, K):
     return f0, -math.expm1(K * math.log1p(-G)) / G
 
 
-BLOCK_MAX = 11  # layers resolved per pass over the vocabulary: blocks of at most 11 bits (2048 bins)
-SAMPLE_BLOCK = 512  # the inverse-CDF draw scans block masses, then one block
+BLOCK_MAX = 10  # layers resolved per pass over the vocabulary: blocks of at most 10 bits (1024 classes, 8 KiB: L1)
+SAMPLE_SHIFT = 12
+SAMPLE_IDS = 1 << SAMPLE_SHIFT  # the draw's first level: the mass of q_t per 4096 ids, then a scan of one such run
+PAD_BITS = 6  # a lone block of fewer layers still bins on 6 bits: fewer chained adds into one bin
 _REDUCE = {"reassoc", "contract", "nsz"}  # vectorised sums (their order may differ from left to right in the last bits)
 
 
 @njit(cache=True, fastmath=_REDUCE)
-def _block_factors(bins, nb, K, fac, lfac):
-    """Layers ``0 .. nb-1`` of a block from the masses ``bins[c]`` (summing to 1) of the tokens whose
-    block bits are ``c``: each layer's :math:`G_l` sums the current masses with bit l set, then every
-    class takes :math:`f_l` of its bit.  Leaves each class's product of factors in ``fac`` and of
-    their logs in ``lfac``.  Every loop is a branch-free map or sum over the classes (vectorised)."""
-    nc = 1 << nb
-    for c in range(nc):
-        fac[c] = 1.0
-        lfac[c] = 0.0
+def _solve_block(W, nb, K, fac, lfac, marg):
+    """Layers ``0 .. nb-1`` of a block from the masses ``W[c]`` (summing to 1) of the tokens whose block bits
+    are ``c``; leaves each class's product of factors in ``fac`` and of their logs in ``lfac``.
+
+    :math:`G_l` depends on the classes only through their low ``l + 1`` bits, so the marginals of ``W`` on
+    its low ``l + 1`` bits (level ``l`` of ``marg``, at offset :math:`2^{l+1} - 2`; level ``nb - 1`` is ``W``)
+    are summed once from the top, and layer ``l`` runs over the :math:`2^l` products of the layers below:
+    :math:`G_l = \\sum_{s < 2^l} F_{<l}(s)\\, M_l(s + 2^l)`, then :math:`F_{<l+1}(s + b 2^l) = F_{<l}(s) f_l(b)`.
+    :math:`O(2^{nb})` in all, where the layer-by-layer map over the classes is :math:`O(nb\\, 2^{nb})`."""
+    if nb >= 2:
+        half = 1 << (nb - 1)
+        o = half - 2
+        for s in range(half):
+            marg[o + s] = W[s] + W[s + half]
+        for lev in range(nb - 3, -1, -1):
+            n2 = 2 << lev
+            o2 = n2 - 2
+            for s in range(n2):
+                marg[o2 + s] = marg[o + s] + marg[o + s + n2]
+            o = o2
+    fac[0] = 1.0
+    lfac[0] = 0.0
     for b in range(nb):
+        half = 1 << b
         G = 0.0
-        for c in range(nc):
-            G += bins[c] * fac[c] if (c >> b) & 1 else 0.0
+        if b == nb - 1:
+            for s in range(half):
+                G += fac[s] * W[s + half]
+        else:
+            o = (2 << b) - 2
+            for s in range(half):
+                G += fac[s] * marg[o + s + half]
         f0, f1 = _factors(min(G, 1.0), K)
         lf0 = math.log(f0) if f0 > 0.0 else 0.0
         lf1 = math.log(f1) if f1 > 0.0 else 0.0
-        for c in range(nc):
-            one = (c >> b) & 1
-            fac[c] *= f1 if one else f0
-            lfac[c] += lf1 if one else lf0
+        for s in range(half):
+            v = fac[s]
+            lv = lfac[s]
+            fac[s + half] = v * f1
+            lfac[s + half] = lv + lf1
+            fac[s] = v * f0
+            lfac[s] = lv + lf0
 
 
 @njit(cache=True, inline="always")
@@ -271,33 +295,27 @@ def _words_run(wctx, tokmix, row, a, w, words, lowmask):
     return acc
 
 
-@njit(cache=True, fastmath=_REDUCE)
-def _bin_first(w, words, nb, bins):
-    """``bins[c]`` = the mass of ``w`` over the tokens whose low ``nb`` bits are ``c``.  Up to 2 bits, four
-    branch-free sums (a scatter into 2 or 4 bins would be one chain of dependent adds); beyond, the
-    scatter in id order."""
-    msk = np.uint64((1 << nb) - 1)
-    if nb <= 2:
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        a3 = 0.0
-        for k in range(w.shape[0]):
-            c = words[k] & msk
-            wk = w[k]
-            a0 += wk if c == 0 else 0.0
-            a1 += wk if c == 1 else 0.0
-            a2 += wk if c == 2 else 0.0
-            a3 += wk if c == 3 else 0.0
-        bins[0] = a0
-        bins[1] = a1
-        bins[2] = a2
-        bins[3] = a3
-        return
-    for c in range(1 << nb):
+@njit(cache=True)
+def _bin(w, words, sh, msk, bins):
+    """``bins[c]`` = the mass of ``w`` over the tokens whose bits ``sh ..`` under ``msk`` are ``c`` (a scatter)."""
+    for c in range(msk + np.uint64(1)):
         bins[c] = 0.0
     for k in range(w.shape[0]):
-        bins[words[k] & msk] += w[k]
+        bins[(words[k] >> sh) & msk] += w[k]
+
+
+@njit(cache=True)
+def _bin_by_ids(w, words, sh, msk, tab):
+    """The last block's bins per run of ``SAMPLE_IDS`` ids: ``tab[r, c]`` = the mass of ``w`` over the
+    ids of run ``r`` whose bits ``sh ..`` under ``msk`` are ``c``.  Its column sums are the block's bins,
+    and its rows weighted by the block's factors are the runs' masses of :math:`q_t` (the draw)."""
+    V = w.shape[0]
+    nc = np.int64(msk) + 1
+    for r in range((V + SAMPLE_IDS - 1) // SAMPLE_IDS):
+        row = tab[r * nc : (r + 1) * nc]
+        row[:] = 0.0
+        for k in range(r * SAMPLE_IDS, min(V, (r + 1) * SAMPLE_IDS)):
+            row[(words[k] >> sh) & msk] += w[k]
 
 
 @njit(cache=True)
@@ -315,76 +333,131 @@ def _apply_and_bin(w, words, logf, first, sh, msk, fac, lfac, sh2, msk2, bins):
         bins[(wd >> sh2) & msk2] += wk
 
 
-@njit(cache=True)
-def _apply_last(w, words, sh, msk, fac):
-    """The last block's factors applied: ``w`` becomes :math:`q_t` (a gather, scalar)."""
-    for k in range(w.shape[0]):
-        w[k] *= fac[(words[k] >> sh) & msk]
-
-
 @njit(cache=True, fastmath=_REDUCE)
-def _q_sums(w, words, logf, with_logf, lowmask, blk_mass):
-    """Of :math:`q_t` (``w``): :math:`\\sum_x q_t(x) \\log F_{<}(x)` (the earlier blocks' log factors ``logf``, when
-    ``with_logf``), :math:`\\sum_x q_t(x) |g(x)|` and the masses per ``SAMPLE_BLOCK`` ids: branch-free sums."""
+def _q_sums(w, words, logf, sh, msk, fac, lfac, lowmask, run_mass):
+    """After the last block's solve: :math:`q_t(x)` = ``w[x] fac[c(x)]`` (``c(x)`` = bits ``sh ..`` under ``msk``);
+    returns :math:`D_{kl}(q_t\\|p_t) = \\sum_x q_t(x) (\\mathrm{logf}[x] + \\mathrm{lfac}[c(x)])` and
+    :math:`\\sum_x q_t(x) |g(x)|`, and leaves :math:`q_t`'s mass per run of ``SAMPLE_IDS`` ids in ``run_mass``:
+    one pass of gathers and sums, writing nothing of size V."""
     V = w.shape[0]
     kl = 0.0
     qbar = 0.0
-    for b in range(blk_mass.shape[0]):
+    for r in range(run_mass.shape[0]):
         acc = 0.0
-        for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-            wk = w[k]
-            kl += wk * logf[k] if with_logf else 0.0
-            qbar += wk * np.float64(np.int64(popcount64(words[k] & lowmask)))
-            acc += wk
-        blk_mass[b] = acc
-    return kl, qbar
-
-
-@njit(cache=True)
-def _last_block(w, words, logf, with_logf, sh, nb, bins, fac, lfac, lowmask, blk_mass):
-    """The last block: ``w`` becomes :math:`q_t`; returns :math:`D_{kl}(q_t\\|p_t) = \\sum_x q_t(x) \\log F(x)`
-    and :math:`\\sum_x q_t(x) |g(x)|`; ``blk_mass`` gets :math:`q_t` per ``SAMPLE_BLOCK``.  The last block's
-    part of the KL needs no pass over the vocabulary: class ``c`` holds :math:`q_t` mass
-    ``bins[c] fac[c]`` (``bins`` of the weights before the block), so it is
-    :math:`\\sum_c \\mathrm{bins}_c \\mathrm{fac}_c \\mathrm{lfac}_c`."""
-    _apply_last(w, words, sh, np.uint64((1 << nb) - 1), fac)
-    kl, qbar = _q_sums(w, words, logf, with_logf, lowmask, blk_mass)
-    for c in range(1 << nb):
-        kl += bins[c] * fac[c] * lfac[c]
+        for k in range(r * SAMPLE_IDS, min(V, (r + 1) * SAMPLE_IDS)):
+            wd = words[k]
+            c = (wd >> sh) & msk
+            q = w[k] * fac[c]
+            kl += q * (logf[k] + lfac[c])
+            qbar += q * np.float64(np.int64(popcount64(wd & lowmask)))
+            acc += q
+        run_mass[r] = acc
     return kl, qbar
 
 
 @njit(cache=True, fastmath=_REDUCE)
-def _block_sums(w, blk_mass):
-    """Masses of ``w`` per ``SAMPLE_BLOCK`` ids (the inverse-CDF draw's first level)."""
-    V = w.shape[0]
-    for b in range(blk_mass.shape[0]):
+def _fold(tab, nruns, nc, nb, bins):
+    """``bins[c]`` (``c < 2^nb``) = the sum of ``tab[r nc + c + j 2^nb]`` over the runs ``r`` and ``j < nc / 2^nb``."""
+    for c in range(1 << nb):
+        bins[c] = 0.0
+    for r in range(nruns):
+        row = tab[r * nc : (r + 1) * nc]
+        for j in range(0, nc, 1 << nb):
+            for c in range(1 << nb):
+                bins[c] += row[j + c]
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _run_masses(tab, nc, nb, fac, run_mass):
+    """``run_mass[r]`` = :math:`\\sum_c \\mathrm{tab}[r nc + c]\\, \\mathrm{fac}[c \\bmod 2^{nb}]`: :math:`q_t`'s mass per run of ids."""
+    for r in range(run_mass.shape[0]):
+        row = tab[r * nc : (r + 1) * nc]
         acc = 0.0
-        for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-            acc += w[k]
-        blk_mass[b] = acc
+        for j in range(0, nc, 1 << nb):
+            for c in range(1 << nb):
+                acc += row[j + c] * fac[c]
+        run_mass[r] = acc
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _class_sums(bins, nb, fac, lfac):
+    """:math:`D_{kl}(q_t\\|p_t)` and :math:`\\sum_x q_t(x) |g(x)|` of a lone block from its classes: class ``c``
+    holds :math:`q_t` mass ``bins[c] fac[c]``, log factor ``lfac[c]`` and ``popcount(c)`` g-bits set."""
+    kl = 0.0
+    qbar = 0.0
+    for c in range(1 << nb):
+        fw = bins[c] * fac[c]
+        kl += fw * lfac[c]
+        qbar += fw * np.float64(np.int64(popcount64(np.uint64(c))))
+    return kl, qbar
 
 
 @njit(cache=True)
-def _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass):
-    """``w`` (:math:`p_t`, summing to 1) becomes :math:`q_t` in place; returns :math:`D_{kl}(q_t\\|p_t)` and
-    the sum over tokens of :math:`q_t(x)` times the number of its low ``m`` g-bits set (``lowmask``),
-    and leaves the masses of :math:`q_t` per ``SAMPLE_BLOCK`` ids in ``blk_mass``.
+def _tournament_into(w, words, m, K, lowmask, logf, bins, fac, lfac, marg, tab, run_mass):
+    """``w`` (:math:`p_t`, summing to 1) becomes :math:`q_t` up to the last block's factors (:math:`q_t(x)` =
+    ``w[x] fac[c(x)]``, ``c(x)`` = bits ``sh ..`` under ``msk``); returns ``(kl, qbar, sh, msk)``:
+    :math:`D_{kl}(q_t\\|p_t)` and the sum over tokens of :math:`q_t(x)` times the number of its ``m`` g-bits set
+    (``lowmask``), and leaves the masses of :math:`q_t` per run of ``SAMPLE_IDS`` ids in ``run_mass``.
 
-    The law depends on a token only through its g-bits, so the layers go a block of up to
-    ``BLOCK_MAX`` bits at a time: :func:`_block_factors` solves a block's layers on its bins -- the
-    same :math:`G_l` and :math:`f_l` as one pass per layer -- and one pass applies them and bins
-    the next block: ``ceil(m / BLOCK_MAX)`` passes over the vocabulary after the first binning."""
+    The law depends on a token only through its g-bits, so the layers go a block of up to ``BLOCK_MAX``
+    bits at a time: :func:`_solve_block` solves a block's layers on its bins -- the same :math:`G_l` and
+    :math:`f_l` as one pass per layer -- and one pass applies them and bins the next block.  A lone block
+    (``m <= BLOCK_MAX``) is binned per run of ids (:func:`_bin_by_ids`): its classes give the KL,
+    :math:`q_t`'s g-bits and the draw's run masses, one binning pass in all.  Over several blocks, one
+    pass of gathers after the last solve sums them (:func:`_q_sums`)."""
     nblk = (m + BLOCK_MAX - 1) // BLOCK_MAX
     lo, nb = _block_span(m, 0)
-    _bin_first(w, words, nb, bins)
-    for blk in range(nblk - 1):
-        _block_factors(bins, nb, K, fac, lfac)
-        lo2, nb2 = _block_span(m, blk + 1)
-        _apply_and_bin(w, words, logf, blk == 0, np.uint64(lo), np.uint64((1 << nb) - 1), fac, lfac, np.uint64(lo2), np.uint64((1 << nb2) - 1), bins)
+    if nblk == 1:
+        nc = 1 << max(nb, PAD_BITS)  # bits m .. are not g-values: folded away before the solve
+        _bin_by_ids(w, words, np.uint64(0), np.uint64(nc - 1), tab)
+        _fold(tab, run_mass.shape[0], nc, nb, bins)
+        _solve_block(bins, nb, K, fac, lfac, marg)
+        _run_masses(tab, nc, nb, fac, run_mass)
+        kl, qbar = _class_sums(bins, nb, fac, lfac)
+        return kl, qbar, np.uint64(0), np.uint64((1 << nb) - 1)
+    _bin(w, words, np.uint64(lo), np.uint64((1 << nb) - 1), bins)
+    for blk in range(1, nblk):
+        _solve_block(bins, nb, K, fac, lfac, marg)
+        lo2, nb2 = _block_span(m, blk)
+        _apply_and_bin(w, words, logf, blk == 1, np.uint64(lo), np.uint64((1 << nb) - 1), fac, lfac, np.uint64(lo2),
+                       np.uint64((1 << nb2) - 1), bins)
         lo, nb = lo2, nb2
-    _block_factors(bins, nb, K, fac, lfac)
-    return _last_block(w, words, logf, nblk > 1, np.uint64(lo), nb, bins, fac, lfac, lowmask, blk_mass)
+    _solve_block(bins, nb, K, fac, lfac, marg)
+    sh, msk = np.uint64(lo), np.uint64((1 << nb) - 1)
+    kl, qbar = _q_sums(w, words, logf, sh, msk, fac, lfac, lowmask, run_mass)
+    return kl, qbar, sh, msk
+
+
+@njit(cache=True, fastmath=_REDUCE)
+def _run_sums(w, run_mass):
+    """Masses of ``w`` per run of ``SAMPLE_IDS`` ids (the draw's first level where :math:`q_t = p_t`)."""
+    V = w.shape[0]
+    for r in range(run_mass.shape[0]):
+        acc = 0.0
+        for k in range(r * SAMPLE_IDS, min(V, (r + 1) * SAMPLE_IDS)):
+            acc += w[k]
+        run_mass[r] = acc
+
+
+@njit(cache=True)
+def _draw(w, words, tilted, sh, msk, fac, run_mass, u):
+    """Inverse-CDF draw in id order with the uniform ``u``: the run of ids whose masses cross
+    ``u * total``, then the id in it; :math:`q(x)` = ``w[x] fac[c(x)]`` where ``tilted``, else ``w[x]``."""
+    V = w.shape[0]
+    total = 0.0
+    for r in range(run_mass.shape[0]):
+        total += run_mass[r]
+    target = u * total
+    run = 0.0
+    for r in range(run_mass.shape[0]):
+        if run + run_mass[r] > target:
+            for k in range(r * SAMPLE_IDS, min(V, (r + 1) * SAMPLE_IDS)):
+                run += w[k] * fac[(words[k] >> sh) & msk] if tilted else w[k]
+                if run > target:
+                    return k
+            break
+        run += run_mass[r]
+    return V - 1
 
 
 @njit(cache=True)
@@ -434,7 +507,7 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
     n, P = prompts.shape
     lowmask = np.uint64(0xFFFFFFFFFFFFFFFF) if m == 64 else (np.uint64(1) << np.uint64(m)) - np.uint64(1)
     size = set_size(T)
-    nsb = (V + SAMPLE_BLOCK - 1) // SAMPLE_BLOCK
+    nruns = (V + SAMPLE_IDS - 1) // SAMPLE_IDS
     for i in prange(n):
         ctx = np.empty(P + T, dtype=np.int64)
         ctx[:P] = prompts[i]
@@ -444,7 +517,9 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
         bins = np.empty(1 << BLOCK_MAX)
         fac = np.empty(1 << BLOCK_MAX)
         lfac = np.empty(1 << BLOCK_MAX)
-        blk_mass = np.empty(nsb)
+        marg = np.empty(1 << BLOCK_MAX)
+        tab = np.empty(nruns << BLOCK_MAX)
+        run_mass = np.empty(nruns)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
         mod_logit = np.empty(lm_mod.N_BUMPS)
         table_set = np.zeros(size, dtype=np.uint64)
@@ -457,25 +532,12 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
             kl = 0.0
             dg = 0.0
             if not (mask_repeated and seen_before(table_set, wctx, has_zero)):
-                kl, qbar = _tournament_into(w, words, m, K, logf, bins, fac, lfac, lowmask, blk_mass)
+                kl, qbar, sh, msk = _tournament_into(w, words, m, K, lowmask, logf, bins, fac, lfac, marg, tab, run_mass)
                 dg = (qbar - Gbar) / m
+                y = _draw(w, words, True, sh, msk, fac, run_mass, rng.uniform_nb(skey, 2 * t))
             else:
-                _block_sums(w, blk_mass)
-            total = 0.0
-            for b in range(nsb):
-                total += blk_mass[b]
-            target = rng.uniform_nb(skey, 2 * t) * total
-            y = V - 1
-            run = 0.0
-            for b in range(nsb):
-                if run + blk_mass[b] > target:
-                    for k in range(b * SAMPLE_BLOCK, min(V, (b + 1) * SAMPLE_BLOCK)):
-                        run += w[k]
-                        if run > target:
-                            y = k
-                            break
-                    break
-                run += blk_mass[b]
+                _run_sums(w, run_mass)
+                y = _draw(w, words, False, np.uint64(0), np.uint64(0), fac, run_mass, rng.uniform_nb(skey, 2 * t))
             tokens[i, t] = y
             kl_out[i, t] = kl
             G_out[i, t] = Gbar / m

@@ -12,31 +12,36 @@ from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
 
 LM = get_lm("lfqa", vocab_size=3000)
-GEN = generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)
+
+
+@pytest.fixture(scope="module")
+def gen():
+    """The module's shared text, built on first use (at import, every xdist worker compiled the generator while collecting)."""
+    return generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_attacks_record_and_weaken_detection(kind):
-    a = attack(GEN, kind, 0.3, seed=1, lm=LM)
+def test_attacks_record_and_weaken_detection(gen, kind):
+    a = attack(gen, kind, 0.3, seed=1, lm=LM)
     assert a.meta["attacks"] == [dict(kind=kind, rate=0.3, seed=1, n_changed=a.meta["attacks"][0]["n_changed"])]
     assert a.meta["attacks"][0]["n_changed"] > 0
-    before = np.median(detect.score(GEN, LM).log10_p)
+    before = np.median(detect.score(gen, LM).log10_p)
     after = np.median(detect.score(a, LM).log10_p)
     assert after > before
 
 
-def test_lengths():
-    assert np.all((attack(GEN, "deletion", 0.2, 0).tokens >= 0).sum(axis=1) == 80)
-    assert np.all((attack(GEN, "insertion", 0.2, 0).tokens >= 0).sum(axis=1) == 120)
+def test_lengths(gen):
+    assert np.all((attack(gen, "deletion", 0.2, 0).tokens >= 0).sum(axis=1) == 80)
+    assert np.all((attack(gen, "insertion", 0.2, 0).tokens >= 0).sum(axis=1) == 120)
 
 
-def test_worst_case_deletion_respects_the_rehash_aware_bound():
+def test_worst_case_deletion_respects_the_rehash_aware_bound(gen):
     """Deleting l*T green tokens would move the green excess e to (e - l + l gamma)/(1 - l)
     (Prop. adv_robust) if colours were fixed; with context hashing every deletion also
     re-colours its successor, so the guaranteed excess is (e - 2l + l gamma)/(1 - l)."""
-    gamma, l = GEN.meta["gamma"], 0.1
-    g0 = detect.score(GEN, LM)
-    a = attack(GEN, "worst_deletion", l, 0)
+    gamma, l = gen.meta["gamma"], 0.1
+    g0 = detect.score(gen, LM)
+    a = attack(gen, "worst_deletion", l, 0)
     g1 = detect.score(a, LM)
     e0 = g0.score / g0.n_scored - gamma
     e1 = g1.score / g1.n_scored - gamma
@@ -46,12 +51,12 @@ def test_worst_case_deletion_respects_the_rehash_aware_bound():
     assert np.all(np.abs(e1 - paper) <= l / (1 - l) + 1e-12)  # only successors' colours moved
 
 
-def test_bad_input():
+def test_bad_input(gen):
     with pytest.raises(ValueError, match=re.escape("rate must be in [0, 1]; got 1.5")):
-        attack(GEN, "deletion", 1.5, 0)
+        attack(gen, "deletion", 1.5, 0)
     with pytest.raises(ValueError, match="kind must be one of"):
-        attack(GEN, "shuffle", 0.1, 0)
+        attack(gen, "shuffle", 0.1, 0)
     with pytest.raises(ValueError, match="an attacked text is empty"):
-        attack(GEN, "deletion", 1.0, 0)
+        attack(gen, "deletion", 1.0, 0)
     with pytest.raises(ValueError, match="needs the LM"):
-        attack(GEN, "entropy", 0.1, 0)
+        attack(gen, "entropy", 0.1, 0)

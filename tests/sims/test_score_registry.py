@@ -20,7 +20,7 @@ def small():
 
 
 def test_registry_lists_the_families_per_algorithm():
-    assert registry.score_names("dualga") == ("green", "lr")
+    assert registry.score_names("dualga") == ("green", "green-local", "lr")
     assert registry.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
     assert registry.score_names("its") == ("hits", "its-edit")
     for name in registry.score_names():
@@ -31,9 +31,10 @@ def test_registry_lists_the_families_per_algorithm():
 
 
 def test_unknown_or_inapplicable_score_is_one_clear_error():
-    with pytest.raises(ValueError, match=r"score must be one of \('green', 'lr', 'ems-ars'.*got 'nope'"):
+    with pytest.raises(ValueError, match=r"score must be one of \('green', 'green-local', 'lr', 'ems-ars'.*got 'nope'"):
         registry.get_score("nope")
-    with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems',\)\); scores of 'dualga': \('green', 'lr'\)"):
+    with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems',\)\); "
+                                         r"scores of 'dualga': \('green', 'green-local', 'lr'\)"):
         registry.get_score("ems-opt", "dualga")
     with pytest.raises(ValueError, match="algo must be one of"):
         registry.score_names("nope")

@@ -39,15 +39,16 @@ def test_tokens_pinned_from_before_the_fused_kernels(lm, m, mode, mask, seed, di
     assert hashlib.sha256(np.ascontiguousarray(g.tokens, dtype=np.int64).tobytes()).hexdigest()[:16] == digest
 
 
-@pytest.mark.parametrize(("nb", "K"), [(1, 2), (5, 2), (11, 2), (7, 4)])
-def test_block_factors_equal_the_layer_map(nb, K):
-    """_block_factors on random class masses: each class's product (and log-sum) of factors equals
-    nb steps of q_l = q_{l-1} f_l(g_l) with G_l from the current masses (layer_factors)."""
+@pytest.mark.parametrize(("nb", "K"), [(1, 2), (2, 2), (5, 2), (10, 2), (7, 4)])
+def test_block_solve_equals_the_layer_map(nb, K):
+    """_solve_block (marginals, then the products layer by layer) on random class masses: each class's
+    product (and log-sum) of factors equals nb steps of q_l = q_{l-1} f_l(g_l) with G_l from the current
+    masses over all classes (layer_factors)."""
     rng = np.random.default_rng(nb)
     bins = rng.dirichlet(np.ones(1 << nb))
     fac = np.empty(1 << tn.BLOCK_MAX)
     lfac = np.empty(1 << tn.BLOCK_MAX)
-    tn._block_factors(bins, nb, K, fac, lfac)
+    tn._solve_block(bins, nb, K, fac, lfac, np.empty(1 << tn.BLOCK_MAX))
     c = np.arange(1 << nb)
     f_ref = np.ones(1 << nb)
     for b in range(nb):
