@@ -5,10 +5,18 @@ process keeps (the LM sample, the per-position laws), then timed at three levels
 (no cached critical value): the fastest of the three is printed with its ratio to the 50 ms goal.
 The brute-force alternative, simulating texts until the power is known, is
 ``proofs_check --only check_power_plan`` (minutes per setting), so the goal is stated in milliseconds.
+
+The cold row times a fresh process: ``python -m sims plan`` (``COLD_ARGS``) from start to exit, with
+its bytecode written and the planner's on-disk cache (:mod:`sims.experiments.plan_cache`) filled by
+one untimed run, best of ``COLD_RUNS``; beside it, timed interleaved, the floor ``python -c pass``
+(the interpreter's start) and ``python -c "import numpy"`` (the planner is NumPy arithmetic).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 GOAL_MS = 50.0
@@ -24,6 +32,25 @@ QUERIES = {  # name -> plan() keywords; smollm2-fit for the LM-weighted scores, 
     "ems ems-trgof": dict(algo="ems", lm="news", score="ems-trgof"),
 }
 FRESH_FPRS = (1.13e-6, 1.27e-6, 1.41e-6)
+COLD_ARGS = ("-m", "sims", "plan", "--algo", "dualga", "--Delta", "0.2", "--lm", "smollm2-fit", "--fpr", "1e-6", "--power", "0.9")
+COLD_FLOORS = {"python -c pass": ("-c", "pass"), "python -c 'import numpy'": ("-c", "import numpy")}
+COLD_RUNS = 7
+
+
+def cold_start(runs: int = COLD_RUNS) -> dict:
+    """Seconds from start to exit of a fresh ``python -m sims plan`` and of the floors, best of ``runs`` (interleaved)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cached, as installed
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    cmds = {"sims plan (cold process)": COLD_ARGS, **COLD_FLOORS}
+    for args in cmds.values():  # writes bytecode and the planner's cache
+        subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True)
+    best = dict.fromkeys(cmds, float("inf"))
+    for _ in range(runs):
+        for name, args in cmds.items():
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True)
+            best[name] = min(best[name], time.perf_counter() - t0)
+    return best
 
 
 def main(argv=None) -> dict:
@@ -43,6 +70,15 @@ def main(argv=None) -> dict:
             best = min(best, time.perf_counter() - t0)
         res[name] = dict(first_s=first, fresh_level_ms=1e3 * best, ratio_to_goal=1e3 * best / GOAL_MS)
         print(f"   {name:24s} first {first:8.2f} s   fresh level {1e3 * best:8.1f} ms   / goal {1e3 * best / GOAL_MS:6.2f}", flush=True)
+    cold = cold_start()
+    floor = cold["python -c pass"]
+    res["cold process"] = {name: dict(best_ms=1e3 * t, over_floor_ms=1e3 * (t - floor)) for name, t in cold.items()}
+    for name, t in cold.items():
+        print(f"   cold: {name:26s} best of {COLD_RUNS} {1e3 * t:8.1f} ms   above python -c pass {1e3 * (t - floor):8.1f} ms", flush=True)
+    try:
+        res["load_average"] = os.getloadavg()[0]
+    except OSError:
+        pass
     return res
 
 

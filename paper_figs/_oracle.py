@@ -21,38 +21,55 @@ import copy
 import numpy as np
 
 
-def score_oracle(gen, lm, rate: float):
-    """Attack every text of ``gen`` (a :class:`sims.Generation` of ``lm``) at ``rate`` (share of tokens)."""
-    from sims.core import prf
+def oracle_contributions(gen, lm) -> np.ndarray:
+    """Each token's contribution to the detector's statistic, shape ``gen.tokens.shape`` (module docstring);
+    the red-green ones under the generation's seeding scheme."""
+    from sims.core import seeding
+    from sims.detect import scores as detect
+
+    algo, key, h = gen.meta["algo"], gen.meta["key"], gen.meta["h"]
+    first_ctx = gen.prompts[:, -h:]  # a real LM's prompts are left-padded with -1
+    if algo == "ems":
+        return detect.token_scores(gen.tokens, first_ctx, key, stat="ems", h=h, vocab_size=lm.vocab_size)[0]
+    if algo in detect.REDGREEN_ALGOS:
+        return detect.token_scores(gen.tokens, first_ctx, key, gamma=gen.meta["gamma"], h=h, vocab_size=lm.vocab_size,
+                                   seeding=gen.meta.get("seeding", seeding.DEFAULT))[0]
+    step = detect.lm_step_probs(lm, gen)
+    return np.stack([-np.log(step(i)[np.arange(gen.tokens.shape[1]), gen.tokens[i]]) for i in range(len(gen.tokens))])
+
+
+def score_oracle(gen, lm, rate: float, *, contrib: np.ndarray | None = None):
+    """Attack every text of ``gen`` (a :class:`sims.Generation` of ``lm``) at ``rate`` (share of tokens).
+
+    ``contrib``: :func:`oracle_contributions` of ``gen``, computed once for several rates (default: computed here)."""
+    from sims.core import prf, seeding
     from sims.core.record import Generation
     from sims.detect import scores as detect
+    from sims.experiments._attack_kernels import most_probable_outside
 
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
     algo, key, h = gen.meta["algo"], gen.meta["key"], gen.meta["h"]
-    V = lm.vocab_size
-    first_ctx = gen.prompts[:, -h:]  # a real LM's prompts are left-padded with -1
-    if algo == "ems":
-        contrib, _ = detect.token_scores(gen.tokens, first_ctx, key, stat="ems", h=h, vocab_size=V)
-    elif algo in detect.REDGREEN_ALGOS:
-        contrib, _ = detect.token_scores(gen.tokens, first_ctx, key, gamma=gen.meta["gamma"], h=h, vocab_size=V)
-    else:
-        step = detect.lm_step_probs(lm, gen)
-        contrib = np.stack([-np.log(step(i)[np.arange(gen.tokens.shape[1]), gen.tokens[i]]) for i in range(len(gen.tokens))])
+    if contrib is None:
+        contrib = oracle_contributions(gen, lm)
+    if contrib.shape != gen.tokens.shape:
+        raise ValueError(f"contrib must have the texts' shape {gen.tokens.shape}; got {contrib.shape}")
+    scheme = gen.meta.get("seeding", seeding.DEFAULT)
     tokens = gen.tokens.copy()
     n, T = tokens.shape
     m = int(round(rate * T))
     for i in range(n):
         for t in sorted(np.argsort(-contrib[i], kind="stable")[:m]):
             ctx = np.concatenate([gen.prompts[i], tokens[i, :t]])
-            p = lm.next_probs(ctx).copy()
+            p = lm.next_probs(ctx)
             if algo == "ems":
-                p[prf.uniforms(prf.context_hash(key, ctx[None, -h:], prf.EMS)[0], np.arange(V)) >= 0.5] = -1.0
+                tokens[i, t] = most_probable_outside(p, key, ctx[-h:], stream=prf.EMS)
             elif algo in detect.REDGREEN_ALGOS:
-                p[prf.green_mask(prf.context_hash(key, ctx[None, -h:])[0], V, gen.meta["gamma"])] = -1.0
+                tokens[i, t] = most_probable_outside(p, key, ctx[-h:], gamma=gen.meta["gamma"], scheme=scheme)
             else:
+                p = p.copy()
                 p[tokens[i, t]] = -1.0
-            tokens[i, t] = int(np.argmax(p))
+                tokens[i, t] = int(np.argmax(p))
     nan = np.full(tokens.shape, np.nan)
     meta = copy.deepcopy(gen.meta)
     meta.setdefault("attacks", []).append(dict(kind="score_oracle", rate=float(rate), seed=0, n_changed=int(np.sum(tokens != gen.tokens))))

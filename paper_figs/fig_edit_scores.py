@@ -1,13 +1,17 @@
-"""The edit-tolerant ITS score against the default detectors under substitution, insertion and
-deletion (issue 31): TPR at 1e-4 with its 99 % Clopper-Pearson interval and the median log10 p,
+"""The edit-tolerant scores against the default detectors under substitution, insertion, deletion and
+splicing (issue 31): TPR at 1e-4 with its 99 % Clopper-Pearson interval and the median log10 p,
 on the synthetic presets ``news`` and ``lfqa``.
 
 Scores: ITS with its default hit count (``hits``, exact Poisson-binomial tail) and the alignment
 score ``its-edit`` (:mod:`sims.detect.edit_scores`: exact permutation p-value over 9999 fresh keys,
-so 1e-4 is its smallest p-value and the level it is read at); for comparison the context-keyed
-watermarks' defaults, SRL (delta 2) with the green count and EMS with ``ems-ars``, whose keys
-re-synchronise after an edit by themselves.  Attacks (:mod:`sims.experiments.attacks`, seed 12):
-none, 10 / 30 % random substitution, insertion and deletion.  ``N_FULL`` texts of ``T_FULL``
+so 1e-4 is its smallest p-value and the level it is read at); the context-keyed watermarks,
+whose keys re-synchronise after an edit by themselves: SRL (delta 2) and DualGA (its defaults) with
+the green count and the red-green local score ``green-local`` (:mod:`sims.detect.local_scores`: the
+best segment's green likelihood ratio, exact null), EMS with ``ems-ars``.  Attacks
+(:mod:`sims.experiments.attacks`, seed 12): none, 10 / 30 % random substitution, insertion and
+deletion; for the red-green watermarks also ``splice`` (:mod:`sims.experiments.splice`, seed 12):
+each watermarked text pasted whole into a plain text of ``SPLICE_PLAIN`` times its length
+(generation seed 13), so a quarter of the tokens are watermarked.  ``N_FULL`` texts of ``T_FULL``
 tokens per setting (generation seed 11); quick: ``news`` at vocabulary 2000, 12 texts of 30
 tokens, 99 fresh keys, read at 1e-2.
 """
@@ -22,19 +26,22 @@ import numpy as np
 from paper_figs._out import md_table, write
 from sims.core import defaults
 
-TITLE = "edit-tolerant ITS score vs the defaults: TPR at 1e-4 under substitution, insertion and deletion"
+TITLE = "edit-tolerant scores (its-edit, green-local) vs the defaults: TPR at 1e-4 under substitution, insertion, deletion and splicing"
 KEY = defaults.KEY
 ATTACKS = (("none", 0.0), ("substitution", 0.1), ("substitution", 0.3), ("insertion", 0.1), ("insertion", 0.3),
            ("deletion", 0.1), ("deletion", 0.3))
 QUICK_ATTACKS = (("none", 0.0), ("insertion", 0.1), ("deletion", 0.1))
-ALGOS = {"its": ({}, ("hits", "its-edit")), "srl": (dict(delta=2.0), ("green",)), "ems": ({}, ("ems-ars",))}
+ALGOS = {"its": ({}, ("hits", "its-edit")), "srl": (dict(delta=2.0), ("green", "green-local")), "dualga": ({}, ("green", "green-local")),
+         "ems": ({}, ("ems-ars",))}
+SPLICE_ALGOS = ("srl", "dualga")  # the splicing rows: the red-green watermarks, where the local score is meant to win
+SPLICE_PLAIN = 3  # plain tokens per watermarked token of a spliced text
 N_FULL = 40
 T_FULL = 50
 LEVEL = 1e-4
 
 
 def _label(kind: str, rate: float) -> str:
-    return "none" if kind == "none" else f"{kind}:{rate:g}"
+    return "none" if kind == "none" else kind if kind == "splice" else f"{kind}:{rate:g}"
 
 
 def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = None) -> np.ndarray:
@@ -60,26 +67,39 @@ def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = Non
     return np.array([[curve[i, L - 1] if L > 0 else 0.0 for L in c] for i, c in enumerate(cols)])
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathlib.Path]:
+    """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``); the rows of other
+    (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone."""
+    import json
+
     from paper_figs._data import generations, get_lm
     from sims.detect.score_families import score_generation
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
+    from sims.experiments.splice import splice
     from sims.watermarks import registry
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     names = tuple(lms or (("news",) if quick else ("news", "lfqa")))
     attacks = QUICK_ATTACKS if quick else ATTACKS
+    run_algos = tuple(algos or ALGOS)
+    if not set(run_algos) <= set(ALGOS):
+        raise ValueError(f"algos must be among {tuple(ALGOS)}; got {run_algos}")
     n, T = (12, 30) if quick else (N_FULL, T_FULL)
     level, resamples = (1e-2, 99) if quick else (LEVEL, None)
     V = 2000 if quick else None
     rows = []
     for lm_name in names:
         lm = get_lm(lm_name, V)
-        for algo, (params, score_names) in ALGOS.items():
+        for algo in run_algos:
+            params, score_names = ALGOS[algo]
             gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=V, **params)
-            for kind, rate in attacks:
-                gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
+            for kind, rate in attacks + ((("splice", 1.0 / (1 + SPLICE_PLAIN)),) if algo in SPLICE_ALGOS else ()):
+                if kind == "splice":
+                    plain = generations(lm_name, "none", n, SPLICE_PLAIN * T, 13, key=KEY, vocab_size=V, gamma=gen0.meta["gamma"])
+                    gen = splice(gen0, plain, seed=12)[0]
+                else:
+                    gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
                 for name in score_names:
                     if registry.get_score(name).needs_lm:
                         lp = keyed_prefix_log10p(name, gen, lm, [10**9], resamples)[:, -1]
@@ -89,22 +109,44 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                     rows.append(dict(lm=lm_name, algo=algo, attack_label=_label(kind, rate), score=name, default=registry.get_score(name).default,
                                      n=n, T=T, level=level, tpr=k / n, tpr_ci99=clopper_pearson(k, n, 0.99), median_log10_p=float(np.median(lp))))
                     print(f"fig_edit_scores: {lm_name} {algo} {_label(kind, rate)} {name}: TPR@{level:g} {k}/{n}", flush=True)
-    labels = [_label(*a) for a in attacks]
+    old = pathlib.Path(out_dir) / "fig_edit_scores.json"  # read last: keep the pairs not run now
+    if old.exists() and json.loads(old.read_text()).get("quick") == quick:
+        rows += [r for r in json.loads(old.read_text())["rows"] if (r["lm"], r["algo"]) not in {(x["lm"], x["algo"]) for x in rows}]
+    order = [_label(*a) for a in attacks] + ["splice"]
+    rows.sort(key=lambda r: (r["lm"] != "news", r["lm"], list(ALGOS).index(r["algo"]), order.index(r["attack_label"]), ALGOS[r["algo"]][1].index(r["score"])))
+    names = tuple(dict.fromkeys(r["lm"] for r in rows))
+    labels = [_label(*a) for a in attacks] + ["splice"]
     table = [[r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else ""),
               f"{r['tpr']:.3f}", f"[{r['tpr_ci99'][0]:.2f}, {r['tpr_ci99'][1]:.2f}]", f"{r['median_log10_p']:.2f}"] for r in rows]
     series = [(a, s) for a, (_, ss) in ALGOS.items() for s in ss]
-    fig, axes = plt.subplots(1, len(names), figsize=(7 * len(names), 4.2), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(8 * len(names), 5.0), sharey=True, squeeze=False)
     width = 0.8 / len(series)
     for ax, lm_name in zip(axes[0], names):
         for s_i, (algo, name) in enumerate(series):
-            vals = [next(r["tpr"] for r in rows if (r["lm"], r["algo"], r["score"], r["attack_label"]) == (lm_name, algo, name, lab)) for lab in labels]
+            vals = [next((r["tpr"] for r in rows if (r["lm"], r["algo"], r["score"], r["attack_label"]) == (lm_name, algo, name, lab)), np.nan)
+                    for lab in labels]
             ax.bar(np.arange(len(labels)) + s_i * width, vals, width, label=f"{algo}: {name}")
         ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2)
         ax.set_xticklabels([lab.replace("substitution", "sub").replace("insertion", "ins").replace("deletion", "del") for lab in labels], fontsize=8)
         ax.set_title(f"{lm_name}: TPR at {level:g}, {n} texts x {T} tokens", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.1))
     axes[0][0].set_ylabel(f"TPR at fpr {level:g}")
     fig.tight_layout()
-    summary = dict(rows=rows, quick=quick, key=KEY, level=level, attack_seed=12, generation_seed=11)
+    summary = dict(rows=rows, quick=quick, key=KEY, level=level, attack_seed=12, generation_seed=11, splice_plain=SPLICE_PLAIN, splice_plain_seed=13)
     header = ["lm", "algo", "attack", "texts x tokens", "score", f"TPR@{level:g}", "99 % interval", "median log10 p"]
-    return write(out_dir, "fig_edit_scores", summary, md_table(header, table), TITLE, fig)
+    return write(out_dir, "fig_edit_scores", summary, md_table(header, table) + "\n\n" + _verdict(rows), TITLE, fig)
+
+
+def _verdict(rows) -> str:
+    """Per non-default score: the settings where its TPR is above, equal to or below its algorithm's default's."""
+    lines = []
+    for algo, (_, score_names) in ALGOS.items():
+        for name in score_names[1:]:
+            out = {"above": [], "equal to": [], "below": []}
+            for r in rows:
+                if (r["algo"], r["score"]) == (algo, name):
+                    same = (r["lm"], algo, r["attack_label"], score_names[0])
+                    d = next(x["tpr"] for x in rows if (x["lm"], x["algo"], x["attack_label"], x["score"]) == same)
+                    out["above" if r["tpr"] > d else "equal to" if r["tpr"] == d else "below"].append(f"{r['lm']} {r['attack_label']}")
+            lines.append(f"- {algo}: {name}'s TPR is " + "; ".join(f"{k} {score_names[0]}'s in {len(v)} ({', '.join(v) or '-'})" for k, v in out.items()))
+    return "\n".join(lines)

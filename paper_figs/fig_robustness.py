@@ -20,7 +20,9 @@ SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("leftha
 """SRL under each seeding scheme of :mod:`sims.core.seeding` over h = 4 tokens (synthetic LMs): what an edit re-colours."""
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
+    """Quick: V = 1000, 4 texts x 80 tokens, rates 0, 0.3, 0.6; else the LM's V, 100 x 200, eight rates (four on a
+    real LM).  ``n``, ``T``: another size (``python -m paper_figs.fig_robustness --n 20``)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -28,7 +30,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
     import theory
     from paper_figs._data import generations, get_lm, is_synthetic, sized
-    from paper_figs._oracle import score_oracle
+    from paper_figs._oracle import oracle_contributions, score_oracle
     from sims.core.progress import progress
     from sims.detect import scores as detect
     from sims.experiments.attacks import KINDS, attack
@@ -36,7 +38,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else None
     lm = get_lm(name, V)
-    n, T = sized(name, *((4, 80) if quick else (100, 200)))
+    n0, T0 = (4, 80) if quick else (100, 200)
+    n, T = sized(name, n or n0, T or T0)
     # on a real LM every position the entropy, paraphrase and score-oracle attacks touch costs a
     # forward pass (about 0.1 s for SmolLM2 on one CPU thread): four rates there
     rates = [0.0, 0.3, 0.6] if quick else [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7] if is_synthetic(name) else [0.0, 0.1, 0.3, 0.5]
@@ -51,12 +54,14 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             gen = generations(name, algo, n, T, 0, vocab_size=V, **params)
             label = f"{algo} {','.join(v if isinstance(v, str) else f'{k}={v:g}' for k, v in params.items())} (KL {gen.kl.mean():.2f})"
             gens[label] = gen
+            lp0 = detect.score(gen, lm).log10_p  # rate 0: the same texts under every attack
+            contrib = oracle_contributions(gen, lm)  # the score oracle's ranking, the same at every rate
             for j, kind in enumerate(kinds):
                 if algo == "synthid" and kind == "entropy":  # that attack swaps in red tokens: it has no tournament form
                     bar.update()
                     continue
-                att = (lambda r: score_oracle(gen, lm, r)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
-                lps = [detect.score(att(r) if r > 0 else gen, lm).log10_p for r in rates]
+                att = (lambda r: score_oracle(gen, lm, r, contrib=contrib)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
+                lps = [detect.score(att(r), lm).log10_p if r > 0 else lp0 for r in rates]
                 med = [float(np.median(lp)) for lp in lps]
                 tpr = [float(np.mean(lp <= -4.0)) for lp in lps]  # TPR at FPR 1e-4 (exact null)
                 summary["attacks"].setdefault(kind, {})[label] = dict(median_log10_p=med, tpr_at_1e_4=tpr)
@@ -92,3 +97,17 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     axes[7].set(title="substitution: TPR at FPR 1e-4", xlabel="attack rate", ylabel="TPR", ylim=(-0.05, 1.05))
     fig.tight_layout()
     return save(fig, out_dir, "fig_robustness", summary)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="fig_robustness at a chosen size (python -m paper_figs --only fig_robustness: 100 x 200)")
+    ap.add_argument("--out", type=pathlib.Path, required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--lm", action="append", help="LM (default lfqa)")
+    ap.add_argument("--n", type=int, help="texts per configuration (default 100; quick 4)")
+    ap.add_argument("--T", type=int, help="tokens per text (default 200; quick 80)")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    print(main(a.out, a.quick, a.lm, n=a.n, T=a.T))

@@ -6,7 +6,10 @@ SRL gamma 0.25 delta 2 over a context of h = 2 tokens under left-, self-, min-ha
 ``fig_seeding_tradeoff``).  For each N, both attackers steal the first N texts of one haul per scheme (with N
 base texts) and spoof ``n_eval`` texts; success = the owner's exact detector says p <= 1e-4.  The window
 attacker (:mod:`sims.experiments.steal`) estimates one list per h-window; the scheme-aware one
-(:mod:`sims.experiments.steal_aware`) per seed of the scheme (under left-hash the two coincide).
+(:mod:`sims.experiments.steal_aware`) per seed of the scheme, and boosts the candidates whose posterior
+probability of green (a mixture over the scheme's anchors) exceeds 1/2; under left-hash it differs from the
+window attacker in that rule only.  Spoof success carries its 95 % Clopper-Pearson interval over the
+``n_eval`` spoofs; ``green share`` is the share of spoofed tokens green under the owner's key.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ QUICK = dict(V=256, T=16, n_eval=40, h=2, Ns=(100, 300))
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims.experiments import steal, steal_aware
+    from sims.experiments.evaluate import clopper_pearson
     from sims.lm.synthetic import get_lm
 
     plt = agg()
@@ -30,7 +34,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     name = (lms or ("news",))[0]
     lm = get_lm(name, vocab_size=cfg["V"])
     Ns = list(cfg["Ns"])
-    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], h=cfg["h"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, level=1e-4, gamma=0.25,
+    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], h=cfg["h"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, threshold=0.5, level=1e-4, gamma=0.25,
                    delta=2.0, schemes={})
     rows, shared = [], {}
     fig, ax = plt.subplots(figsize=(7, 4.4))
@@ -41,15 +45,18 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         for N in Ns:
             u = steal.attack_point(haul, N)
             a = steal_aware.attack_point_aware(haul, N)
-            pts.append(dict(n_stolen=N, spoof_success=u["spoof_success"], spoof_median_log10_p=u["spoof_median_log10_p"],
+            ci = {k: clopper_pearson(round(r["spoof_success"] * cfg["n_eval"]), cfg["n_eval"]) for k, r in (("", u), ("aware_", a))}
+            pts.append(dict(n_stolen=N, spoof_success=u["spoof_success"], spoof_success_ci95=ci[""], spoof_median_log10_p=u["spoof_median_log10_p"],
                             green_estimate_accuracy=u["green_estimate_accuracy"], aware_spoof_success=a["spoof_success"],
-                            aware_spoof_median_log10_p=a["spoof_median_log10_p"], aware_green_estimate_accuracy=a["green_estimate_accuracy"]))
+                            aware_spoof_success_ci95=ci["aware_"], aware_spoof_median_log10_p=a["spoof_median_log10_p"],
+                            aware_spoof_green_share=a["spoof_green_share"], aware_green_estimate_accuracy=a["green_estimate_accuracy"]))
         summary["schemes"][s] = dict(detected_before=u["detected_before"], points=pts)
         for who, key in (("window", ""), ("aware", "aware_")):
             hit = next((p["n_stolen"] for p in pts if p[f"{key}spoof_success"] >= 0.5), None)
             summary["schemes"][s][f"{who}_n_to_forge"] = hit
-        rows += [[s, p["n_stolen"], p["spoof_success"], p["aware_spoof_success"], p["spoof_median_log10_p"], p["aware_spoof_median_log10_p"],
-                  p["green_estimate_accuracy"], p["aware_green_estimate_accuracy"]] for p in pts]
+        rows += [[s, p["n_stolen"], _ci(p["spoof_success"], p["spoof_success_ci95"]), _ci(p["aware_spoof_success"], p["aware_spoof_success_ci95"]),
+                  p["spoof_median_log10_p"], p["aware_spoof_median_log10_p"], p["aware_spoof_green_share"], p["green_estimate_accuracy"],
+                  p["aware_green_estimate_accuracy"]] for p in pts]
         ax.plot(Ns, [p["spoof_success"] for p in pts], "o-", c=f"C{c}", label=f"{s}: window attacker")
         ax.plot(Ns, [p["aware_spoof_success"] for p in pts], "x--", c=f"C{c}", label=f"{s}: scheme-aware attacker")
     ax.set(xscale="log", xlabel="N stolen texts", ylabel="spoof success (p <= 1e-4)", ylim=(-0.03, 1.03),
@@ -58,11 +65,15 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     fig.tight_layout()
     forge = "; ".join(f"{s}: window {_n(v['window_n_to_forge'], Ns)}, aware {_n(v['aware_n_to_forge'], Ns)}" for s, v in summary["schemes"].items())
     table = (f"{name} V = {cfg['V']}, {cfg['T']}-token texts, h = {cfg['h']}, {cfg['n_eval']} spoofs per point, seed 0, boost 4; N texts to "
-             f"reach spoof success 1/2: {forge}.\n\n"
+             f"reach spoof success 1/2: {forge}. Spoof success [95 % Clopper-Pearson interval over {cfg['n_eval']} spoofs].\n\n"
              + md_table(["scheme", "N stolen", "spoof (window)", "spoof (aware)", "median log10 p (window)", "median log10 p (aware)",
-                         "accuracy (window)", "accuracy (aware)"], rows))
+                         "green share (aware)", "accuracy (window)", "accuracy (aware)"], rows))
     return write(out_dir, "tab_stealing_aware", summary, table, TITLE, fig)
 
 
 def _n(hit, Ns) -> str:
     return str(hit) if hit is not None else f"> {Ns[-1]}"
+
+
+def _ci(x: float, ci) -> str:
+    return f"{x:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"

@@ -12,7 +12,7 @@ from theory import _numba_cache  # noqa: F401  (first: keys Numba's cache by thi
 # Public name -> the module that holds it; a name's module is imported on first use (``import theory``
 # stays light: the Numba ufuncs load and scipy.optimize import only when a function is asked for).
 _HOMES = {
-    "LAMBDA_MAX": "theory.dual_ascent",
+    "LAMBDA_MAX": "theory.constants",
     "OfflineResult": "theory.offline",
     "autocov_update": "theory.dual_ascent",
     "bretagnolle_huber": "theory.bounds",

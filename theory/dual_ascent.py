@@ -20,9 +20,7 @@ import numpy as np
 from numba import vectorize
 
 from theory import _scalar, _validate
-
-LAMBDA_MAX = 15.0
-"""Default projection bound M of lambda (the paper's code truncates at 15)."""
+from theory.constants import LAMBDA_MAX
 
 _dualga_u = vectorize(["float64(float64, float64, float64, float64, float64)"], cache=True)(_scalar.dualga_update.py_func)
 _autocov_u = vectorize(["float64(float64, float64, boolean, float64, float64, float64, float64)"], cache=True)(

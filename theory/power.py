@@ -21,12 +21,13 @@ Pure functions: no randomness, no I/O; ``sims.experiments.plan`` supplies the LM
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy.special import gammainccinv, gammaincinv, gammaln
 
-from theory.soft import dg_step, green_mass_step
+# theory.soft (Numba ufuncs) and scipy.special are imported where used: a red-green query of the
+# planner on cached laws (sims.experiments.plan) then loads neither
 
 
 def _check_level(name: str, x) -> float:
@@ -35,11 +36,27 @@ def _check_level(name: str, x) -> float:
     return float(x)
 
 
+@functools.cache
+def _log_factorial_table(size: int) -> np.ndarray:
+    """ln k!, k = 0..size-1 (``math.lgamma``, to an ulp or so, like ``scipy.special.gammaln``); read-only."""
+    out = np.fromiter(map(math.lgamma, range(1, size + 1)), dtype=np.float64, count=size)
+    out.flags.writeable = False
+    return out
+
+
+def log_factorials(n: int) -> np.ndarray:
+    """ln k!, k = 0..n (a table kept per power of two of sizes)."""
+    return _log_factorial_table(1 << max(10, (int(n) + 1).bit_length()))[: int(n) + 1]
+
+
 def binomial_log_tail(T: int, gamma: float) -> np.ndarray:
     r"""``out[k]`` = ln :math:`P(\mathrm{Bin}(T, \gamma) \ge k)`, k = 0..T+1 (exact in log space)."""
     j = np.arange(T + 1)
-    terms = gammaln(T + 1.0) - gammaln(j + 1.0) - gammaln(T - j + 1.0) + j * math.log(gamma) + (T - j) * math.log1p(-gamma)
-    return np.concatenate([np.minimum(np.logaddexp.accumulate(terms[::-1])[::-1], 0.0), [-np.inf]])
+    lf = log_factorials(T)
+    terms = lf[T] - lf - lf[::-1] + j * math.log(gamma) + (T - j) * math.log1p(-gamma)
+    tail = np.logaddexp.accumulate(terms[::-1])[::-1]
+    # the total is 1: dividing by the computed total (ln 1 + rounding) removes the rounding that all terms share
+    return np.concatenate([np.minimum(tail - tail[0], 0.0), [-np.inf]])
 
 
 def binomial_critical(T: int, gamma: float, fpr: float) -> int:
@@ -70,6 +87,8 @@ def poisson_binomial_sf(q: np.ndarray, k: int) -> np.ndarray:
 
 def dualga_text_boost(G: np.ndarray, Delta: float, M: float) -> np.ndarray:
     r"""Per row of ``G`` (n, T0): the boost :math:`\bar\delta \in [0, M]` with mean :math:`\mathrm{DG}(\bar\delta, G_t) = \Delta`."""
+    from theory.soft import dg_step
+
     G = np.atleast_2d(G)
     lo, hi = np.zeros(G.shape[0]), np.full(G.shape[0], float(M))
     for _ in range(60):
@@ -81,6 +100,8 @@ def dualga_text_boost(G: np.ndarray, Delta: float, M: float) -> np.ndarray:
 
 def green_probs(G: np.ndarray, delta) -> np.ndarray:
     r""":math:`q_t = \sigma(\delta + \mathrm{logit}\, G_t)`; ``delta`` scalar or one per row (inf: hard watermark)."""
+    from theory.soft import green_mass_step
+
     G = np.atleast_2d(G)
     d = np.broadcast_to(np.asarray(delta, dtype=np.float64).reshape(-1, 1) if np.ndim(delta) else np.float64(delta), G.shape)
     return np.where(np.isinf(d), (G > 0).astype(np.float64), green_mass_step(np.where(np.isinf(d), 0.0, d), G))
@@ -93,32 +114,62 @@ def attacked_green_prob(q, gamma: float, rate: float, h: int) -> np.ndarray:
     return gamma + (1.0 - rate) ** (int(h) + 1) * (np.asarray(q) - gamma)
 
 
+class PrefixCountLaws:
+    r"""``laws[r]`` (n, T0 + 1): the law of the green count of the first r tokens of each row of ``q``
+    (n, T0), r = 0..T0, by the Poisson-binomial recursion, computed when first asked for.
+
+    The recursion's state is kept at every ``every``-th r (and at T0), so asking for row r walks at
+    most ``every`` steps from a kept state, and memory is n (T0 / every + 2) (T0 + 1) doubles instead
+    of the n (T0 + 1)^2 of all rows (:func:`count_laws`).
+    """
+
+    def __init__(self, q: np.ndarray, every: int = 16):
+        self.q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+        n, self.T0 = self.q.shape
+        self.every = int(every)
+        start = np.zeros((n, self.T0 + 1))
+        start[:, 0] = 1.0
+        self._kept = {0: start}
+
+    def __getitem__(self, r: int) -> np.ndarray:
+        r = int(r)
+        if not 0 <= r <= self.T0:
+            raise IndexError(f"r must be in [0, {self.T0}]; got {r!r}")
+        if r in self._kept:
+            return self._kept[r]
+        t0 = max(k for k in self._kept if k <= r)
+        law = self._kept[t0].copy()
+        for t in range(t0, r):
+            qt = self.q[:, t : t + 1]
+            law[:, 1 : t + 2] = law[:, 1 : t + 2] * (1 - qt) + law[:, : t + 1] * qt
+            law[:, 0] *= 1 - qt[:, 0]
+            if (t + 1) % self.every == 0 or t + 1 == self.T0:
+                self._kept[t + 1] = law.copy()
+        return law
+
+
 def count_laws(q: np.ndarray) -> np.ndarray:
     r"""``out[i, r]`` = law of the green count of the first r tokens of row i of ``q`` (n, T0), r = 0..T0
-    (Poisson-binomial recursion; shape (n, T0 + 1, T0 + 1))."""
-    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
-    n, T0 = q.shape
-    out = np.zeros((n, T0 + 1, T0 + 1))
-    out[:, 0, 0] = 1.0
-    for t in range(T0):
-        qt = q[:, t : t + 1]
-        out[:, t + 1, : t + 2] = out[:, t, : t + 2] * (1 - qt)
-        out[:, t + 1, 1 : t + 2] += out[:, t, : t + 1] * qt
-    return out
+    (every row of :class:`PrefixCountLaws`; shape (n, T0 + 1, T0 + 1))."""
+    laws = PrefixCountLaws(q, every=1)
+    return np.stack([laws[r] for r in range(laws.T0 + 1)], axis=1)
 
 
-def redgreen_power(laws: np.ndarray, T: int, gamma: float, fpr: float) -> float:
+def redgreen_power(laws, T: int, gamma: float, fpr: float) -> float:
     r"""Power of the exact binomial test at ``fpr`` on texts of T tokens whose green probabilities are
-    rows of ``q`` tiled to length T (``laws = count_laws(q)``):
+    rows of ``q`` tiled to length T (``laws``: :class:`PrefixCountLaws` of ``q`` or ``count_laws(q)``):
     :math:`\frac1n \sum_i P(\mathrm{PB}(q_{i, 1:T}) \ge k^*(T))`, the T-token law as the
     (T // T0)-fold convolution of the full-row law with the law of the first T mod T0 tokens (FFT)."""
-    T0 = laws.shape[1] - 1
+    row = laws.__getitem__ if isinstance(laws, PrefixCountLaws) else (lambda r: laws[:, r])
+    T0 = laws.T0 if isinstance(laws, PrefixCountLaws) else laws.shape[1] - 1
     k = binomial_critical(T, gamma, fpr)
     if k > T:
         return 0.0
     r, rem = divmod(int(T), T0)
     L = 1 << int(math.ceil(math.log2(T + 1)))
-    f = np.fft.rfft(laws[:, rem], L, axis=1) * np.fft.rfft(laws[:, T0], L, axis=1) ** r
+    f = np.fft.rfft(row(rem), L, axis=1)
+    if r:
+        f = f * np.fft.rfft(row(T0), L, axis=1) ** r
     pmf = np.maximum(np.fft.irfft(f, L, axis=1)[:, : T + 1], 0.0)
     return float(np.clip(pmf[:, k:].sum(axis=1), 0.0, 1.0).mean())
 
@@ -134,11 +185,15 @@ def lattice_power(pmf1: np.ndarray, T: int, crit: float) -> float:
 
 def gamma_upper_critical(T: int, fpr: float) -> float:
     r"""c with :math:`P(\Gamma(T, 1) \ge c) = \mathrm{fpr}` (``scipy.special.gammainccinv``; tested against mpmath)."""
+    from scipy.special import gammainccinv
+
     return float(gammainccinv(int(T), _check_level("fpr", fpr)))
 
 
 def gamma_lower_critical(T: int, fpr: float) -> float:
     r"""c with :math:`P(\Gamma(T, 1) \le c) = \mathrm{fpr}` (the ``ems-log`` test rejects when :math:`-\sum \ln Y \le c`)."""
+    from scipy.special import gammaincinv
+
     return float(gammaincinv(int(T), _check_level("fpr", fpr)))
 
 

@@ -46,14 +46,23 @@ def parse(value: str) -> int:
 
 
 def apply(n: int | None) -> int:
-    """Give torch (now, or when it is first imported) and Numba ``n`` threads (default
+    """Give torch and Numba (now, or when each is first imported) ``n`` threads (default
     :func:`default_threads`); returns the number used."""
     n = default_threads() if n is None else int(n)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # read by torch when it is imported
         os.environ[var] = str(n)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
-    import numba
-
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    numba = sys.modules.get("numba")
+    if numba is None:  # read by Numba when it is imported (a command that never loads it, e.g. plan, stays light)
+        os.environ["NUMBA_NUM_THREADS"] = str(min(n, _env_int("NUMBA_NUM_THREADS", cores())))
+    else:
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     return n
+
+
+def _env_int(var: str, default: int) -> int:
+    try:
+        return max(1, int(os.environ[var]))
+    except (KeyError, ValueError):
+        return default

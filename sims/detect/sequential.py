@@ -58,6 +58,7 @@ tokens of one context are drawn without replacement, so the i.i.d. null is an ap
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -72,12 +73,23 @@ FAMILIES = ("redgreen", "ems", "autocov", "keyed", "tournament")
 """Detector families of :data:`sims.watermarks.registry.FAMILIES` that have an e-process here."""
 
 
+@functools.lru_cache(maxsize=64)
+def _linear_table(stat: str, g_eff: float, grid: tuple | None, n_max: int, alpha: float):
+    """The mixture of ``stat`` and its crossing table up to ``n_max`` scored tokens, once per
+    (stat, gamma, grid, n_max, alpha): the table's bisections cost more than scanning one text, and
+    texts scored one at a time (a key each) share it.  The table is read-only."""
+    f = None if grid is None else np.array(grid)
+    mix = bernoulli_mixture(g_eff, f) if stat == "green" else exponential_mixture(f)
+    table = linear_thresholds(mix, n_max, alpha)
+    table.flags.writeable = False
+    return mix, table
+
+
 def _scan_linear(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, lengths, alpha, grid, prf, seeding=seeding_mod.DEFAULT):
     tokens, prompts, lengths = scores._check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, g_eff, tokmix = scores._stat_code(stat, gamma, green_kind, vocab_size)
     scores._check_key(key, prf)
-    mix = bernoulli_mixture(g_eff, grid) if stat == "green" else exponential_mixture(grid)
-    table = linear_thresholds(mix, tokens.shape[1], alpha)
+    mix, table = _linear_table(stat, g_eff, None if grid is None else tuple(check_grid(grid).tolist()), tokens.shape[1], alpha)
     if prf == "siphash" or seeding != seeding_mod.DEFAULT:  # per-token colours by their own kernels, then the crossings
         values, scored = scores.token_scores(tokens, prompts, key, stat=stat, gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
                                              vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)

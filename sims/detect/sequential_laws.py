@@ -200,10 +200,7 @@ def tournament_token_scores(tokens, prompts, key: int, m: int, *, weights=None, 
     from sims.detect import tournament_scores as ts
     from sims.watermarks import tournament as tn
 
-    ts.synthid_weights(m)  # validates m
-    w = np.ones(int(m), dtype=np.int64) if weights is None else ts._check_weights(weights)
-    if w.size != int(m):
-        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    w = ts.layer_weights(m, weights)
     words, scored = ts.g_words(tokens, prompts, key, h=tn.DEFAULT_H if h is None else h, mask_repeated=mask_repeated, lengths=lengths)
     values = np.zeros(words.shape)
     for layer in range(int(m)):
@@ -257,10 +254,7 @@ def sequential_tournament(tokens, prompts, key: int, m: int, *, alpha: float, we
     from sims.watermarks import tournament as tn
 
     alpha = e_mixtures.check_alpha(alpha)
-    ts.synthid_weights(m)  # validates m
-    w = np.ones(int(m), dtype=np.int64) if weights is None else ts._check_weights(weights)
-    if w.size != int(m):
-        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    w = ts.layer_weights(m, weights)
     h = tn.DEFAULT_H if h is None else h
     tokens, prompts, lengths = scores._check_inputs(tokens, prompts, None, h, lengths)
     if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sims.core import defaults
+from sims.core import seeding as seeding_mod
 from sims.detect import scores, sequential
 
 
@@ -82,9 +83,17 @@ class SequentialDetector:
         Green-list ratio (red-green and AutoCov; default ``defaults.GAMMA``).
     h, green_kind, vocab_size, dedup, alpha, grid :
         As :func:`sims.detect.sequential.sequential_redgreen`.
-    m, mask_repeated : int, bool
-        Tournament family: its layers (default the registry's) and whether a position whose context
-        was already met is skipped (default True, as the generator); ``dedup`` does not apply.
+    seeding : str
+        The green lists' seeding scheme (:mod:`sims.core.seeding`: ``"lefthash"``, ``"selfhash"``,
+        ``"minhash"``, ``"skipgram"``; red-green and AutoCov, Bernoulli lists).  As in the batch
+        detector, dedup then scores each (seed, token) pair once, across chunks; a scheme the
+        algorithm's lists do not support is a ValueError (:func:`sims.watermarks.registry.check_seeding`).
+    m, mask_repeated, weights : int, bool, array of ints
+        Tournament family: its layers (default the registry's), whether a position whose context
+        was already met is skipped (default True, as the generator; ``dedup`` does not apply) and the
+        layer weights of the score (default all ones, the mean score; SynthID's weighted score:
+        :func:`sims.detect.tournament_scores.synthid_weights`), as
+        :func:`sims.detect.sequential_laws.sequential_tournament`.
     score : str, optional
         A registered score family of ``algo`` with an e-process
         (:data:`sims.detect.sequential_scores.SEQUENTIAL_SCORES`; default the family's own, e.g.
@@ -104,8 +113,14 @@ class SequentialDetector:
 
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
-                 mask_repeated: bool = True, score: str | None = None):
+                 mask_repeated: bool = True, score: str | None = None, seeding: str = seeding_mod.DEFAULT, weights=None):
         self.family = sequential.family_of(algo)
+        from sims.watermarks import registry
+
+        self.seeding = seeding
+        self.seeded = registry.check_seeding(algo, seeding, green_kind=green_kind) != seeding_mod.LEFTHASH
+        if weights is not None and self.family != "tournament":
+            raise ValueError(f"weights are the tournament family's layer weights; algo {algo!r} has family {self.family!r}")
         if score is not None:
             from sims.detect.sequential_scores import check_score
 
@@ -135,10 +150,12 @@ class SequentialDetector:
             self.mix = sequential.exponential_mixture(f)
         elif self.family == "tournament":
             from sims.detect import sequential_laws
-            from sims.watermarks import registry
 
             self.m = registry.resolve(algo, m=m)["m"]
-            self.mix = sequential_laws.tilt_mixture(sequential_laws.weighted_bernoulli_law(np.ones(self.m, dtype=np.int64)), f)
+            from sims.detect.tournament_scores import layer_weights
+
+            self.weights = layer_weights(self.m, weights)
+            self.mix = sequential_laws.tilt_mixture(sequential_laws.weighted_bernoulli_law(self.weights), f)
             self.mask_repeated = bool(mask_repeated)
         elif self.family == "autocov":
             q_red, q_green = sequential.autocov_grids(self.g_eff, f)
@@ -157,15 +174,23 @@ class SequentialDetector:
         if self.family == "tournament":
             from sims.detect.sequential_laws import tournament_token_scores
 
-            return tournament_token_scores(new[None, :], prompt, self.key, self.m, h=self.h, mask_repeated=False)[0][0]
+            return tournament_token_scores(new[None, :], prompt, self.key, self.m, weights=self.weights, h=self.h, mask_repeated=False)[0][0]
         stat = "ems" if self.family == "ems" else "green"
         v, _ = scores.token_scores(new[None, :], prompt, self.key, stat=stat, gamma=None if stat == "ems" else self.gamma,
-                                   green_kind=self.green_kind, **self.kw)
+                                   green_kind=self.green_kind, seeding=self.seeding, **self.kw)
         if self.score == "ems-log":
             from sims.detect.sequential_scores import ems_log_terms
 
             return ems_log_terms(v[0])
         return v[0]
+
+    def _seed_pairs(self, new: np.ndarray) -> list[tuple[int, int]]:
+        """The (seed, token) pair of each new token under a seeding scheme other than left-hash: what
+        the batch detector's dedup names a token by (:mod:`sims.core.seeding`)."""
+        seq = np.asarray(self.seq[-self.h :] + new.tolist(), dtype=np.int64)
+        windows = np.lib.stride_tricks.sliding_window_view(seq, self.h)[: new.size]
+        seeds = seeding_mod.seeds(int(self.key), windows, self.seeding, new)
+        return list(zip(seeds.tolist(), new.tolist()))
 
     def _keyed_hits(self, new: np.ndarray, probs) -> tuple[np.ndarray, np.ndarray]:
         from sims.core import rng
@@ -203,6 +228,7 @@ class SequentialDetector:
             hits, pi = self._keyed_hits(new, probs)
         else:
             values = self._values(new) if new.size else new.astype(np.float64)
+        pairs = self._seed_pairs(new) if self.seeded and self.dedup else None
         t0 = len(self.seq) - self.P
         for j, y in enumerate(new):
             window = tuple(self.seq[-self.h :])
@@ -212,9 +238,10 @@ class SequentialDetector:
                     continue
                 self.seen.add(window)
             elif self.dedup and self.family != "keyed":
-                if (window, int(y)) in self.seen:
+                pair = (window, int(y)) if pairs is None else pairs[j]
+                if pair in self.seen:
                     continue
-                self.seen.add((window, int(y)))
+                self.seen.add(pair)
             self.n += 1
             if self.family == "keyed":
                 p = max(pi[j], 1e-300)

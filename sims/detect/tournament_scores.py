@@ -50,6 +50,7 @@ from sims.watermarks import tournament as tn
 
 STATS = ("mean", "weighted")
 _MIN_TILTED_TAIL = 1e-3  # re-tilt when a tail's tilted mass falls below this (relative error ~1e-16 / it)
+LOG_CF_FLOOR = -60.0  # ln |characteristic function| below which a frequency is set to 0 (:func:`_log_cf_into`)
 FOLD_EPS = 1e-30  # tilted mass allowed outside the folded FFT's window (Hoeffding bound, :func:`_fold_size`)
 
 
@@ -62,6 +63,16 @@ def synthid_weights(m: int) -> np.ndarray:
     if int(m) != m or not (1 <= int(m) <= tn.MAX_LAYERS):
         raise ValueError(f"m must be an integer in [1, {tn.MAX_LAYERS}]; got {m!r}")
     return np.rint(np.linspace(10.0, 1.0, int(m))).astype(np.int64)
+
+
+def layer_weights(m: int, weights=None) -> np.ndarray:
+    """The m layer weights of a score: all ones (the mean score) when ``weights`` is None, else
+    ``weights`` checked (integers in [0, 1e6], not all 0, exactly m of them)."""
+    synthid_weights(m)  # validates m
+    w = np.ones(int(m), dtype=np.int64) if weights is None else _check_weights(weights)
+    if w.size != int(m):
+        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    return w
 
 
 def _check_weights(weights) -> np.ndarray:
@@ -189,21 +200,45 @@ def _log_cf_into(N, wl, mult, pl, omc, sinr, mod, arg):
     real modulus and argument: :math:`\\sum_g \\mathrm{mult}_g \\log(1 - p_g + p_g z^{w_g})` with
     :math:`z^{w} = e^{-2\\pi i (k w \\bmod N) / N}` read at the exactly reduced angle from the tables
     ``omc`` (:math:`1 - \\cos`, as :math:`2 \\sin^2` of the half angle: no cancellation near modulus 1)
-    and ``sinr``.  NumPy reference: the complex logarithm (:func:`_tilted_pmf_reference`)."""
+    and ``sinr``.  NumPy reference: the complex logarithm (:func:`_tilted_pmf_reference`).
+
+    The moduli come first, group by group; every term is <= 0, so once their running sum is below
+    ``LOG_CF_FLOOR`` the frequency's value is negligible (modulus -inf, argument 0) and the remaining
+    groups and every ``atan2`` are skipped -- most frequencies of a smooth pmf.  Each pmf entry then moves
+    by at most :math:`e^{\\mathrm{LOG\\_CF\\_FLOOR}}` (the inverse FFT averages the N values), ~1e-10 of
+    the FFT's own rounding."""
     for k in range(N // 2 + 1):
         lm = 0.0
+        for g in range(wl.shape[0]):
+            x = 2.0 * pl[g] * (1.0 - pl[g]) * omc[(k * wl[g]) % N]  # 1 - |1 - p + p z|^2, with 1 - cos read exactly from 2 sin^2
+            lm += mult[g] * 0.5 * math.log1p(-x) if x < 1.0 else -math.inf
+            if lm < LOG_CF_FLOOR:
+                break
+        if lm < LOG_CF_FLOOR:
+            mod[k] = -math.inf
+            arg[k] = 0.0
+            continue
         ag = 0.0
         for g in range(wl.shape[0]):
             j = (k * wl[g]) % N
-            x = 2.0 * pl[g] * (1.0 - pl[g]) * omc[j]  # 1 - |1 - p + p z|^2, with 1 - cos read exactly from 2 sin^2
-            lm += mult[g] * 0.5 * math.log1p(-x) if x < 1.0 else -math.inf
             ag += mult[g] * math.atan2(pl[g] * sinr[j], 1.0 - pl[g] * omc[j])
         mod[k] = lm
         arg[k] = ag
 
 
+@lru_cache(maxsize=16)
+def _angle_tables(N: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(1 - cos, sin)`` of the angles :math:`-2 \\pi j / N`, j = 0..N-1 (1 - cos as :math:`2 \\sin^2` of the
+    half angle), once per FFT size; read-only."""
+    ang = -2.0 * np.pi * np.arange(N) / N
+    omc, sinr = 2.0 * np.sin(ang / 2) ** 2, np.sin(ang)
+    omc.flags.writeable = sinr.flags.writeable = False
+    return omc, sinr
+
+
 def _groups(n: int, w: np.ndarray, theta: float, lr: float):
     wl_values, counts = np.unique(w[w > 0], return_counts=True)  # layers of equal weight share a factor
+    wl_values, counts = wl_values[::-1].copy(), counts[::-1].copy()  # heaviest first: z^w turns fastest, the modulus falls soonest
     return wl_values.astype(np.int64), (n * counts).astype(np.float64), expit(theta * wl_values.astype(np.float64) + lr)
 
 
@@ -218,11 +253,10 @@ def _tilted_pmf(n: int, w: np.ndarray, theta: float, lr: float, N: int | None = 
     (``lr`` = logit of the null rate r); the characteristic function from :func:`_log_cf_into`.  With
     ``N``, the pmf folded modulo ``N``: entry ``j`` is :math:`\\sum_{k \\equiv j \\bmod N} P(k)` (:func:`_tilt`)."""
     N, size = _lattice(n, w, N)
-    ang = -2.0 * np.pi * np.arange(N) / N
     wl, mult, pl = _groups(n, w, theta, lr)
     mod = np.empty(N // 2 + 1)
     arg = np.empty(N // 2 + 1)
-    _log_cf_into(N, wl, mult, pl, 2.0 * np.sin(ang / 2) ** 2, np.sin(ang), mod, arg)
+    _log_cf_into(N, wl, mult, pl, *_angle_tables(N), mod, arg)
     phi = np.exp(mod) * (np.cos(arg) + 1j * np.sin(arg))
     phi[~np.isfinite(phi)] = 0.0
     return np.maximum(np.fft.irfft(phi, N)[:size], 0.0)
@@ -428,10 +462,7 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
     mask_repeated = meta.get("mask_repeated", True) if mask_repeated is None else mask_repeated
     if tokens is None or prompts is None or key is None or m is None:
         raise ValueError("pass gen, or tokens, prompts, key and m")
-    synthid_weights(m)  # validates m
-    w = np.ones(int(m), dtype=np.int64) if stat == "mean" else _check_weights(synthid_weights(m) if weights is None else weights)
-    if w.size != int(m):
-        raise ValueError(f"weights must hold m = {m} layer weights; got {w.size}")
+    w = layer_weights(m, None if stat == "mean" else synthid_weights(m) if weights is None else weights)
     tokens, prompts, lengths = _check_inputs(tokens, prompts, None, h, lengths)
     if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
         raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")

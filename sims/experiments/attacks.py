@@ -30,8 +30,9 @@ import math
 
 import numpy as np
 
-from sims.core import prf
+from sims.core import prf, seeding
 from sims.core.record import Generation
+from sims.experiments._attack_kernels import most_probable_outside
 from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")
@@ -67,16 +68,18 @@ def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
 
 
 def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
-    h = gen.meta["h"]
-    ctx = prf.context_hash(gen.meta["key"], context[-h:])
-    return prf.is_green(ctx, tokens, gen.meta["gamma"])
+    """The colour of ``tokens`` after ``context`` under the generation's key, gamma and seeding scheme."""
+    h, scheme = gen.meta["h"], gen.meta.get("seeding", seeding.DEFAULT)
+    if scheme == seeding.DEFAULT:
+        return prf.is_green(prf.context_hash(gen.meta["key"], context[-h:]), tokens, gen.meta["gamma"])
+    words = seeding.words(gen.meta["key"], np.asarray(context, dtype=np.int64)[-h:], np.asarray(tokens, dtype=np.int64), scheme)
+    return (words >> np.uint64(11)) < np.uint64(prf.green_threshold(gen.meta["gamma"]))
 
 
 def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
-    p = lm.next_probs(context)
-    green = _green(gen, context, np.arange(lm.vocab_size))
-    p = np.where(green, -1.0, p)
-    return int(np.argmax(p))
+    """The LM's most probable red token after ``context`` (the first maximum; token 0 if all are green)."""
+    m = gen.meta
+    return most_probable_outside(lm.next_probs(context), m["key"], context[-m["h"]:], gamma=m["gamma"], scheme=m.get("seeding", seeding.DEFAULT))
 
 
 def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM | None = None) -> Generation:

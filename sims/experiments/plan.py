@@ -21,15 +21,13 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gammaln
 
 from sims.core import defaults
-from sims.detect import gumbel_scores as gs
-from sims.experiments import plan_scores as PS
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import algo_params, generate
+from sims.experiments import plan_cache
 from theory import power as tp
-from theory.soft import dg_step
+
+# The generators, the registry and the scores' modules load Numba: each is imported where it is
+# used, so a query answered from the on-disk cache (sims.experiments.plan_cache) loads none of them.
 
 PLAN_TEXTS = 64  # texts in the LM sample
 PLAN_T0 = 256  # tokens per sampled text
@@ -41,18 +39,37 @@ SUM_CELLS = 400  # lattice cells of ems-ars / ems-log per token (width 0.1 nats)
 SUM_RANGE = 40.0
 
 
+def _sample_params(lm: str, **kw) -> dict:
+    """The cache key's parameters of an LM sample (:mod:`sims.experiments.plan_cache`)."""
+    return dict(plan_cache.lm_identity(lm), texts=PLAN_TEXTS, T0=PLAN_T0, seed=PLAN_SEED, **kw)
+
+
 @functools.lru_cache(maxsize=16)
 def lm_green_masses(lm: str, gamma: float, h: int, key: int = defaults.KEY) -> np.ndarray:
-    """(PLAN_TEXTS, PLAN_T0) green masses of unwatermarked text of ``lm`` under ``key``."""
-    return generate(get_lm(lm), "none", n=PLAN_TEXTS, T=PLAN_T0, seed=PLAN_SEED, key=key, gamma=gamma, h=h).G
+    """(PLAN_TEXTS, PLAN_T0) green masses of unwatermarked text of ``lm`` under ``key`` (cached on disk)."""
+
+    def build():
+        from sims.lm.synthetic import get_lm
+        from sims.watermarks.generate import generate
+
+        return {"G": generate(get_lm(lm), "none", n=PLAN_TEXTS, T=PLAN_T0, seed=PLAN_SEED, key=key, gamma=gamma, h=h).G}
+
+    return plan_cache.cached("green-masses", _sample_params(lm, gamma=float(gamma), h=int(h), key=key), build)["G"]
 
 
 @functools.lru_cache(maxsize=16)
 def lm_token_probs(lm: str, key: int = defaults.KEY) -> np.ndarray:
-    """``PI_QUANTILES`` quantiles of :math:`p_t(y_t)` of ``lm``'s text (EMS is distortion-free: KL = -ln p(y))."""
-    g = generate(get_lm(lm), "ems", n=PLAN_TEXTS // 8, T=PLAN_T0, seed=PLAN_SEED, key=key)
-    pi = np.exp(-g.kl.ravel())
-    return np.quantile(pi, (np.arange(PI_QUANTILES) + 0.5) / PI_QUANTILES)
+    """``PI_QUANTILES`` quantiles of :math:`p_t(y_t)` of ``lm``'s text (EMS is distortion-free: KL = -ln p(y); cached on disk)."""
+
+    def build():
+        from sims.lm.synthetic import get_lm
+        from sims.watermarks.generate import generate
+
+        g = generate(get_lm(lm), "ems", n=PLAN_TEXTS // 8, T=PLAN_T0, seed=PLAN_SEED, key=key)
+        pi = np.exp(-g.kl.ravel())
+        return {"pi": np.quantile(pi, (np.arange(PI_QUANTILES) + 0.5) / PI_QUANTILES)}
+
+    return plan_cache.cached("token-probs", _sample_params(lm, key=key, quantiles=PI_QUANTILES), build)["pi"]
 
 
 def parse_attack(attack: str | None) -> float:
@@ -91,6 +108,8 @@ def _ems_token_law(score: str, pi: np.ndarray, keep: float) -> tuple[np.ndarray,
         pmf[-1] += float(e[-1] @ w)
         return pmf, eps
     if score == "ems-opt":
+        from sims.detect import gumbel_scores as gs
+
         eps, _, pmf0 = gs.opt_lattice(gs.OPT_DELTA)
         ly = np.log(np.cumsum(pmf0)[:-1])  # the null cdf at the cell edges is the pivot value there
     else:
@@ -110,13 +129,16 @@ def clean_share(T: int, rate: float, h: int) -> float:
         return 1.0
     t = np.arange(T)
     free = T - np.minimum(t, h) - 1  # positions that must not be drawn: t and its predecessors in the text
-    ln = gammaln(free + 1.0) - gammaln(free - m + 1.0) - (gammaln(T + 1.0) - gammaln(T - m + 1.0))
+    lf = tp.log_factorials(T)
+    ln = lf[free] - lf[np.maximum(free - m, 0)] - (lf[T] - lf[T - m])
     return float(np.where(free >= m, np.exp(ln), 0.0).mean())
 
 
 @functools.lru_cache(maxsize=4096)
 def _opt_critical(T: int, fpr: float) -> int:
     """Exact critical lattice sum of ems-opt on T tokens (:func:`sims.detect.gumbel_scores.iid_lattice_critical`)."""
+    from sims.detect import gumbel_scores as gs
+
     return gs.iid_lattice_critical(T, gs.opt_lattice(gs.OPT_DELTA)[2], fpr)
 
 
@@ -133,6 +155,8 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
     if score == "lr":
         return _lr_power(algo, lm, gamma, delta, Delta, int(h), key, fpr, rate)
     if score in ("ems-hc", "ems-trgof"):
+        from sims.experiments import plan_scores as PS
+
         return PS.order_power_function(score[4:], lm_token_probs(lm, key), fpr, lambda T: clean_share(T, rate, int(h)))
     if algo == "ems":
         pi = lm_token_probs(lm, key)
@@ -157,21 +181,39 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
 @functools.lru_cache(maxsize=64)
 def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
     """:func:`sims.experiments.plan_scores.lr_power_function` of the LM sample, kept with its per-length cache."""
+    from sims.experiments import plan_scores as PS
+
     laws, gam = PS.lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
     return PS.lr_power_function(laws, gam, fpr, rate, h)
 
 
 @functools.lru_cache(maxsize=64)
 def _redgreen_laws(algo, lm, gamma, delta, Delta, rate, h, key):
-    """Count laws (:func:`theory.power.count_laws`) of the LM sample's texts under the watermark."""
-    _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
-    gam = float(info["gamma"])
-    G = lm_green_masses(lm, gam, h, key)
-    if algo == "dualga":
-        q = tp.green_probs(G, tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"])))
-    else:
-        q = tp.green_probs(G, math.inf if algo == "hard" else float(info["delta"]))
-    return tp.count_laws(tp.attacked_green_prob(q, gam, rate, h)), gam
+    """Count laws (:class:`theory.power.PrefixCountLaws`) of the LM sample's texts under the watermark."""
+    q, gam = redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key)
+    return tp.PrefixCountLaws(tp.attacked_green_prob(q, gam, rate, h)), gam
+
+
+@functools.lru_cache(maxsize=64)
+def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key) -> tuple[np.ndarray, float]:
+    """The green probability :math:`q_t` of each token of the LM sample under the watermark (theory.power's
+    ``green_probs``; DualGA's per-text boost ``dualga_text_boost``) and gamma, cached on disk."""
+
+    def build():
+        from sims.watermarks.generate import algo_params
+
+        _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
+        gam = float(info["gamma"])
+        G = lm_green_masses(lm, gam, h, key)
+        if algo == "dualga":
+            q = tp.green_probs(G, tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"])))
+        else:
+            q = tp.green_probs(G, math.inf if algo == "hard" else float(info["delta"]))
+        return {"q": q, "gamma": gam}
+
+    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key)
+    out = plan_cache.cached("green-probs", params, build)
+    return out["q"], float(out["gamma"])
 
 
 def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, h: int = defaults.H, key: int = defaults.KEY) -> float:
@@ -184,6 +226,9 @@ def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, 
         from sims.detect.proportion import ems_signal
 
         return ems_signal(lm_token_probs(lm, key))
+    from sims.watermarks.generate import algo_params
+    from theory.soft import dg_step
+
     _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
     if algo == "dualga":
         return float(info["Delta"])
@@ -201,7 +246,10 @@ def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | 
     True
     """
     f = power_function(algo, lm=lm, fpr=fpr, **kw)
-    t_max = PS.ORDER_T_MAX if kw.get("score") in ("ems-hc", "ems-trgof") else 20000
+    if kw.get("score") in ("ems-hc", "ems-trgof"):
+        from sims.experiments.plan_scores import ORDER_T_MAX as t_max
+    else:
+        t_max = 20000
     out = dict(algo=algo, lm=lm, fpr=fpr, target_power=tp._check_level("power", power), tokens_needed=tp.tokens_needed(f, power, t_max))
     if T is not None:
         if int(T) != T or T < 1:

@@ -18,10 +18,11 @@ import os
 import pathlib
 
 from sims.core.lm_names import RANDOM_LMS
+from theory._numba_cache import cache_root
 
 
 def cache_dir() -> pathlib.Path:
-    return pathlib.Path(os.environ.get("WMSTATS_CACHE", pathlib.Path.home() / ".cache" / "wmstats"))
+    return cache_root()
 
 
 def smollm2_gguf() -> pathlib.Path:
