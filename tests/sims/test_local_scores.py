@@ -93,14 +93,14 @@ def _is_estimate(n, gamma, a, b, k, rho, N, seed):
 
 
 def test_null_tail_against_monte_carlo():
-    """n = 60, gamma = 0.25, weights (7, 4).  Plain Monte Carlo (seed 0, 200000 texts): the count at the k
+    """n = 60, gamma = 0.25, weights (7, 4).  Plain Monte Carlo (seed 0, 100000 texts): the count at the k
     with tail nearest 1e-3 lies in its 99.9 % Clopper-Pearson interval.  Importance sampling (colours green
     at 0.6, likelihood-ratio weights; seeds 1, 2; 20000 texts): at the k with tails nearest 1e-6 and 1e-9 the
     estimate is within 3.29 standard errors (99.9 %) of the exact tail, with standard error below 10 %."""
     n, gamma, a, b = 60, 0.25, 7, 4
     ks = np.arange(1, a * n + 1)
     lp = LS.local_logsf(ks, n, gamma, a, b)
-    N = 200_000
+    N = 100_000
     x = (np.random.default_rng(0).random((N, n)) < gamma).astype(np.int64)
     H = _local_scores_all(x, a, b)
     k3 = int(ks[np.argmin(np.abs(lp - math.log(1e-3)))])
@@ -180,6 +180,7 @@ def test_registered_and_usable_from_the_cli_and_fig_scores(tmp_path, capsys, sma
     assert np.array_equal(lp[:, -1], want.log10_p) and np.array_equal(lp[:, 0], first10)
 
 
+@pytest.mark.slow
 def test_sweep_grid_scores_with_green_local(tmp_path):
     """A grid with ``score = "green-local"`` scores its chunk with the family (= score_generation on the same texts)."""
     pytest.importorskip("distributed")
