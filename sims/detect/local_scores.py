@@ -180,7 +180,7 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
     >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
     >>> r = score_local(gen.tokens, gen.prompts, 42, 0.25, rho=0.7, vocab_size=lm.vocab_size)
     >>> r.score.tolist(), [round(float(x), 3) for x in r.log10_p]
-    ([20.0, 20.0], [-2.797, -2.797])
+    ([65.0, 68.0], [-3.397, -3.728])
     """
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     Hrun, nrun, _, _, g_eff, (a, b) = local_segments(tokens, prompts, key, gamma, rho=rho, vocab_size=vocab_size, h=h, dedup=dedup,

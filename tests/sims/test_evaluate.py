@@ -3,10 +3,12 @@
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from sims.cli.main import main
 from sims.experiments.evaluate import clopper_pearson, evaluate, null_fpr
 from sims.lm.synthetic import get_lm
 
@@ -56,35 +58,48 @@ def test_null_fpr_within_the_promise():
 
 
 def _cli(*args):
+    """``python -m sims ARGS`` in a fresh process (for what must not see this process's state)."""
     return subprocess.run([sys.executable, "-m", "sims", *args], capture_output=True, text=True)
 
 
-def test_cli_generate_detect_evaluate(tmp_path):
+def _main(capsys, *args):
+    """``sims ARGS`` in this process (sims.cli.main.main, argparse's exits included): its exit status,
+    stdout and stderr, like :func:`_cli` without a cold import per call (the entry point itself is
+    checked from the shell in test_detect_cli and test_cli_bad_input)."""
+    try:
+        rc = main(list(args))
+    except SystemExit as exc:
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return SimpleNamespace(returncode=rc, stdout=out, stderr=err)
+
+
+def test_cli_generate_detect_evaluate(tmp_path, capsys):
     f = tmp_path / "g.npz"
-    r = _cli("generate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "2", "--T", "60", "--out", str(f))
+    r = _main(capsys, "generate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "2", "--T", "60", "--out", str(f))
     assert r.returncode == 0, r.stderr
-    r = _cli("detect", str(f), "--key", "15485863", "--dedup", "--json")
+    r = _main(capsys, "detect", str(f), "--key", "15485863", "--dedup", "--json")
     rows = json.loads(r.stdout)["texts"]
     fields = {"n_scored", "score", "z", "log10_p", "watermarked", "decision"}
     assert len(rows) == 2 and all(x["log10_p"] < -4 and set(x) >= fields and x["watermarked"] for x in rows)
-    r = _cli("detect", str(f), "--key", "1", "--json")
+    r = _main(capsys, "detect", str(f), "--key", "1", "--json")
     assert all(x["log10_p"] > -4 for x in json.loads(r.stdout)["texts"])
     for bad, msg in ((["--gamma", "0.5"], "gamma mismatch"), (["--vocab-size", "100"], "vocabulary mismatch")):
-        r = _cli("detect", str(f), "--key", "1", *bad)
+        r = _main(capsys, "detect", str(f), "--key", "1", *bad)
         assert r.returncode == 2 and msg in r.stderr and r.stdout == ""
-    r = _cli("evaluate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "3", "--T", "50", "--seed", "0", "--json")
+    r = _main(capsys, "evaluate", "--lm", "lfqa", "--algo", "srl", "--delta", "3", "--n", "3", "--T", "50", "--seed", "0", "--json")
     out = json.loads(r.stdout)
     assert all(k in out for k in KEYS)
 
 
-def test_cli_bad_input(tmp_path):
-    r = _cli("evaluate", "--lm", "nope", "--algo", "srl", "--json")
+def test_cli_bad_input(tmp_path, capsys):
+    r = _main(capsys, "evaluate", "--lm", "nope", "--algo", "srl", "--json")
     assert r.returncode == 2 and "error: lm must be one of: a synthetic preset" in r.stderr and "got 'nope'" in r.stderr
-    r = _cli("evaluate", "--lm", "lfqa", "--algo", "nope", "--json")
+    r = _main(capsys, "evaluate", "--lm", "lfqa", "--algo", "nope", "--json")
     assert r.returncode == 2 and "invalid choice: 'nope'" in r.stderr
-    r = _cli("evaluate", "--lm", "lfqa", "--algo", "none", "--n", "2", "--T", "5", "--json")
+    r = _main(capsys, "evaluate", "--lm", "lfqa", "--algo", "none", "--n", "2", "--T", "5", "--json")
     assert r.returncode == 2 and r.stderr.startswith("error: algo must be one of")
-    r = _cli("detect", str(tmp_path / "missing.npz"), "--key", "1")
+    r = _main(capsys, "detect", str(tmp_path / "missing.npz"), "--key", "1")
     assert r.returncode == 2 and "missing.npz: no such file" in r.stderr
 
 

@@ -3,13 +3,12 @@ dualGA_performance_iid, per-replication consistency, CLI and bad input.
 (Kernel-level tests: test_online.py; processes and W_T: test_gprocess.py.)"""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import theory
+from sims.cli.main import main
 from sims.core.progress import progress
 from sims.reduced import gprocess, online
 from sims.reduced import runner as reduced
@@ -107,20 +106,20 @@ def test_bad_input(kwargs, message):
         reduced.simulate(algo, G, **args)
 
 
-def test_cli_json_keys():
-    out = subprocess.run(
-        [sys.executable, "-m", "sims", "reduced", "--algo", "dualga", "--G", "beta:2,2", "--T", "2000", "--reps", "2", "--seed", "1", "--json"],
-        capture_output=True, text=True, check=True,
-    ).stdout
-    res = json.loads(out)
+def test_cli_json_keys(capsys):
+    """``sims reduced ... --json`` in this process (sims.cli.main.main; the shell entry point is checked
+    in test_detect_cli / test_cli_bad_input)."""
+    assert main(["reduced", "--algo", "dualga", "--G", "beta:2,2", "--T", "2000", "--reps", "2", "--seed", "1", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
     for key in ("avg_kl", "avg_dg", "opt_kl", "regret", "violation", "green_fraction", "z_mean", "steps", "elapsed_s"):
         assert key in res
     assert res["steps"] == 4000
 
 
-def test_cli_bad_spec_is_one_line_error():
-    p = subprocess.run([sys.executable, "-m", "sims", "reduced", "--G", "nope", "--T", "10"], capture_output=True, text=True)
-    assert p.returncode == 2 and p.stderr.startswith("error: G spec must be one of")
+def test_cli_bad_spec_is_one_line_error(capsys):
+    rc = main(["reduced", "--G", "nope", "--T", "10"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.startswith("error: G spec must be one of") and err.count("\n") == 1
 
 
 def test_progress_is_silent_off_a_terminal_and_a_bar_on_request():
