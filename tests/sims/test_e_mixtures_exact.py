@@ -1,0 +1,33 @@
+"""The red-green mixture e-process against its definition, and its integer thresholds against a search
+over every count (survivors of make mutate's sampled run on sims/detect/e_mixtures.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sims.detect import e_mixtures as em
+
+GRID = [0.25, 0.5, 0.75]
+
+
+def test_bernoulli_mixture_is_the_mean_likelihood_ratio():
+    gamma = 0.25
+    mix = em.bernoulli_mixture(gamma, GRID)
+    for k, n in [(0, 0), (0, 5), (3, 5), (5, 5), (7, 20)]:
+        q = [gamma + f * (1 - gamma) for f in GRID]
+        want = math.log(np.mean([(qj / gamma) ** k * ((1 - qj) / (1 - gamma)) ** (n - k) for qj in q]))
+        assert float(mix.log_e(k, n)) == pytest.approx(want, rel=1e-12, abs=1e-12), (k, n)
+
+
+@pytest.mark.parametrize("gamma, alpha", [(0.1, 0.5), (0.25, 0.05), (0.5, 1e-3)])
+def test_integer_thresholds_are_the_least_count_that_crosses(gamma, alpha):
+    mix, n_max = em.bernoulli_mixture(gamma, GRID), 30
+    thr = em.linear_thresholds(mix, n_max, alpha)
+    assert thr.shape == (n_max + 1,)
+    bound = math.log(1 / alpha)
+    for n in range(n_max + 1):
+        k = next((k for k in range(n + 1) if float(mix.log_e(k, n)) >= bound), math.inf)
+        assert thr[n] == k, (n, thr[n], k)
