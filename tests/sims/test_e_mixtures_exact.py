@@ -31,3 +31,13 @@ def test_integer_thresholds_are_the_least_count_that_crosses(gamma, alpha):
     for n in range(n_max + 1):
         k = next((k for k in range(n + 1) if float(mix.log_e(k, n)) >= bound), math.inf)
         assert thr[n] == k, (n, thr[n], k)
+
+
+def test_a_count_whose_e_value_is_exactly_one_over_alpha_crosses():
+    """One bet, f = 0.5 at gamma 0.25 (q = 0.625): three greens of three give E = 2.5^3; at alpha = 1 / E (its
+    ln(1/alpha) equal to ln E in floating point, checked) the e-process rejects at E >= 1/alpha: thr[3] = 3."""
+    mix = em.bernoulli_mixture(0.25, [0.5])
+    le = float(mix.log_e(3, 3))
+    alpha = math.exp(-le)
+    assert math.log(1.0 / alpha) == le and le == pytest.approx(3 * math.log(2.5), rel=1e-14)
+    assert em.linear_thresholds(mix, 3, alpha)[3] == 3.0
