@@ -6,9 +6,9 @@ SRL gamma 0.25 delta 2 over a context of h = 2 tokens under left-, self-, min-ha
 ``fig_seeding_tradeoff``).  For each N, both attackers steal the first N texts of one haul per scheme (with N
 base texts) and spoof ``n_eval`` texts; success = the owner's exact detector says p <= 1e-4.  The window
 attacker (:mod:`sims.experiments.steal`) estimates one list per h-window; the scheme-aware one
-(:mod:`sims.experiments.steal_aware`) per seed of the scheme, and boosts the candidates whose posterior
-probability of green (a mixture over the scheme's anchors) exceeds 1/2; under left-hash it differs from the
-window attacker in that rule only.  Spoof success carries its 95 % Clopper-Pearson interval over the
+(:mod:`sims.experiments.steal_aware`) per seed of the scheme, mixes the anchors' posterior probabilities of
+green and boosts the k most-likely-green candidates that maximise its own expected green share; under
+left-hash it differs from the window attacker in that rule only.  Spoof success carries its 95 % Clopper-Pearson interval over the
 ``n_eval`` spoofs; ``green share`` is the share of spoofed tokens green under the owner's key.
 """
 
@@ -34,7 +34,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     name = (lms or ("news",))[0]
     lm = get_lm(name, vocab_size=cfg["V"])
     Ns = list(cfg["Ns"])
-    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], h=cfg["h"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, threshold=0.5, level=1e-4, gamma=0.25,
+    summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], h=cfg["h"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, threshold=None, level=1e-4, gamma=0.25,
                    delta=2.0, schemes={})
     rows, shared = [], {}
     fig, ax = plt.subplots(figsize=(7, 4.4))

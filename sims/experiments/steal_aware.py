@@ -47,9 +47,12 @@ of 200 texts there, uniform weights 0.07); an anchor unseen in the hauls gets th
 (The h + 1 summed frequency-ratio scores this replaced believed 97 % of its own spoofed tokens green
 at a precision of 0.34 under min-hash: it boosted nearly every candidate.)
 
-Spoofing (:func:`spoof_aware`) samples the base LM with logits :math:`\ell_y + \delta_s 1\{P(x, y) > \tau\}`
-(:math:`\tau = 1/2` by default: the candidates more likely green than red), evaluating each candidate y
-under its own anchors (under self-hash ``self`` is y itself).
+Spoofing (:func:`spoof_aware`) samples the base LM with logits :math:`\ell_y + \delta_s 1\{y \in S\}`,
+evaluating each candidate y under its own anchors (under self-hash ``self`` is y itself).  By default S is
+the k candidates of largest :math:`P(x, y)` with k chosen to maximise the forger's own expected green share
+of the boosted distribution (:func:`best_boost_count`); a fixed ``threshold`` :math:`\tau` takes
+:math:`S = \{y : P(x, y) > \tau\}` instead (at 10000 texts, h = 2: 1/2 forged self-hash 0.28 and min-hash
+0.17 of 200 texts, 0.4 skip-gram 0.27; the adaptive k 0.45, 0.26, 0.43).
 """
 
 from __future__ import annotations
@@ -328,8 +331,8 @@ def _spoof_aware_kernel(V, order, lm_seed, lm_params, levels, base, prompts, T, 
 
 def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, seed: int, boost: float = 4.0,
                 threshold: float | None = None, prompt_len: int | None = None) -> Generation:
-    """``n`` texts of the base LM boosted by ``boost`` towards the tokens with :math:`P(x, y) > \\tau` =
-    ``threshold``, carrying the owner's meta so that :func:`sims.detect.scores.score` scores them (prompts
+    """``n`` texts of the base LM boosted by ``boost`` towards the set S of the module docstring (``threshold``
+    None: the adaptive k), carrying the owner's meta so that :func:`sims.detect.scores.score` scores them (prompts
     and draws as :func:`sims.experiments.steal.spoof`'s)."""
     if lm.vocab_size != est.vocab_size:
         raise ValueError(f"lm vocab_size must equal the estimate's {est.vocab_size}; got {lm.vocab_size}")
