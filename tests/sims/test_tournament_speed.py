@@ -111,3 +111,16 @@ def test_scan_sums_equal_a_python_reference(m, weights):
             seen.add(ch)
         assert r.n_scored[i] == cnt and r.score[i] == total, i
     assert r.n_scored.min() < T - 20  # repeated contexts were masked
+
+
+@pytest.mark.parametrize(("m", "mode"), [(3, "non-distortionary"), (10, "distortionary")])
+def test_lone_block_over_several_runs_equals_reference(m, mode):
+    """m <= BLOCK_MAX (classes binned per run of SAMPLE_IDS ids, padded to PAD_BITS below 6 layers) on
+    V = 9000: three runs, the last partial; identical tokens, records to 1e-12."""
+    lm = get_lm("news", vocab_size=9000)
+    assert lm.vocab_size > 2 * tn.SAMPLE_IDS and lm.vocab_size % tn.SAMPLE_IDS
+    g = tn.generate_tournament(lm, n=2, T=12, seed=3, key=9, m=m, h=2, mode=mode)
+    tok, rec = tn.generate_tournament_reference(lm, g.prompts, 12, 3, 9, m, 2, g.meta["candidates"], True)
+    assert np.array_equal(tok, g.tokens)
+    for j, name in enumerate(("kl", "G", "dg", "entropy")):
+        assert np.allclose(rec[j], getattr(g, name), rtol=0, atol=1e-12), name
