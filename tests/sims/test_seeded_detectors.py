@@ -204,7 +204,7 @@ LEFT_HASH = {
 @pytest.mark.parametrize("algo", list(LEFT_HASH))
 def test_left_hash_results_unchanged_bit_for_bit(algo):
     """news V = 500, h = 3, 2 x 30 tokens, seed 5, key 11: the sequential log e-values, the many-keys log10 p
-    and the LR log10 p and statistic equal, bit for bit, what the left-hash-only detectors gave."""
+    and the LR statistic equal, bit for bit, what the left-hash-only detectors gave (the LR log10 p to 1e-14)."""
     lm = get_lm("news", vocab_size=500)
     gen = generate(lm, algo, n=2, T=30, seed=5, key=11, h=3, **({"delta": 2.0} if algo == "srl" else {}))
     want = LEFT_HASH[algo]
@@ -217,4 +217,7 @@ def test_left_hash_results_unchanged_bit_for_bit(algo):
     if "keys" in want:
         assert hexes(multiple.score_keys(gen, [11, 12, 13])[0]) == want["keys"]
         d = lr_scores.score_lr(gen, lm)
-        assert hexes(d.log10_p) == want["lr"] and d.score.tolist() == want["lr_score"]
+        # the LR log10 p rounds differently on different CPUs (pinned on an earlier machine; an AMD EPYC without
+        # AVX-512 gives 4 ulp more, and so does main at 7a74812 there), so it is held to 1e-14, not to the bit
+        np.testing.assert_allclose(d.log10_p, [float.fromhex(x) for x in want["lr"]], rtol=1e-14, atol=0)
+        assert d.score.tolist() == want["lr_score"]
