@@ -2,22 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True, inline="always")
-def _lae(x, y):
-    """ln(e^x + e^y), either argument -inf allowed."""
-    if x == -np.inf:
-        return y
-    if y == -np.inf:
-        return x
-    if x > y:
-        return x + math.log1p(math.exp(y - x))
-    return y + math.log1p(math.exp(x - y))
+from sims.detect._score_kernels import _lae
 
 
 @njit(cache=True)

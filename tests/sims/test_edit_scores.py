@@ -117,24 +117,6 @@ def test_inputs_are_checked(small):
         E.score_its_edit(gen, None)
 
 
-@pytest.mark.slow
-def test_sweep_grid_scores_with_its_edit(tmp_path):
-    """A grid with ``score = "its-edit"`` scores its chunk with the family (= score_generation on the same texts)."""
-    pytest.importorskip("distributed")
-    from sims.detect.score_families import score_generation
-    from sims.experiments import sweep
-    from sims.experiments.sweep_chunk import chunk_seed, run_chunk
-    from sims.experiments.sweep_grid import load_grid
-
-    p = tmp_path / "g.toml"
-    p.write_text('lm = "news"\nn = 2\nT = 30\nchunk = 2\nscore = "its-edit"\n\n[[algo]]\nname = "its"\n')
-    g = load_grid(p)
-    rows = run_chunk(next(iter(sweep.tasks(g).values())))
-    gen = generate(get_lm("news"), "its", n=2, T=30, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
-    want = score_generation(gen, "its-edit", get_lm("news"))
-    assert np.array_equal(rows["log10_p"][~rows["null"]], want.log10_p)
-
-
 def test_fig_scores_reads_the_keyed_families(small):
     """fig_scores' prefix tests of ``hits`` / ``its-edit``: the whole-text column is the detector's p-value."""
     from paper_figs import fig_scores

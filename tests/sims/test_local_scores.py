@@ -178,20 +178,3 @@ def test_registered_and_usable_from_the_cli_and_fig_scores(tmp_path, capsys, sma
     lp = LS.prefix_log10p(gen, [10, 20, 60])
     first10 = LS.score_local(gen.tokens[:, :10], gen.prompts[:, -1:], fig_scores.KEY, 0.25, rho=LS.local_rho(gen.meta), vocab_size=500).log10_p
     assert np.array_equal(lp[:, -1], want.log10_p) and np.array_equal(lp[:, 0], first10)
-
-
-@pytest.mark.slow
-def test_sweep_grid_scores_with_green_local(tmp_path):
-    """A grid with ``score = "green-local"`` scores its chunk with the family (= score_generation on the same texts)."""
-    pytest.importorskip("distributed")
-    from sims.experiments import sweep
-    from sims.experiments.sweep_chunk import chunk_seed, run_chunk
-    from sims.experiments.sweep_grid import load_grid
-
-    p = tmp_path / "g.toml"
-    p.write_text('lm = "news"\nn = 4\nT = 40\nchunk = 4\nscore = "green-local"\n\n[[algo]]\nname = "dualga"\n')
-    g = load_grid(p)
-    rows = run_chunk(next(iter(sweep.tasks(g).values())))
-    gen = generate(get_lm("news"), "dualga", n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
-    want = score_generation(gen, "green-local", dedup=g.dedup)
-    assert np.allclose(rows["log10_p"][~rows["null"]], want.log10_p)

@@ -65,6 +65,21 @@ def _grid(tmp_path, score: str, algos=("srl",)) -> object:
     return load_grid(p)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("score, algo", [("green-local", "dualga"), ("its-edit", "its")])
+def test_sweep_grid_scores_with_the_family(tmp_path, score, algo):
+    """A grid with ``score = NAME`` scores its chunk with that family (= score_generation on the same texts)."""
+    pytest.importorskip("distributed")
+    from sims.experiments import sweep
+    from sims.experiments.sweep_chunk import chunk_seed, run_chunk
+
+    g = _grid(tmp_path, score, (algo,))
+    rows = run_chunk(next(iter(sweep.tasks(g).values())))
+    gen = generate(get_lm("news"), algo, n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
+    want = score_generation(gen, score, get_lm("news"), dedup=g.dedup)
+    np.testing.assert_allclose(rows["log10_p"][~rows["null"]], want.log10_p, rtol=1e-12)
+
+
 def test_sweep_grid_score_key(tmp_path):
     """``score = "lr"`` scores the chunk with the LR family (= score_generation on the same texts);
     tokens_to_detect is then nan; a grid without the key keeps its hash; a score that does not
