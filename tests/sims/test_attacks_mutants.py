@@ -95,3 +95,26 @@ def test_worst_edit_of_a_text_whose_greens_are_all_at_its_end():
     att = attacks.attack(crafted, "worst_edit", 2 / 8, 0)
     assert _green_count(crafted, 0, [att.tokens[0]])[0] == 0
     assert np.array_equal(att.tokens[0][:5], row[:5])
+
+
+class _PointMass:
+    """An LM whose next token is always ``token`` (wraps nothing else: the paraphrase asks only next_probs)."""
+
+    def __init__(self, vocab_size: int, token: int):
+        self.p = np.zeros(vocab_size)
+        self.p[token] = 1.0
+
+    def next_probs(self, context):
+        return self.p
+
+
+def test_paraphrase_span_never_starts_past_the_last_full_span():
+    """Texts of exactly SPAN tokens at rate 1, 20 seeds: the one span must start at 0 and so resample
+    every token; with a point-mass LM on a token absent from the text, every token is that token.
+    (A start range one too wide starts at 1 with probability 1/2 per seed and leaves token 0 as it was.)"""
+    lm = sims.get_lm("news", vocab_size=500)
+    gen = sims.generate(lm, "srl", n=3, T=attacks.SPAN, seed=4, key=3, delta=2.0)
+    absent = int(np.setdiff1d(np.arange(500), gen.tokens)[0])
+    for seed in range(20):
+        att = attacks.attack(gen, "paraphrase", 1.0, seed, lm=_PointMass(500, absent))
+        assert np.all(att.tokens[:, : attacks.SPAN] == absent), seed
