@@ -43,11 +43,11 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium could not be installed: the browser checks will be skipped"
 
-# --dist loadfile: a test file runs on one worker, so the two workers seldom compile the same Numba kernel at once
-# (on a fresh cache that duplicate compiling was most of the suite); compileall: the sources' bytecode once, not per process
+# compileall: the sources' bytecode once, not in every worker and subprocess (--dist loadfile was measured slower:
+# 11 min 19 s against 10 min 15 s, fresh clone and Numba cache, its last heavy file ran alone)
 test: $(STAMP) browser
 	$(BIN)/python -m compileall -q theory sims paper_figs proofs_check bench tests > /dev/null
-	$(BIN)/python -m pytest -m "not slow" -n 2 --dist loadfile -q
+	$(BIN)/python -m pytest -m "not slow" -n 2 -q
 
 # the canary: the newest releases pyproject allows, in .venv-latest (run it before `make lock`)
 test-latest:
