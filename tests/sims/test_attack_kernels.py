@@ -70,3 +70,13 @@ def test_score_oracle_places_red_tokens_under_the_scheme(seeded):
         for t in np.argsort(-contrib[i], kind="stable")[:20]:
             assert _red(seeded, seq[: P + t], seq[P + t]), (seeded.meta.get("seeding"), i, t)
     assert np.all(sims.score(att).score < sims.score(seeded).score)
+
+
+def test_colour_of_a_text_follows_its_seeding_scheme(seeded):
+    """attacks._green (the colour oracle's colours) equals seeding.green_mask under the text's own scheme
+    for the whole vocabulary after each text's last window."""
+    h, key, V = 4, 11, LM.vocab_size
+    for i in range(3):
+        ctx = np.concatenate([seeded.prompts[i], seeded.tokens[i]])
+        want = seeding.green_mask(key, ctx[-h:], V, 0.25, seeded.meta.get("seeding", seeding.DEFAULT))
+        assert np.array_equal(attacks._green(seeded, ctx, np.arange(V)), want), (seeded.meta.get("seeding"), i)
