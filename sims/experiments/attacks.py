@@ -69,11 +69,9 @@ def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
 
 def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
     """The colour of ``tokens`` after ``context`` under the generation's key, gamma and seeding scheme."""
-    h, scheme = gen.meta["h"], gen.meta.get("seeding", seeding.DEFAULT)
-    if scheme == seeding.DEFAULT:
-        return prf.is_green(prf.context_hash(gen.meta["key"], context[-h:]), tokens, gen.meta["gamma"])
-    words = seeding.words(gen.meta["key"], np.asarray(context, dtype=np.int64)[-h:], np.asarray(tokens, dtype=np.int64), scheme)
-    return (words >> np.uint64(11)) < np.uint64(prf.green_threshold(gen.meta["gamma"]))
+    m, tokens = gen.meta, np.asarray(tokens, dtype=np.int64)
+    seeds = seeding.seeds(m["key"], np.asarray(context, dtype=np.int64)[-m["h"]:], m.get("seeding", seeding.DEFAULT), tokens)
+    return prf.is_green(seeds, tokens, m["gamma"])
 
 
 def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
