@@ -12,6 +12,12 @@ claim is that the planner's power lies in the simulated TPR's Clopper-Pearson in
 0.999, widened by ``MODEL_TOL`` (the planner's own sampling error from its 64-text LM sample
 and its independence approximations: the attacked positions, DualGA's step transient).
 ``--quick``: the settings ``QUICK`` (one per kind), N = 100; full: all 29, N = 600.
+
+With ``dedup`` (``DEDUP_SETTINGS``: ``loopy``, where pairs repeat, and ``news``), the planner takes the
+simulation's key (its power is the key's: on ``loopy`` the few frequent contexts make a key's mean
+green mass differ from gamma) and two claims are checked on N texts (400 quick, 600 full): the power
+as above, and the dedup effect (the planner's power with dedup minus without, on the same sample)
+inside the paired simulated effect's interval (the same texts detected with and without dedup).
 """
 
 from __future__ import annotations
@@ -19,15 +25,18 @@ from __future__ import annotations
 import numpy as np
 
 from proofs_check._check import Check
+from sims.core import defaults
 from sims.detect import gumbel_scores as gs
 from sims.detect.lr_scores import lr_delta
 from sims.detect.score_families import score_generation
 from sims.detect.scores import score
+from sims.experiments import plan as plan_mod
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson
 from sims.experiments.plan import plan, power_function
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
+from theory import power as tp
 
 RESULT = "power planner"
 LEVEL = 0.999
@@ -65,17 +74,29 @@ SETTINGS = [  # (algo, params, lm, fpr, score, attack)
     ("ems", {}, "smollm2-fit", 1e-4, "ems-trgof", "substitution:0.1"),
     ("ems", {}, "news", 1e-2, "ems-hc", None),
 ]
+DEDUP_SETTINGS = [  # (algo, params, lm, fpr, attack): the green count with each (context, token) pair scored once
+    ("dualga", dict(Delta=0.2), "loopy", 1e-6, None),
+    ("srl", dict(delta=1.0), "loopy", 1e-6, "substitution:0.1"),
+    ("dualga", dict(Delta=0.07), "loopy", 1e-4, None),
+    ("dualga", dict(Delta=0.05), "loopy", 1e-4, None),
+    ("dualga", dict(Delta=0.2), "news", 1e-6, None),
+]
+DEDUP_TOL = 0.01  # allowance on the dedup effect (the planner's mask is drawn from unwatermarked text)
 
 
 QUICK = (2, 7, 12, 16, 18, 21, 23, 25, 26, 28)  # srl, dualga, attacked dualga, ems-opt on both LMs, attacked ems-opt; lr, attacked lr, Tr-GoF, HC
 
 
+def simulated_texts(algo, params, lm, att, T, n, seed):
+    """n watermarked texts of T tokens (attacked if asked), under ``SIM_KEY``."""
+    gen = generate(get_lm(lm), algo, n=n, T=T, seed=seed, key=SIM_KEY, **params)
+    return gen if att is None else attack(gen, "substitution", float(att.split(":")[1]), seed + 1)
+
+
 def simulated_tpr(algo, params, lm, fpr, score_name, att, T, n, seed):
-    """Share of n watermarked texts of T tokens (attacked if asked) that the exact test flags at fpr."""
+    """Number of n watermarked texts of T tokens (attacked if asked) that the exact test flags at fpr."""
     model = get_lm(lm)
-    gen = generate(model, algo, n=n, T=T, seed=seed, key=SIM_KEY, **params)
-    if att is not None:
-        gen = attack(gen, "substitution", float(att.split(":")[1]), seed + 1)
+    gen = simulated_texts(algo, params, lm, att, T, n, seed)
     if score_name == "lr":
         res = score_generation(gen, "lr", model, delta=lr_delta(gen.meta))
     elif algo == "ems":
@@ -99,3 +120,41 @@ def run(quick: bool, rng):
         label = f"{algo} {params or ''} {lm} fpr {fpr:g} {score_name or 'green'} {att or 'unattacked'} T={T}"
         yield Check(RESULT, f"power, {label}", predicted, f"in simulated TPR {k}/{n} CI [{lo:.3f}, {hi:.3f}]", f"CP {LEVEL} +- {MODEL_TOL}", ok,
                     f"planner at T = its tokens for power 0.5; {n} texts, key {SIM_KEY}, seed {SIM_SEED + 17 * j}, exact test of the score")
+    yield from run_dedup(quick)
+
+
+def planned_dedup_effect(algo, params, lm, fpr, att, T):
+    """(power with dedup, power with dedup minus power without) of the planner at T, both on the dedup LM sample
+    (:func:`sims.experiments.plan.dedup_sample`), so that the difference is the mask's alone."""
+    g, d, D = params.get("gamma"), params.get("delta"), params.get("Delta")
+    q, gam = plan_mod.redgreen_green_probs(algo, lm, g, d, D, defaults.H, SIM_KEY, True)
+    plain = tp.redgreen_power(tp.PrefixCountLaws(tp.attacked_green_prob(q, gam, plan_mod.parse_attack(att), defaults.H)), T, gam, fpr)
+    with_dd = power_function(algo, lm=lm, fpr=fpr, attack=att, dedup=True, key=SIM_KEY, **params)(T)
+    return with_dd, with_dd - plain
+
+
+def run_dedup(quick: bool):
+    """The planner with ``dedup`` against simulation: its power in the simulated TPR's interval (as above), and
+    its dedup effect (power with dedup minus without) in the paired simulated effect's interval: the same texts
+    detected with and without dedup, the shares that only one detector flags each in a Clopper-Pearson interval
+    at level 1 - (1 - LEVEL) / 2 (Bonferroni: the difference's interval has level >= LEVEL)."""
+    n = 400 if quick else 600
+    for j, (algo, params, lm, fpr, att) in enumerate(DEDUP_SETTINGS):
+        T = plan(algo, lm=lm, fpr=fpr, power=0.5, attack=att, dedup=True, key=SIM_KEY, **params)["tokens_needed"]
+        predicted, effect = planned_dedup_effect(algo, params, lm, fpr, att, T)
+        seed = SIM_SEED + 1000 + 17 * j
+        gen = simulated_texts(algo, params, lm, att, T, n, seed)
+        with_dd = score(gen, dedup=True).log10_p <= np.log10(fpr)
+        without = score(gen).log10_p <= np.log10(fpr)
+        k = int(with_dd.sum())
+        lo, hi = clopper_pearson(k, n, LEVEL)
+        label = f"{algo} {params} {lm} fpr {fpr:g} green dedup {att or 'unattacked'} T={T}"
+        why = f"planner at T = its tokens for power 0.5 with dedup; {n} texts, key {SIM_KEY}, seed {seed}, exact test with dedup"
+        yield Check(RESULT, f"power, {label}", predicted, f"in simulated TPR {k}/{n} CI [{lo:.3f}, {hi:.3f}]", f"CP {LEVEL} +- {MODEL_TOL}",
+                    lo - MODEL_TOL <= predicted <= hi + MODEL_TOL, why)
+        gain, loss = int(np.sum(with_dd & ~without)), int(np.sum(without & ~with_dd))
+        glo, ghi = clopper_pearson(gain, n, 1 - (1 - LEVEL) / 2)
+        llo, lhi = clopper_pearson(loss, n, 1 - (1 - LEVEL) / 2)
+        ok = glo - lhi - DEDUP_TOL <= effect <= ghi - llo + DEDUP_TOL
+        yield Check(RESULT, f"dedup effect, {label}", effect, f"in paired simulated effect ({gain} - {loss})/{n} CI [{glo - lhi:.3f}, {ghi - llo:.3f}]",
+                    f"CP {LEVEL} (Bonferroni) +- {DEDUP_TOL}", ok, why + "; the same texts without dedup")

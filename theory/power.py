@@ -155,23 +155,41 @@ def count_laws(q: np.ndarray) -> np.ndarray:
     return np.stack([laws[r] for r in range(laws.T0 + 1)], axis=1)
 
 
-def redgreen_power(laws, T: int, gamma: float, fpr: float) -> float:
+def redgreen_power(laws, T: int, gamma: float, fpr: float, scored: np.ndarray | None = None) -> float:
     r"""Power of the exact binomial test at ``fpr`` on texts of T tokens whose green probabilities are
     rows of ``q`` tiled to length T (``laws``: :class:`PrefixCountLaws` of ``q`` or ``count_laws(q)``):
     :math:`\frac1n \sum_i P(\mathrm{PB}(q_{i, 1:T}) \ge k^*(T))`, the T-token law as the
-    (T // T0)-fold convolution of the full-row law with the law of the first T mod T0 tokens (FFT)."""
+    (T // T0)-fold convolution of the full-row law with the law of the first T mod T0 tokens (FFT).
+
+    ``scored`` (n, T0) bool, tiled the same way: the tokens the detector scores (``--dedup``: first
+    occurrences of their (context, token) pair; ``q`` must be 0 elsewhere, so that they add nothing to
+    the count); row i is then tested against the critical count of its own number of scored tokens,
+    :math:`k^*(N_i(T))`."""
     row = laws.__getitem__ if isinstance(laws, PrefixCountLaws) else (lambda r: laws[:, r])
     T0 = laws.T0 if isinstance(laws, PrefixCountLaws) else laws.shape[1] - 1
-    k = binomial_critical(T, gamma, fpr)
-    if k > T:
-        return 0.0
     r, rem = divmod(int(T), T0)
+    if scored is None:
+        k = np.array([binomial_critical(T, gamma, fpr)])
+    else:
+        c = np.cumsum(np.asarray(scored, dtype=np.int64), axis=1)
+        N = r * c[:, -1] + (c[:, rem - 1] if rem else 0)
+        k = np.array([_critical_count(int(x), float(gamma), float(fpr)) for x in N])
+    if k.min() > T:
+        return 0.0
     L = 1 << int(math.ceil(math.log2(T + 1)))
     f = np.fft.rfft(row(rem), L, axis=1)
     if r:
         f = f * np.fft.rfft(row(T0), L, axis=1) ** r
     pmf = np.maximum(np.fft.irfft(f, L, axis=1)[:, : T + 1], 0.0)
-    return float(np.clip(pmf[:, k:].sum(axis=1), 0.0, 1.0).mean())
+    sf = np.concatenate([np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1], np.zeros((pmf.shape[0], 1))], axis=1)  # sf[:, j] = P(count >= j)
+    tail = np.take_along_axis(sf, np.broadcast_to(np.minimum(k, T + 1).reshape(-1, 1), (pmf.shape[0], 1)), axis=1)[:, 0]
+    return float(np.clip(tail, 0.0, 1.0).mean())
+
+
+@functools.lru_cache(maxsize=8192)
+def _critical_count(N: int, gamma: float, fpr: float) -> int:
+    """:func:`binomial_critical`, kept per (N, gamma, fpr): the ``scored`` rows of :func:`redgreen_power` share their N."""
+    return binomial_critical(N, gamma, fpr)
 
 
 def lattice_power(pmf1: np.ndarray, T: int, crit: float) -> float:

@@ -3,7 +3,7 @@
 ::
 
     python -m sims plan --algo dualga --Delta 0.2 --lm smollm2-fit --fpr 1e-6 --power 0.9
-                        [--score NAME] [--attack substitution:0.3] [--T 200] [--plot out.png] [--json]
+                        [--score NAME] [--attack substitution:0.3] [--dedup] [--T 200] [--plot out.png] [--json]
 
 Prints the tokens per text needed for the power at the false-positive rate, the power at ``--T``
 and, with ``--plot``, draws the power curve (:mod:`sims.experiments.plan`, :mod:`theory.power`).
@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--power", type=float, default=0.9, help="target power (default 0.9)")
     p.add_argument("--score", default=None, help="detection score (green, lr; ems-ars, ems-log, ems-opt, ems-hc, ems-trgof)")
     p.add_argument("--attack", default=None, help="substitution:RATE")
+    p.add_argument("--dedup", action="store_true", help="the detector scores each (context, token) pair once (green count)")
     p.add_argument("--T", type=int, default=None, help="also print the power at this text length")
     p.add_argument("--key", type=int, default=defaults.KEY, help="key of the LM sample's green lists")
     p.add_argument("--plot", type=pathlib.Path, default=None, help="write the power curve here (PNG)")
@@ -39,7 +40,7 @@ def run(args) -> int:
     from sims.cli.main import emit
     from sims.experiments.plan import plan
 
-    kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key)
+    kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key, dedup=args.dedup)
     out = plan(args.algo, lm=args.lm, fpr=args.fpr, power=args.power, T=args.T, **kw)
     if args.plot is not None:
         import matplotlib

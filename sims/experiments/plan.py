@@ -8,6 +8,11 @@ probabilities :math:`\pi_t = p_t(y_t)` of the sampled tokens (EMS, from a distor
 generation).  The sample is drawn once per process and cached; a query is then closed-form
 arithmetic (Poisson-binomial recursions, FFT convolutions).
 
+``dedup`` (the detector scores each (context window, token) pair once, ``sims detect --dedup``) plans
+the green count on a sample of texts watermarked by the algorithm itself (:func:`dedup_sample`: the
+watermark changes which pairs repeat): a repeated pair adds nothing to its text's count and each text
+is tested at the critical count of its own number of scored tokens.
+
 Supported: ``srl``, ``hard`` and ``dualga`` with the ``green`` count and the likelihood-ratio
 score ``lr``; ``ems`` with the sum scores ``ems-ars``, ``ems-log`` and ``ems-opt`` and the order
 statistics tests ``ems-hc`` and ``ems-trgof``; optionally a substitution attack.  ``lr``, ``ems-hc``
@@ -31,6 +36,8 @@ from theory import power as tp
 
 PLAN_TEXTS = 64  # texts in the LM sample
 PLAN_T0 = 256  # tokens per sampled text
+DEDUP_T0 = 2048  # tokens per sampled text under dedup: repeats grow with length (loopy: 1.3 % of pairs by 256 tokens, 5.3 % by 1024)
+DEDUP_EVERY = 64  # PrefixCountLaws keeps every 64th state of the dedup sample (64 x 34 x 2049 doubles, 36 MB)
 PLAN_SEED = 20240531  # seed of the LM sample
 PLAN_ALGOS = ("srl", "hard", "dualga", "ems")
 PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("green", "lr"), "ems": ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")}
@@ -41,7 +48,7 @@ SUM_RANGE = 40.0
 
 def _sample_params(lm: str, **kw) -> dict:
     """The cache key's parameters of an LM sample (:mod:`sims.experiments.plan_cache`)."""
-    return dict(plan_cache.lm_identity(lm), texts=PLAN_TEXTS, T0=PLAN_T0, seed=PLAN_SEED, **kw)
+    return dict(plan_cache.lm_identity(lm), texts=PLAN_TEXTS, seed=PLAN_SEED, **{"T0": PLAN_T0, **kw})
 
 
 @functools.lru_cache(maxsize=16)
@@ -55,6 +62,29 @@ def lm_green_masses(lm: str, gamma: float, h: int, key: int = defaults.KEY) -> n
         return {"G": generate(get_lm(lm), "none", n=PLAN_TEXTS, T=PLAN_T0, seed=PLAN_SEED, key=key, gamma=gamma, h=h).G}
 
     return plan_cache.cached("green-masses", _sample_params(lm, gamma=float(gamma), h=int(h), key=key), build)["G"]
+
+
+@functools.lru_cache(maxsize=16)
+def dedup_sample(algo: str, lm: str, gamma, delta, Delta, h: int, key: int = defaults.KEY) -> dict[str, np.ndarray]:
+    """The LM sample of a ``dedup`` query (cached on disk): ``PLAN_TEXTS`` texts of ``DEDUP_T0`` tokens
+    watermarked by ``algo`` under ``key`` (which (context, token) pairs repeat depends on the watermark:
+    on ``loopy`` it steers texts out of red loops); ``"G"`` the LM's green mass at each position and
+    ``"first"`` the first occurrences of the (context window, token) pairs (the tokens a ``dedup``
+    detector scores, :func:`sims.detect.scores.token_scores`), both (PLAN_TEXTS, DEDUP_T0)."""
+
+    def build():
+        from sims.detect.scores import token_scores
+        from sims.lm.synthetic import get_lm
+        from sims.watermarks.generate import generate
+
+        model = get_lm(lm)
+        g = generate(model, algo, n=PLAN_TEXTS, T=DEDUP_T0, seed=PLAN_SEED, key=key, gamma=gamma, delta=delta, Delta=Delta, h=h)
+        prompts = g.prompts[:, g.prompts.shape[1] - h :]
+        _, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
+        return {"G": g.G, "first": first}
+
+    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, T0=DEDUP_T0)
+    return plan_cache.cached("dedup-sample", params, build)
 
 
 @functools.lru_cache(maxsize=16)
@@ -143,8 +173,14 @@ def _opt_critical(T: int, fpr: float) -> int:
 
 
 def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, attack: str | None = None, gamma=None, delta=None,
-                   Delta=None, h: int = defaults.H, key: int = defaults.KEY):
-    """``power_at(T)``: the planner's power of the detection at level ``fpr`` on texts of T tokens."""
+                   Delta=None, h: int = defaults.H, key: int = defaults.KEY, dedup: bool = False):
+    """``power_at(T)``: the planner's power of the detection at level ``fpr`` on texts of T tokens.
+
+    ``dedup``: the detector scores each (context window, token) pair once (``sims detect --dedup``;
+    the green count only): a repeated pair of the LM sample adds nothing to its text's count, and each
+    text is tested at the critical count of its own number of scored tokens
+    (:func:`theory.power.redgreen_power`'s ``scored``), on a sample of watermarked ``DEDUP_T0``-token
+    texts (:func:`dedup_sample`; longer texts tile it, so their repeats beyond ``DEDUP_T0`` tokens are missed)."""
     if algo not in PLAN_ALGOS:
         raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
     score = PLAN_SCORES[algo][0] if score is None else score
@@ -152,6 +188,8 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
         raise ValueError(f"score must be one of {PLAN_SCORES[algo]} for algo {algo!r} in the planner; got {score!r}")
     fpr = tp._check_level("fpr", fpr)
     rate = parse_attack(attack)
+    if dedup and score != "green":
+        raise ValueError(f"dedup is planned for the green count of {PLAN_ALGOS[:3]} only; got algo {algo!r}, score {score!r}")
     if score == "lr":
         return _lr_power(algo, lm, gamma, delta, Delta, int(h), key, fpr, rate)
     if score in ("ems-hc", "ems-trgof"):
@@ -174,8 +212,8 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
             return lambda T: tp.lattice_power(law(T), T, tp.gamma_upper_critical(T, fpr) / eps - 0.5 * T)
         # ems-log rejects when -sum ln Y <= c: P(sum K <= floor(c/eps)) = P(sum (J - K) >= T J - floor(c/eps))
         return lambda T: tp.lattice_power(law(T)[::-1].copy(), T, T * J - math.floor(tp.gamma_lower_critical(T, fpr) / eps))
-    laws, gam = _redgreen_laws(algo, lm, gamma, delta, Delta, rate, int(h), key)
-    return lambda T: tp.redgreen_power(laws, T, gam, fpr)
+    laws, gam, scored = _redgreen_laws(algo, lm, gamma, delta, Delta, rate, int(h), key, bool(dedup))
+    return lambda T: tp.redgreen_power(laws, T, gam, fpr, scored)
 
 
 @functools.lru_cache(maxsize=64)
@@ -188,30 +226,37 @@ def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
 
 
 @functools.lru_cache(maxsize=64)
-def _redgreen_laws(algo, lm, gamma, delta, Delta, rate, h, key):
-    """Count laws (:class:`theory.power.PrefixCountLaws`) of the LM sample's texts under the watermark."""
-    q, gam = redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key)
-    return tp.PrefixCountLaws(tp.attacked_green_prob(q, gam, rate, h)), gam
+def _redgreen_laws(algo, lm, gamma, delta, Delta, rate, h, key, dedup=False):
+    """Count laws (:class:`theory.power.PrefixCountLaws`) of the LM sample's texts under the watermark, gamma
+    and, with ``dedup``, the scored mask (first occurrences of (context, token) pairs; q = 0 elsewhere)."""
+    q, gam = redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key, dedup)
+    q = tp.attacked_green_prob(q, gam, rate, h)
+    if not dedup:
+        return tp.PrefixCountLaws(q), gam, None
+    first = dedup_sample(algo, lm, gamma, delta, Delta, h, key)["first"]
+    return tp.PrefixCountLaws(np.where(first, q, 0.0), every=DEDUP_EVERY), gam, first
 
 
 @functools.lru_cache(maxsize=64)
-def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key) -> tuple[np.ndarray, float]:
+def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key, dedup=False) -> tuple[np.ndarray, float]:
     """The green probability :math:`q_t` of each token of the LM sample under the watermark (theory.power's
-    ``green_probs``; DualGA's per-text boost ``dualga_text_boost``) and gamma, cached on disk."""
+    ``green_probs``; DualGA's per-text boost ``dualga_text_boost``) and gamma, cached on disk; with ``dedup``
+    of :func:`dedup_sample`'s texts, else of :func:`lm_green_masses`'."""
 
     def build():
         from sims.watermarks.generate import algo_params
 
         _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
         gam = float(info["gamma"])
-        G = lm_green_masses(lm, gam, h, key)
+        G = dedup_sample(algo, lm, gamma, delta, Delta, h, key)["G"] if dedup else lm_green_masses(lm, gam, h, key)
         if algo == "dualga":
             q = tp.green_probs(G, tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"])))
         else:
             q = tp.green_probs(G, math.inf if algo == "hard" else float(info["delta"]))
         return {"q": q, "gamma": gam}
 
-    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key)
+    sample = {"T0": DEDUP_T0, "sample": "watermarked"} if dedup else {}
+    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, **sample)
     out = plan_cache.cached("green-probs", params, build)
     return out["q"], float(out["gamma"])
 

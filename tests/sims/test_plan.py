@@ -34,6 +34,18 @@ def test_cli_plan(capsys, tmp_path):
     assert main(["plan", "--algo", "srl", "--lm", "news", "--attack", "typo:1"]) == 2
 
 
+def test_plan_dedup_scores_each_pair_once():
+    """tiny (6 tokens, h = 1): at most 36 (context, token) pairs, so with dedup a text scores at most 36 tokens
+    and the power stops growing with T; dedup is planned for the green count only."""
+    a = plan("srl", lm="tiny", delta=2.0, fpr=1e-2, power=0.5, curve=(16, 64, 256))["curve"]
+    b = plan("srl", lm="tiny", delta=2.0, fpr=1e-2, power=0.5, curve=(16, 64, 256), dedup=True)["curve"]
+    assert all(pb < pa for (_, pa), (_, pb) in zip(a, b)) and a[2][1] > 0.999 and b[2][1] < 0.95
+    with pytest.raises(ValueError, match="dedup is planned for the green count"):
+        plan("ems", lm="news", score="ems-opt", dedup=True)
+    with pytest.raises(ValueError, match="dedup is planned for the green count"):
+        plan("srl", lm="news", score="lr", dedup=True)
+
+
 def test_clean_share_counts_substitutions_without_replacement():
     """Brute force: seed 0, 20,000 draws of round(0.3 T) positions among T = 13, h = 1; the share of
     tokens with neither them nor their predecessor drawn matches within 99.9 % (sd ~0.001)."""

@@ -18,10 +18,10 @@ from sims.lm import presets
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("WMSTATS_CACHE", str(tmp_path))
-    for f in (P.lm_green_masses, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
+    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
         f.cache_clear()
     yield tmp_path / "plan"
-    for f in (P.lm_green_masses, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
+    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
         f.cache_clear()
 
 

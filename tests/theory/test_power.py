@@ -34,6 +34,19 @@ def test_count_laws_and_tiling_match_direct_poisson_binomial():
     assert tp.poisson_binomial_sf(np.full((1, 30), 0.4), 17)[0] == pytest.approx(stats.binom.sf(16, 30, 0.4), rel=1e-10)
 
 
+def test_redgreen_power_scored_mask_tests_each_row_at_its_own_count():
+    """dedup: q = 0 at unscored tokens and row i tested at the critical count of its scored tokens N_i(T)."""
+    rng = np.random.default_rng(1)
+    first = rng.uniform(size=(3, 7)) < 0.6
+    q = np.where(first, rng.uniform(0.2, 0.9, size=(3, 7)), 0.0)
+    laws = tp.count_laws(q)
+    for T in (4, 7, 17):
+        tq, n = np.tile(q, 3)[:, :T], np.tile(first, 3)[:, :T].sum(axis=1)
+        direct = np.mean([tp.poisson_binomial_sf(tq[i], tp.binomial_critical(int(n[i]), 0.25, 1e-2))[0] for i in range(3)])
+        assert tp.redgreen_power(laws, T, 0.25, 1e-2, first) == pytest.approx(direct, abs=1e-12)
+        assert tp.redgreen_power(tp.PrefixCountLaws(q, every=2), T, 0.25, 1e-2, first) == pytest.approx(direct, abs=1e-12)
+
+
 def test_gamma_criticals_50_digits():
     mpmath.mp.dps = 50
     for T, a in [(10, 1e-6), (200, 1e-6), (50, 1e-4)]:
