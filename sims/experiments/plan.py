@@ -48,7 +48,7 @@ SUM_RANGE = 40.0
 
 def _sample_params(lm: str, **kw) -> dict:
     """The cache key's parameters of an LM sample (:mod:`sims.experiments.plan_cache`)."""
-    return dict(plan_cache.lm_identity(lm), texts=PLAN_TEXTS, seed=PLAN_SEED, **{"T0": PLAN_T0, **kw})
+    return dict(plan_cache.lm_identity(lm), **{"texts": PLAN_TEXTS, "seed": PLAN_SEED, "T0": PLAN_T0, **kw})
 
 
 @functools.lru_cache(maxsize=16)
@@ -218,11 +218,28 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
 
 @functools.lru_cache(maxsize=64)
 def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
-    """:func:`sims.experiments.plan_scores.lr_power_function` of the LM sample, kept with its per-length cache."""
-    from sims.experiments import plan_scores as PS
+    """:func:`sims.experiments.plan_lr.lr_power_function` of the LM sample, kept with its per-length cache; the
+    per-position laws and the exact critical sums met so far at this level are kept on disk."""
+    from sims.experiments import plan_lr as PL
 
-    laws, gam = PS.lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
-    return PS.lr_power_function(laws, gam, fpr, rate, h)
+    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, texts=PL.LR_TEXTS, T0=PL.LR_T0, seed=PL.LR_SEED)
+
+    def build():
+        from sims.experiments.plan_scores import lr_position_laws
+
+        laws, gam = lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
+        return {"laws": laws, "gamma": gam}
+
+    got = plan_cache.cached("lr-laws", params, build)
+    crit = dict(params, fpr=float(fpr))
+    known = plan_cache.load("lr-critical", crit) or {"T": np.zeros(0, np.int64), "s": np.zeros(0, np.int64)}
+    sums = {int(t): int(s) for t, s in zip(known["T"], known["s"])}
+
+    def store(sums):
+        T = np.array(sorted(sums), dtype=np.int64)
+        plan_cache.store("lr-critical", crit, {"T": T, "s": np.array([sums[t] for t in T], dtype=np.int64)})
+
+    return PL.lr_power_function(got["laws"], float(got["gamma"]), fpr, rate, h, sums, store)
 
 
 @functools.lru_cache(maxsize=64)

@@ -76,6 +76,18 @@ def cached(kind: str, params: dict, build: Callable[[], dict[str, np.ndarray]]) 
     return out
 
 
+def load(kind: str, params: dict) -> dict[str, np.ndarray] | None:
+    """The arrays stored for (``kind``, ``params``), or None (an entry that grows across queries, see :func:`store`)."""
+    key = entry_key(kind, params)
+    return _read(entry_path(key), key)
+
+
+def store(kind: str, params: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write (replace) the entry of (``kind``, ``params``); :func:`load` reads it back."""
+    key = entry_key(kind, params)
+    _write(entry_path(key), key, {k: np.asarray(v) for k, v in arrays.items()})
+
+
 def _read(path: pathlib.Path, key: str) -> dict[str, np.ndarray] | None:
     """The entry's arrays, or None if the file is missing, unreadable, truncated or holds another key."""
     try:

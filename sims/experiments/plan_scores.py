@@ -42,20 +42,17 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import expit, log_ndtr
 
-from sims.core import defaults, prf
+from sims.core import prf
 from sims.detect import _score_kernels as SK
 from sims.detect import gumbel_scores as gs
 from sims.detect import lr_scores as lr
 from sims.experiments import plan_kernels as PK
+from sims.experiments.plan_lr import LR_SEED, LR_T0, LR_TEXTS
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
 
-LR_TEXTS = 16  # texts of the LM sample for the LR score (full next-token distributions per position)
-LR_T0 = 128  # tokens per text
-LR_SEED = 20240601
 LR_NORMAL = -640.0  # ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
@@ -133,51 +130,6 @@ def lr_critical_sum(counts: np.ndarray, gamma: float, lfpr: float) -> int:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
     return hi
-
-
-def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 0.0, h: int = defaults.H):
-    """``power_at(T)`` of the LR test (module docstring) from :func:`lr_position_laws`; a substitution
-    at ``rate`` keeps a token's law with probability :math:`(1-\\rho)^{h+1}` and makes it a uniform
-    token's (green with probability gamma, its weight law unchanged) otherwise."""
-    n, T0, _, L1 = laws.shape
-    m = laws.sum(axis=2)  # (n, T0, L+1) weight laws
-    keep = (1.0 - rate) ** (h + 1)
-    a1 = keep * laws[:, :, 1] + (1 - keep) * gamma * m  # green mass per weight
-    ks = np.arange(L1, dtype=np.float64)
-    cm, ca1 = np.cumsum(m, axis=1), np.cumsum(a1, axis=1)
-    a1k = a1 @ ks  # (n, T0) mean green weight per position
-    lfpr, lg = math.log(fpr), math.log(gamma) - math.log1p(-gamma)
-
-    @functools.lru_cache(maxsize=512)
-    def critical(T: int) -> tuple[float, float]:
-        """(theta*, threshold) of the representative profile at length T: the exact critical sum s* of the
-        pooled expected weight counts (:func:`sims.detect.lr_scores.weighted_bernoulli_logsf`), the tilt
-        that puts the mean at s*, and the tilted log tail there, theta* s* - K(theta*)."""
-        r, rem = divmod(int(T), T0)
-        counts = np.rint((r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)).mean(axis=0)).astype(np.int64)
-        hi = lr_critical_sum(counts, gamma, lfpr)
-        a, b = -12.0, math.log(50.0)
-        for _ in range(50):
-            th = math.exp(0.5 * (a + b))
-            a, b = (0.5 * (a + b), b) if float((counts * ks * expit(lg + th * ks)).sum()) < hi else (a, 0.5 * (a + b))
-        th = math.exp(0.5 * (a + b))
-        return th, th * hi - float((counts * np.logaddexp(math.log1p(-gamma), math.log(gamma) + th * ks)).sum())
-
-    def power_at(T: int) -> float:
-        r, rem = divmod(int(T), T0)
-        hist = r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)  # (n, L+1): expected count of each weight
-        g1 = r * ca1[:, -1] + (ca1[:, rem - 1] if rem else 0.0)
-        th, thr = critical(int(T))
-        kap = np.logaddexp(math.log1p(-gamma), math.log(gamma) + th * ks)  # (L+1,)
-        mean = th * (g1 @ ks) - hist @ kap
-        # variance: sum over positions of Var(D_t), D_t = th k X - kap(k): E D^2 from histograms, (E D_t)^2 per position
-        ed2 = g1 @ (th * ks - kap) ** 2 + (hist - g1) @ kap**2
-        per = th * a1k - m @ kap  # (n, T0) E D_t
-        sq = np.cumsum(per**2, axis=1)
-        var = np.maximum(ed2 - (r * sq[:, -1] + (sq[:, rem - 1] if rem else 0.0)), 1e-300)
-        return float(np.mean(np.exp(log_ndtr((mean - thr) / np.sqrt(var)))))
-
-    return power_at
 
 
 def _null_logsf(kind: str, c: float, n: int, s: float) -> float:

@@ -18,10 +18,10 @@ from sims.lm import presets
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("WMSTATS_CACHE", str(tmp_path))
-    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
+    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
         f.cache_clear()
     yield tmp_path / "plan"
-    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws):
+    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
         f.cache_clear()
 
 
@@ -88,3 +88,19 @@ def test_plan_from_cache_is_identical_and_loads_no_numba(cache):
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
     hit, loaded = json.loads(res.stdout)
     assert hit == miss and loaded == []
+
+
+def test_lr_plan_from_cache_is_identical_and_loads_no_numba(cache):
+    """--score lr: the per-position laws and the critical sums met are kept on disk, so a fresh process asking
+    the same query gets the same numbers and imports neither Numba nor scipy; a new level still answers."""
+    kw = dict(lm="tiny", delta=2.0, score="lr", fpr=1e-4, power=0.9, T=40)
+    miss = P.plan("srl", **kw)
+    assert {p.name.rsplit("-", 1)[0] for p in cache.glob("*.npz")} == {"lr-laws", "lr-critical"}
+    code = ("import json, sys; from sims.experiments.plan import plan; "
+            f"out = plan('srl', **{kw!r}); print(json.dumps([out, sorted(m for m in ('numba', 'scipy') if m in sys.modules)]))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    hit, loaded = json.loads(res.stdout)
+    assert hit == miss and loaded == []
+    assert P.plan("srl", **dict(kw, fpr=1e-3))["tokens_needed"] <= miss["tokens_needed"]
+

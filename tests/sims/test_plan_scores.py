@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sims.detect import gumbel_scores as gs
+from sims.experiments import plan_lr as PL
 from sims.experiments import plan_scores as PS
 from sims.experiments.evaluate import clopper_pearson
 
@@ -57,6 +58,6 @@ def test_lr_power_with_equal_weights_is_the_count_test():
     for q, T in [(0.45, 200), (0.5, 100)]:
         laws = np.zeros((2, 10, 2, LR_LEVELS + 1))
         laws[:, :, 1, LR_LEVELS], laws[:, :, 0, LR_LEVELS] = q, 1 - q
-        got = PS.lr_power_function(laws, gamma, 1e-6)(T)
+        got = PL.lr_power_function(laws, gamma, 1e-6)(T)
         want = tp.redgreen_power(tp.count_laws(np.full((2, 10), q)), T, gamma, 1e-6)
         assert abs(got - want) < LR_CLT_TOL, (q, T, got, want)
