@@ -17,6 +17,7 @@ unwritable folder only costs the rebuild.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -47,7 +48,14 @@ def lm_identity(lm: str) -> dict:
     path = pathlib.Path(FITTED_PRESETS.get(lm, lm))
     if not (lm in FITTED_PRESETS or lm.endswith(".npz")) or not path.is_file():
         raise ValueError(f"lm must be one of {LM_PRESETS} or a fitted .npz file; got {lm!r}")
-    return {"lm": lm, "fitted_sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    st = path.stat()
+    return {"lm": lm, "fitted_sha256": _file_sha256(str(path.resolve()), st.st_mtime_ns, st.st_size)}
+
+
+@functools.lru_cache(maxsize=32)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    """SHA-256 of a file, kept per (path, modification time, size): a query does not re-read an unchanged file."""
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 
 def entry_key(kind: str, params: dict) -> str:

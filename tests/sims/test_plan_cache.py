@@ -52,6 +52,11 @@ def test_changed_preset_parameter_or_source_misses(cache, monkeypatch):
     assert calls == [1, 1, 1]
     fitted = PC.lm_identity("smollm2-fit")
     assert len(fitted["fitted_sha256"]) == 64
+    f = cache.parent / "lm.npz"
+    f.write_bytes(b"one")
+    a = PC.lm_identity(str(f))["fitted_sha256"]
+    f.write_bytes(b"other")  # another size: hashed again
+    assert PC.lm_identity(str(f))["fitted_sha256"] != a
     with pytest.raises(ValueError, match="lm must be one of"):
         PC.lm_identity("nope.npz")
 
