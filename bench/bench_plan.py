@@ -6,7 +6,7 @@ process keeps (the LM sample, the per-position laws), then timed at three levels
 The brute-force alternative, simulating texts until the power is known, is
 ``proofs_check --only check_power_plan`` (minutes per setting), so the goal is stated in milliseconds.
 
-The cold row times a fresh process: ``python -m sims plan`` (``COLD_ARGS``) from start to exit, with
+The cold rows time a fresh process: ``python -m sims plan`` (``COLD_ARGS``, and with ``--score lr``) from start to exit, with
 its bytecode written and the planner's on-disk cache (:mod:`sims.experiments.plan_cache`) filled by
 one untimed run, best of ``COLD_RUNS``; beside it, timed interleaved, the floor ``python -c pass``
 (the interpreter's start) and ``python -c "import numpy"`` (the planner is NumPy arithmetic).
@@ -33,6 +33,7 @@ QUERIES = {  # name -> plan() keywords; smollm2-fit for the LM-weighted scores, 
 }
 FRESH_FPRS = (1.13e-6, 1.27e-6, 1.41e-6)
 COLD_ARGS = ("-m", "sims", "plan", "--algo", "dualga", "--Delta", "0.2", "--lm", "smollm2-fit", "--fpr", "1e-6", "--power", "0.9")
+COLD_ARGS_LR = (*COLD_ARGS, "--score", "lr")  # its laws and critical sums from the disk cache (sims.experiments.plan_lr)
 COLD_FLOORS = {"python -c pass": ("-c", "pass"), "python -c 'import numpy'": ("-c", "import numpy")}
 COLD_RUNS = 7
 
@@ -41,7 +42,7 @@ def cold_start(runs: int = COLD_RUNS) -> dict:
     """Seconds from start to exit of a fresh ``python -m sims plan`` and of the floors, best of ``runs`` (interleaved)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # bytecode cached, as installed
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    cmds = {"sims plan (cold process)": COLD_ARGS, **COLD_FLOORS}
+    cmds = {"sims plan (cold process)": COLD_ARGS, "sims plan --score lr (cold process)": COLD_ARGS_LR, **COLD_FLOORS}
     for args in cmds.values():  # writes bytecode and the planner's cache
         subprocess.run([sys.executable, *args], env=env, check=True, capture_output=True)
     best = dict.fromkeys(cmds, float("inf"))
