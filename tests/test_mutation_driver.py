@@ -103,3 +103,24 @@ def test_the_keyword_filter_drops_only_the_cross_backend_checks():
     assert sum("refused" in t for t in kept) >= 2
     backends = collected("tests/theory/test_dual_ascent.py")
     assert backends and not any(b in t for t in backends for b in ("generator", "processor", "fused-", "reduced", "numba-scalar"))
+
+
+def test_a_test_command_that_could_not_start_is_no_survivor_and_runs_again(tmp_path):
+    """cosmic-ray's INCOMPETENT (the client could not start, e.g. the test interpreter was being reinstalled) is
+    counted apart from the score, listed nowhere, and re-run like a survivor."""
+    import sqlite3
+
+    from tests.mutation.__main__ import _rerun_survivors, _results
+
+    db = tmp_path / "s.sqlite"
+    con = sqlite3.connect(db)
+    con.execute("create table mutation_specs (job_id text, operator_name text, start_pos_row int)")
+    con.execute("create table work_results (job_id text, worker_outcome text, output text, test_outcome text, diff text)")
+    con.executemany("insert into mutation_specs values (?, 'op', 1)", [(j,) for j in "abc"])
+    diff = "--- a\n+++ b\n-x = 1\n+x = 2\n"
+    con.executemany("insert into work_results values (?, 'NORMAL', '', ?, ?)",
+                    [("a", "KILLED", diff), ("b", "INCOMPETENT", diff), ("c", "SURVIVED", diff)])
+    con.commit()
+    n, survivors = _results(db, "m.py", [])
+    assert (n["killed"], n["survived"], n["other"]) == (1, 1, 1) and len(survivors) == 1
+    assert sorted(_rerun_survivors(db)) == ["b", "c"]

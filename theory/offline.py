@@ -46,7 +46,10 @@ def _means_at(lam, G, Delta):
 @njit(cache=True, inline="always")
 def rtsafe_step(lam, lo, hi, f, slope, tol):
     """One safeguarded Newton step on the bracket [lo, hi] of an increasing f(lam) (the mean DG
-    minus Delta): returns (next lam, lo, hi, converged); bisects where Newton leaves the bracket."""
+    minus Delta): returns (next lam, lo, hi, converged); bisects where Newton leaves the bracket.
+
+    Converged: the step is within ``tol * max(1, lam)``.  That covers a bracket narrowed to ``tol``:
+    lam is one end of the new bracket and the next point lies inside it, so the step is shorter."""
     if f > 0.0:
         hi = lam
     else:
@@ -56,7 +59,7 @@ def rtsafe_step(lam, lo, hi, f, slope, tol):
     new = lam - f / slope if slope > 0.0 else 0.5 * (lo + hi)
     if not (lo < new < hi):
         new = 0.5 * (lo + hi)
-    return new, lo, hi, abs(new - lam) <= tol * max(1.0, lam) or hi - lo <= tol * max(1.0, lo)
+    return new, lo, hi, abs(new - lam) <= tol * max(1.0, lam)
 
 
 @njit(cache=True)

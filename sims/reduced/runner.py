@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange
 
 import theory
+import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import defaults
 from sims.core.progress import progress
 from sims.reduced import online

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 import theory
+import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import prf
 from sims.core.rng import stream_key
 from sims.torch_backend import prf_torch

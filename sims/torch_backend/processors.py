@@ -33,6 +33,7 @@ import math
 import torch
 
 import theory
+import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import defaults, prf, prf_crypto
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch

@@ -169,9 +169,11 @@ def _load_key(keyfile: Path) -> dict | None:
 
 
 def _rerun_survivors(db: Path) -> list[str]:
-    """Forget the survivors' results (they run again); returns their job ids."""
+    """Forget the results of the survivors and of the mutants whose test command could not start
+    (cosmic-ray's INCOMPETENT): they run again; returns their job ids."""
     con = sqlite3.connect(db)
-    ids = [j for (j,) in con.execute("select job_id from work_results where worker_outcome = 'NORMAL' and test_outcome = 'SURVIVED'")]
+    ids = [j for (j,) in con.execute("select job_id from work_results where worker_outcome = 'NORMAL' "
+                                     "and test_outcome in ('SURVIVED', 'INCOMPETENT')")]
     con.executemany("delete from work_results where job_id = ?", [(j,) for j in ids])
     con.commit()
     con.close()
@@ -245,6 +247,8 @@ def _results(db: Path, module: str, equivalents: list[dict]) -> tuple[dict, list
         if worker is None or worker == "SKIPPED":
             n["not_run"] += 1
         elif worker != "NORMAL":
+            n["other"] += 1
+        elif test == "INCOMPETENT":  # the test command did not start (e.g. its interpreter was being reinstalled)
             n["other"] += 1
         elif test == "KILLED":
             n["timeout" if (output or "").startswith(("TIMEOUT", "timeout")) else "killed"] += 1

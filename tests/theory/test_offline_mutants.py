@@ -23,7 +23,7 @@ def test_rtsafe_step_branches():
     # converged when the step is within tol * max(1, lam)
     assert rtsafe_step(1.0, 0.0, 4.0, 1e-13, 1.0, 1e-12)[3]
     assert not rtsafe_step(1.0, 0.0, 4.0, 1e-11, 1.0, 1e-12)[3]
-    # converged when the bracket is within tol * max(1, lo)
+    # a bracket within tol: the next point lies inside it, so the step is within tol too
     assert rtsafe_step(1.0, 1.0 - 5e-13, 1.0 + 5e-13, 1e-3, 0.0, 1e-12)[3]
 
 
