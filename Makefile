@@ -45,8 +45,11 @@ browser:
 
 # compileall: the sources' bytecode once, not in every worker and subprocess (--dist loadfile was measured slower:
 # 11 min 19 s against 10 min 15 s, fresh clone and Numba cache, its last heavy file ran alone)
+# warm_numba: the kernels both workers would compile at once on an empty Numba cache (the DualGA generator, ~94 CPU-s),
+# compiled once, two processes side by side (tests/warm_numba.py)
 test: $(STAMP) browser
 	$(BIN)/python -m compileall -q theory sims paper_figs proofs_check bench tests > /dev/null
+	$(BIN)/python -m tests.warm_numba
 	$(BIN)/python -m pytest -m "not slow" -n 2 -q
 
 # the canary: the newest releases pyproject allows, in .venv-latest (run it before `make lock`)

@@ -9,8 +9,6 @@ Needs the ``[docs]`` extra and Debian's ``chromium`` (skipped with the reason wh
 
 import os
 import pathlib
-import re
-import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -18,9 +16,9 @@ from html.parser import HTMLParser
 
 import pytest
 
+from tests._chromium import CHROMIUM, Chromium
+
 ROOT = pathlib.Path(__file__).parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CONSOLE_ERROR = re.compile(r"CONSOLE.*(Uncaught|Error|ERR_|Failed to load)|Failed to load resource|net::ERR_", re.I)
 
 
 class _Refs(HTMLParser):
@@ -120,13 +118,30 @@ def test_pages_open_without_console_errors(book, tmp_path):
     book, _ = book
     if CHROMIUM is None:
         pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
-    failures = []
-    for page in _pages(book):
-        cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
-               "--enable-logging=stderr", "--v=0", "--virtual-time-budget=3000", "--dump-dom", page.as_uri()]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        errors = [line for line in proc.stderr.splitlines() if CONSOLE_ERROR.search(line)]
-        if proc.returncode != 0 or "</html>" not in proc.stdout or errors:
-            failures.append(f"{page.relative_to(book)} (rc {proc.returncode}): " + " | ".join(errors[:5]))
+    with Chromium(tmp_path / "profile") as browser:
+        failures = [f"{page.relative_to(book)}: " + " | ".join(found[:5]) for page in _pages(book) if (found := browser.problems(page))]
     assert not failures, "\n".join(failures)
+
+
+PLANTED = {
+    "clean.html": "<p>fine</p><script>console.log('loaded')</script>",
+    "uncaught.html": "<script>undefinedFunction()</script>",
+    "console_error.html": "<script>console.error('planted')</script>",
+    "late_error.html": "<script>setTimeout(() => { throw new Error('after 2 s') }, 2000)</script>",
+    "missing_image.html": "<img src='nowhere.png'>",
+    "missing_script.html": "<script src='_static/nowhere.js'></script>",
+}
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (Debian: apt-get install -y chromium)")
+def test_the_browser_check_catches_planted_errors(tmp_path):
+    """One browser, pages in turn: each planted fault (an exception, console.error, an error thrown by a
+    timer 2 s after load, a missing image or script) is reported for its own page only, the clean page has none."""
+    for name, body in PLANTED.items():
+        (tmp_path / name).write_text(f"<!DOCTYPE html><html><head><title>t</title></head><body>{body}</body></html>")
+    with Chromium(tmp_path / "profile") as browser:
+        found = {name: browser.problems(tmp_path / name) for name in PLANTED}
+    assert found["clean.html"] == []
+    assert all(found[n] for n in PLANTED if n != "clean.html"), found
+    assert "undefinedFunction" in " ".join(found["uncaught.html"]) and "after 2 s" in " ".join(found["late_error.html"])
+    assert "nowhere.png" in " ".join(found["missing_image.html"]) and "nowhere.js" in " ".join(found["missing_script.html"])

@@ -54,7 +54,9 @@ except ImportError:  # pragma: no cover - the [docs] extra installs it
 html_static_path = []
 if _MATHJAX is not None:
     html_static_path.append(str(_MATHJAX))
-    mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML"
+    # the wheel ships the combined "-full" configuration only, and the STIX web fonts only: a file:// page may not
+    # load web fonts (Chromium blocks them by CORS), so MathJax draws with the reader's installed STIX fonts
+    mathjax_path = "MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
     mathjax3_config = None
     mathjax2_config = {
         "tex2jax": {
@@ -64,9 +66,12 @@ if _MATHJAX is not None:
             "processEnvironments": False,
         },
         "messageStyle": "none",
+        "HTML-CSS": {"availableFonts": ["STIX"], "preferredFont": "STIX", "webFont": None, "imageFont": None},
     }
 
 html_theme = "sphinx_book_theme"
 html_title = "wmstats course"
 html_theme_options = {"show_toc_level": 2, "use_download_button": False, "use_fullscreen_button": False}
 html_last_updated_fmt = None
+# the theme's mode for a first visit: left empty, its script logs console.error("Got invalid theme mode")
+html_context = {"default_mode": "auto"}
