@@ -174,3 +174,9 @@ def test_kl_at_tpr_interval_where_replicates_start_above_the_first_level():
     assert res["levels"] == [pytest.approx(0.89)] and res["censored"][0] > 0.2 and res["hi"][0] == np.inf and np.isfinite(res["lo"][0])
     cell = fig_matched.span(res)
     assert cell.endswith(f"+inf] ({res['censored'][0]:.0%} censored)")
+
+
+def test_table_cell_says_where_a_level_has_no_interval():
+    c = dict(diff=[0.5, -0.25], lo=[float("nan"), -0.5], hi=[float("nan"), 0.1], defined=[0.8, 1.0], censored=[0.0, 0.0])
+    assert fig_matched.span(c) == "+0.5 (no interval: defined in 80% of replicates); -0.25 [-0.5, +0.1]"
+    assert fig_matched.span(dict(diff=[], lo=[], hi=[], reason="no overlap")) == "no overlap"
