@@ -14,14 +14,20 @@ Comparison of curve ``a`` with curve ``b`` on a metric:
   log KL between its points (no extrapolation);
 * at common TPR at 1e-4 (``kl_at_tpr``; lower KL is better): ``K`` levels evenly spaced over the
   overlap of the TPR ranges within [:data:`TPR_RANGE`]; the KL where a curve first reaches a
-  level is read from its running maximum of TPR over increasing KL (linear interpolation).
+  level is read from its running maximum of TPR over increasing KL (linear interpolation).  A
+  replicate whose curve starts above a level (its least-KL point's TPR moved up) only bounds that
+  KL, to [0, least KL]; one that never reaches it, to [greatest KL, inf): the replicate's difference
+  is then an interval, and the level's interval runs from the low quantile of the lower bounds to the
+  high quantile of the upper bounds (:func:`outer_quantiles`; wider, never narrower, than the
+  unknown differences' own), with the share of such ``censored`` replicates per level in the output.
 
 The texts of an LM are resampled jointly across configurations (the sweep draws every
 configuration's text ``j`` from the same prompt and counter stream, so the comparison is paired);
 each of ``B`` replicates recomputes every point and every interpolation.  At each level the
 difference ``a - b`` (for KL, ``b - a``: positive means ``a`` is better) gets a percentile interval
 at confidence ``1 - alpha / K`` (Bonferroni over the levels, so the ``K`` intervals hold together
-at ``1 - alpha``).  Verdict (:func:`verdict`): ``better`` when some level's interval lies above 0
+at ``1 - alpha``); a level that fewer than :data:`MIN_DEFINED` of the replicates define gets none
+(nan; ``defined`` in the output gives the share).  Verdict (:func:`verdict`): ``better`` when some level's interval lies above 0
 and none below, ``worse`` the reverse, ``mixed`` when both happen (the curves cross), else ``tied``.
 """
 
@@ -68,34 +74,52 @@ def metric_at_kl(kls: np.ndarray, ys: np.ndarray, levels: np.ndarray, bounds: tu
     return np.where((lv < lo - 1e-12) | (lv > hi + 1e-12), np.nan, out)
 
 
-def kl_at_tpr(kls: np.ndarray, tprs: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """The least KL at which a curve reaches each TPR level: its TPR's running maximum over increasing
-    KL, inverted by linear interpolation; nan where the curve never reaches the level or starts above it."""
+def kl_at_tpr_bounds(kls: np.ndarray, tprs: np.ndarray, levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds ``(lower, upper)`` on the least KL at which a curve reaches each TPR level, read from its TPR's
+    running maximum over increasing KL.  Inside the running maximum's range both are its linear inverse;
+    where the curve starts above the level they are ``(0, least KL)`` (the level is crossed somewhere below
+    the curve's first point, KL being >= 0); where it never reaches the level, ``(greatest KL, inf)``."""
     kls, tprs = np.asarray(kls, float), np.asarray(tprs, float)
-    o = np.argsort(kls)
+    o = np.argsort(kls, kind="stable")
     k, t = kls[o], np.maximum.accumulate(tprs[o])
-    out = np.full(np.shape(levels), np.nan)
-    for i, lv in enumerate(np.atleast_1d(levels)):
-        j = int(np.argmax(t >= lv)) if np.any(t >= lv) else -1
-        if j < 0 or (j == 0 and t[0] > lv):
-            continue
-        if j == 0 or t[j] == t[j - 1]:
-            out[i] = k[j]
-        else:
-            out[i] = k[j - 1] + (lv - t[j - 1]) * (k[j] - k[j - 1]) / (t[j] - t[j - 1])
-    return out
+    lv = np.asarray(levels, float)
+    j = np.searchsorted(t, lv, side="left")  # the first point whose running maximum reaches the level
+    jj = np.clip(j, 1, k.size - 1) if k.size > 1 else np.zeros_like(j)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inner = k[jj - 1] + (lv - t[jj - 1]) * (k[jj] - k[jj - 1]) / (t[jj] - t[jj - 1])
+    val = np.where(j == 0, k[0], inner)  # j == 0: the first point reaches it (equal to it, or above: then only bounded)
+    lower = np.where(j == k.size, k[-1], np.where((j == 0) & (t[0] > lv), 0.0, val))
+    upper = np.where(j == k.size, np.inf, val)
+    return lower, upper
+
+
+def kl_at_tpr(kls: np.ndarray, tprs: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """The least KL at which a curve reaches each TPR level (:func:`kl_at_tpr_bounds` where its bounds meet);
+    nan where the curve never reaches the level or starts above it."""
+    lower, upper = kl_at_tpr_bounds(kls, tprs, levels)
+    return np.where(lower == upper, lower, np.nan)
 
 
 def envelope(subcurves: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray, *, at_kl: bool = True, bounds=None) -> np.ndarray:
     """The best of several sub-curves (each ``(kls, ys)``) at each level: the highest metric at a KL
-    (``at_kl``), else the least KL at a TPR; nan where no sub-curve is defined (``bounds``: one
-    KL range per sub-curve, see :func:`metric_at_kl`)."""
+    (``at_kl``), else the least KL at a TPR (:func:`envelope_kl_bounds` where its bounds meet); nan where
+    no sub-curve is defined (``bounds``: one KL range per sub-curve, see :func:`metric_at_kl`)."""
+    if not at_kl:
+        lower, upper = envelope_kl_bounds(subcurves, levels)
+        return np.where(lower == upper, lower, np.nan)
     bounds = bounds or [None] * len(subcurves)
-    vals = np.array([metric_at_kl(k, y, levels, b) if at_kl else kl_at_tpr(k, y, levels) for (k, y), b in zip(subcurves, bounds)])
+    vals = np.array([metric_at_kl(k, y, levels, b) for (k, y), b in zip(subcurves, bounds)])
     if np.all(np.isnan(vals), axis=0).any():
-        vals = np.where(np.all(np.isnan(vals), axis=0), -np.inf if at_kl else np.inf, vals)
-    best = np.nanmax(vals, axis=0) if at_kl else np.nanmin(vals, axis=0)
+        vals = np.where(np.all(np.isnan(vals), axis=0), -np.inf, vals)
+    best = np.nanmax(vals, axis=0)
     return np.where(np.isinf(best), np.nan, best)
+
+
+def envelope_kl_bounds(subcurves: list[tuple[np.ndarray, np.ndarray]], levels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds on the least KL at which the best of several sub-curves (each ``(kls, tprs)``) reaches each TPR
+    level: the least of their lower and the least of their upper bounds (:func:`kl_at_tpr_bounds`)."""
+    b = np.array([kl_at_tpr_bounds(k, t, levels) for k, t in subcurves])
+    return b[:, 0].min(axis=0), b[:, 1].min(axis=0)
 
 
 def common_levels(range_a: tuple[float, float], range_b: tuple[float, float], k: int, *, log: bool) -> np.ndarray:
@@ -150,8 +174,9 @@ def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> 
         if at_kl:
             ks = [p["kl"][0] for sub in curve for p in sub]
             return min(ks), max(ks)
-        ts = [p["tpr_1e-4"][0] for sub in curve for p in sub]
-        return max(min(ts), TPR_RANGE[0]), min(max(ts), TPR_RANGE[1])
+        # the TPRs the running maximum passes through: from the least-KL point's (of the sub-curve that starts lowest) to the greatest
+        start = min(min(sub, key=lambda p: p["kl"][0])["tpr_1e-4"][0] for sub in curve)
+        return max(start, TPR_RANGE[0]), min(max(p["tpr_1e-4"][0] for sub in curve for p in sub), TPR_RANGE[1])
 
     levels = common_levels(rng_of(curve_a), rng_of(curve_b), k, log=at_kl)
     out = dict(metric=metric, levels=levels.tolist(), diff=[], lo=[], hi=[], verdict="n/a")
@@ -159,27 +184,47 @@ def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> 
         out["reason"] = "the two curves share no " + ("KL range" if at_kl else f"TPR range inside {TPR_RANGE}")
         return out
     R = len(curve_a[0][0]["kl"])
-    bounds = [[(min(p["kl"][0] for p in sub), max(p["kl"][0] for p in sub)) for sub in c] for c in (curve_a, curve_b)]
-    single = [c for c in (curve_a, curve_b) if sum(len(sub) for sub in c) == 1]
+    if at_kl:
+        bounds = [[(min(p["kl"][0] for p in sub), max(p["kl"][0] for p in sub)) for sub in c] for c in (curve_a, curve_b)]
+        single = [c for c in (curve_a, curve_b) if sum(len(sub) for sub in c) == 1]
 
-    def at(r):  # a one-point curve (UW) is compared at its own KL in each replicate
-        if at_kl and single:
-            lv = np.array([single[0][0][0]["kl"][r]])
-            return [np.array([1.0]) * envelope(series(c, r), lv, at_kl=True) for c in (curve_a, curve_b)]
-        return [envelope(series(c, r), levels, at_kl=at_kl, bounds=b if at_kl else None) for c, b in zip((curve_a, curve_b), bounds)]
+        def at(r):  # a one-point curve (UW) is compared at its own KL in each replicate
+            if single:
+                lv = np.array([single[0][0][0]["kl"][r]])
+                return [np.array([1.0]) * envelope(series(c, r), lv, at_kl=True) for c in (curve_a, curve_b)]
+            return [envelope(series(c, r), levels, at_kl=True, bounds=b) for c, b in zip((curve_a, curve_b), bounds)]
 
-    d = np.array([np.subtract(*at(r)) for r in range(R)])
-    if not at_kl:
-        d = -d  # less KL at the same TPR is better
+        d_lo = d_hi = np.array([np.subtract(*at(r)) for r in range(R)])
+        censored = np.zeros(d_lo.shape, bool)
+    else:  # less KL at the same TPR is better: b's KL - a's, from bounds where a replicate's curve starts above or ends below a level
+        (a_lo, a_hi), (b_lo, b_hi) = (np.moveaxis(np.array([envelope_kl_bounds(series(c, r), levels) for r in range(R)]), 1, 0)
+                                      for c in (curve_a, curve_b))
+        d_lo, d_hi = b_lo - a_hi, b_hi - a_lo
+        censored = (a_lo != a_hi) | (b_lo != b_hi)
     q = alpha / levels.size / 2
-    boot = d[1:] if R > 1 else d
+    rows = slice(1, None) if R > 1 else slice(None)
     lo, hi = np.full(levels.size, np.nan), np.full(levels.size, np.nan)
-    ok = np.isfinite(boot).mean(axis=0) >= MIN_DEFINED
+    defined = ~np.isnan(d_lo[rows]) & ~np.isnan(d_hi[rows])  # nan: no value (a level outside a replicate's KL range)
+    ok = defined.mean(axis=0) >= MIN_DEFINED
     if ok.any():
-        fin = np.where(np.isfinite(boot[:, ok]), boot[:, ok], np.nan)
-        lo[ok], hi[ok] = np.nanquantile(fin, q, axis=0), np.nanquantile(fin, 1 - q, axis=0)
-    out.update(diff=d[0].tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi), confidence=1 - alpha / levels.size)
+        lo[ok], hi[ok] = outer_quantiles(d_lo[rows][:, ok], d_hi[rows][:, ok], q)
+    diff = np.where(d_lo[0] == d_hi[0], d_lo[0], np.nan)
+    out.update(diff=diff.tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi), confidence=1 - alpha / levels.size,
+               defined=defined.mean(axis=0).tolist(), censored=censored[rows].mean(axis=0).tolist())
     return out
+
+
+def outer_quantiles(lower: np.ndarray, upper: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval from per-replicate bounds on a difference (shape ``(B, L)``; equal where the
+    difference is known): the ``q`` quantile of the lower bounds and the ``1 - q`` quantile of the upper
+    bounds over the replicates where they are not nan (linear interpolation; an end is infinite where its
+    order statistic is).  It holds the interval of the unknown differences, so it keeps its coverage."""
+    with np.errstate(invalid="ignore"):
+        lo = np.nanquantile(lower, q, axis=0)
+        hi = np.nanquantile(upper, 1 - q, axis=0)
+        lo = np.where(np.isneginf(np.nanquantile(lower, q, axis=0, method="lower")), -np.inf, lo)
+        hi = np.where(np.isposinf(np.nanquantile(upper, 1 - q, axis=0, method="higher")), np.inf, hi)
+    return lo, hi
 
 
 def n_to_decide(diff, lo, hi, n: int) -> float:

@@ -114,6 +114,19 @@ def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple
     return dict(points=out_points, comparisons=comparisons)
 
 
+def span(c: dict) -> str:
+    """A comparison's cell: ``diff [lo, hi]`` per level, saying where replicates only bound it (``censored``) and
+    where it has no interval (fewer than :data:`paper_figs._matched.MIN_DEFINED` of the replicates define it)."""
+    cells = []
+    for i, (d, lo, hi) in enumerate(zip(c["diff"], c["lo"], c["hi"])):
+        if np.isnan(lo):
+            cells.append(f"{d:+.3g} (no interval: defined in {c['defined'][i]:.0%} of replicates)")
+            continue
+        cen = c.get("censored", [0.0] * len(c["diff"]))[i]
+        cells.append(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" + (f" ({cen:.0%} censored)" if cen >= 0.01 else " (< 1% censored)" if cen > 0 else ""))
+    return "; ".join(cells) or c.get("reason", "")
+
+
 def _figure(plt, result: dict):
     lms = list(result["per_lm"])
     fig, axes = plt.subplots(3, len(lms), figsize=(5.5 * len(lms), 11), squeeze=False)
@@ -171,11 +184,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
         result["per_lm"][lm] = res
         for c in res["comparisons"]:
             lv = ", ".join(f"{x:.3g}" for x in c["levels"])
-            span = "; ".join(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" for d, lo, hi in zip(c["diff"], c["lo"], c["hi"])) or c.get("reason", "")
-            rows.append([lm, f"{c['a']} vs {c['b']}", c["metric"], lv, span, c["verdict"]])
+            rows.append([lm, f"{c['a']} vs {c['b']}", c["metric"], lv, span(c), c["verdict"]])
     table = (f"{grid.n} texts x {grid.T} tokens per point; paired bootstrap over texts ({B} replicates), {k} levels per comparison, "
              f"simultaneous {1 - ALPHA:.0%} (Bonferroni over levels).  diff = first - second (for kl_at_tpr: second's KL - first's, "
-             "so positive = first better).\n\n"
+             "so positive = first better).  \"x % censored\": in x % of the replicates a curve starts above (or ends below) that TPR, "
+             "which bounds its KL there to [0, its least KL] (or [its greatest KL, inf)); the interval spans those bounds.  "
+             f"\"no interval\": fewer than {mt.MIN_DEFINED:.0%} of the replicates define the difference (counted as tied).\n\n"
              + md_table(["LM", "pair", "metric", "levels (KL or TPR)", "diff per level [interval]", "verdict"], rows))
     return write(out_dir, "fig_matched", result, table, TITLE, _figure(plt, result))
 

@@ -61,40 +61,54 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     Ns = list(cfg["Ns"])
     summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})
-    fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
+    partial = out_dir / "fig_stealing.partial.json"  # long runs: keep what is done; a rerun of the same sizes resumes after it
+    if partial.exists():
+        old = json.loads(partial.read_text())
+        if all(old.get(k) == summary[k] for k in ("lm", "vocab_size", "T", "n_eval", "Ns", "seed", "boost", "budget", "level")):
+            summary = old
     shared = {}
-    for r, h in enumerate(cfg["hs"]):
+    for h in cfg["hs"]:
         for algo, params in schemes:
             if h == 1 and params.get("seeding") in ("minhash", "skipgram"):  # the same green lists as left-hash at h = 1
                 continue
             label = _label(algo, params)
+            if f"h={h} {label}" in summary["curves"]:
+                continue
             haul = steal.make_haul(lm, algo, n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=h, **shared, **params)
-            shared = dict(base=haul.base, held_out=haul.held_out)
+            shared = dict(base=haul.base, held_out=haul.held_out)  # unwatermarked text does not depend on the scheme
             rows = [steal.attack_point(haul, N) for N in Ns]
             if algo == "srl" and params.get("gamma") == 0.25 and params.get("delta") == 2.0:
                 for row in rows:  # the scheme-aware attacker on the same haul
                     aw = steal_aware.attack_point_aware(haul, row["n_stolen"])
                     row.update(aware_spoof_success=aw["spoof_success"], aware_green_estimate_accuracy=aw["green_estimate_accuracy"])
-                axes[r, 0].plot(Ns, [row["aware_spoof_success"] for row in rows], "x--", ms=3, label=f"{label} (scheme-aware)")
             summary["curves"][f"h={h} {label}"] = rows
-            for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
-                axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
-            (out_dir / "fig_stealing.partial.json").write_text(json.dumps(summary, indent=1))  # long runs: keep what is done
-        for c, (_, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
-                                     ("acc", "balanced accuracy of the estimate"))):
-            axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
-        axes[r, 0].legend(fontsize=6)
-        if h in cfg["spoof_Ns"]:  # the spoof test wants long texts: its own haul
+            partial.write_text(json.dumps(summary, indent=1))
+        if h in cfg["spoof_Ns"] and f"h={h}" not in summary["spoof_test"]:  # the spoof test wants long texts: its own haul
             sN = cfg["spoof_Ns"][h]
             haul = steal.make_haul(lm, "srl", n_max=sN[-1], T=cfg["spoof_T"], n_eval=cfg["spoof_n_eval"], h=h, gamma=0.25, delta=2.0)
             summary["spoof_test"][f"h={h}"] = [dict(steal.spoof_test_power(haul, N, n_calibration=cfg["spoof_n_calibration"]),
                                                     spoof_success=steal.attack_point(haul, N)["spoof_success"]) for N in sN]
+            partial.write_text(json.dumps(summary, indent=1))
+    fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
+    for r, h in enumerate(cfg["hs"]):
+        for name, rows in summary["curves"].items():
+            if not name.startswith(f"h={h} "):
+                continue
+            label = name.split(" ", 1)[1]
+            if "aware_spoof_success" in rows[0]:
+                axes[r, 0].plot(Ns, [row["aware_spoof_success"] for row in rows], "x--", ms=3, label=f"{label} (scheme-aware)")
+            for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
+                axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
+        for c, (_, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
+                                     ("acc", "balanced accuracy of the estimate"))):
+            axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
+        axes[r, 0].legend(fontsize=6)
     fig.suptitle(f"Watermark stealing on news (V = {cfg['V']}), texts of {cfg['T']} tokens, {cfg['n_eval']} spoofs / targets")
     fig.tight_layout()
     files = save(fig, out_dir, "fig_stealing", summary)
     md = out_dir / "fig_stealing.md"
     md.write_text(_markdown(summary, np))
-    (out_dir / "fig_stealing.partial.json").unlink()
+    partial.unlink()
     return files + [md]
 
 

@@ -128,3 +128,55 @@ def test_n_to_decide_scales_the_interval_like_one_over_root_n():
     assert 0.2 * np.sqrt(16 / mt.n_to_decide([0.1], [-0.1], [0.3], 16)) == pytest.approx(0.1)
     with pytest.raises(ValueError, match="n must be"):
         mt.n_to_decide([0.1], [0.0], [0.2], 0)
+
+
+def test_kl_at_tpr_bounds_where_a_curve_starts_above_or_never_reaches_a_level():
+    kls, tpr = np.array([0.1, 0.2, 0.3, 0.4]), np.array([0.2, 0.6, 0.5, 1.0])
+    lo, hi = mt.kl_at_tpr_bounds(kls, tpr, [0.4, 0.1, 0.2, 1.0])
+    assert lo == pytest.approx([0.15, 0.0, 0.1, 0.4]) and hi == pytest.approx([0.15, 0.1, 0.1, 0.4])  # 0.1: crossed in [0, 0.1]
+    lo, hi = mt.kl_at_tpr_bounds(kls, tpr * 0.5, [0.9])
+    assert lo[0] == 0.4 and hi[0] == np.inf  # never reached: beyond the greatest KL
+    assert mt.kl_at_tpr_bounds([0.3], [0.5], [0.5]) == (pytest.approx(0.3), pytest.approx(0.3))  # one point, on the level
+    # the envelope of two sub-curves: the least lower and the least upper bound (at 0.8 the second, which
+    # never reaches it, may still cross it between its greatest KL 0.3 and the first's 0.35)
+    lo, hi = mt.envelope_kl_bounds([(kls, tpr), (np.array([0.05, 0.3]), np.array([0.5, 0.7]))], [0.4, 0.8])
+    assert lo == pytest.approx([0.0, 0.3]) and hi == pytest.approx([0.05, 0.35])
+
+
+def _pinned(curve, tprs):
+    """``curve`` with its point estimates (replicate 0) of TPR at the planted values."""
+    for p, t in zip(curve[0], tprs):
+        p["tpr_1e-4"][0] = t
+    return curve
+
+
+def test_kl_at_tpr_interval_where_replicates_start_above_the_first_level():
+    """Curve a's least-KL point has TPR 0.88 with replicate sd 0.02 (seed 5, 200 replicates, 3 levels at
+    simultaneous 95 %): the first level, 0.8975, lies below a's start in about 19 % of the replicates, which
+    bound a's KL there to [0, least KL].  The level still gets a finite interval that holds the point difference,
+    whose upper end (b's KL minus 0 in those replicates) reaches at least the median of b's KL among them."""
+    rng = np.random.default_rng(5)
+    a = _pinned(_curve([0.1, 0.2, 0.4], [0.88, 0.99, 1.0], 0.02, rng), [0.88, 0.99, 1.0])
+    b = _pinned(_curve([0.05, 0.1, 0.2, 0.4], [0.3, 0.6, 0.85, 0.99], 0.02, rng), [0.3, 0.6, 0.85, 0.99])
+    res = mt.compare(a, b, "kl_at_tpr", 3, 0.05)
+    lo, hi, d = (np.array(res[x]) for x in ("lo", "hi", "diff"))
+    assert res["levels"][0] == pytest.approx(0.8975)
+    assert np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= d).all() and (d <= hi).all()
+    assert 0.1 < res["censored"][0] < 0.3 and res["defined"] == [1.0, 1.0, 1.0]
+    lv = res["levels"][0]
+    starts_above = np.array([a[0][0]["tpr_1e-4"][r] > lv for r in range(1, 201)])
+    kl_b = np.array([mt.kl_at_tpr([p["kl"][r] for p in b[0]], [p["tpr_1e-4"][r] for p in b[0]], [lv])[0] for r in range(1, 201)])
+    assert hi[0] >= np.median(kl_b[starts_above])
+    assert res["verdict"] == mt.BETTER
+    # a curve whose greatest point's TPR straddles a level: its KL there is unbounded above in some replicates
+    top = _pinned(_curve([0.05, 0.1, 0.2], [0.5, 0.8, 0.9], 0.02, rng), [0.5, 0.8, 0.9])
+    res = mt.compare(a, top, "kl_at_tpr", 1, 0.05)
+    assert res["levels"] == [pytest.approx(0.89)] and res["censored"][0] > 0.2 and res["hi"][0] == np.inf and np.isfinite(res["lo"][0])
+    cell = fig_matched.span(res)
+    assert cell.endswith(f"+inf] ({res['censored'][0]:.0%} censored)")
+
+
+def test_table_cell_says_where_a_level_has_no_interval():
+    c = dict(diff=[0.5, -0.25], lo=[float("nan"), -0.5], hi=[float("nan"), 0.1], defined=[0.8, 1.0], censored=[0.0, 0.0])
+    assert fig_matched.span(c) == "+0.5 (no interval: defined in 80% of replicates); -0.25 [-0.5, +0.1]"
+    assert fig_matched.span(dict(diff=[], lo=[], hi=[], reason="no overlap")) == "no overlap"
