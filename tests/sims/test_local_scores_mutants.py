@@ -57,3 +57,10 @@ def test_gamma_must_match_a_watermarked_record():
         LS.score_local_generation(_gen("srl"), gamma=0.3)
     r = LS.score_local_generation(_gen("none"), gamma=0.3)
     assert r.n_scored.tolist() == [20, 20]
+
+
+@pytest.mark.parametrize("gamma", [1.0, 1.5, 0.0])
+def test_null_tail_refuses_gamma_outside_the_open_unit_interval(gamma):
+    """Kills the range check's upper end 1.0 -> 2.0 (gamma 1.5 would pass)."""
+    with pytest.raises(ValueError, match=rf"gamma must be in \(0, 1\); got {gamma}"):
+        LS.local_logsf(2, 2, gamma, 1, 1)
