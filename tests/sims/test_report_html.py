@@ -61,3 +61,10 @@ def test_token_separator(ids, sep):
     page = render(report.document([a.row], fpr=1e-4), [a], ids=ids)
     assert f'</span>{sep}<span class="tok g" title="token 1' in page
     assert id_pieces(np.array([3, 10])) == ["3", "10"]
+
+
+def test_tokens_are_joined_as_they_are_by_default():
+    """Real-LM token strings carry their own spaces: by default nothing is put between them (kills ``ids: bool = False`` -> ``True``)."""
+    a, _ = _texts()
+    doc = report.document([a.row], fpr=1e-4)
+    assert render(doc, [a]) == render(doc, [a], ids=False) != render(doc, [a], ids=True)
