@@ -64,3 +64,14 @@ def test_null_tail_refuses_gamma_outside_the_open_unit_interval(gamma):
     """Kills the range check's upper end 1.0 -> 2.0 (gamma 1.5 would pass)."""
     with pytest.raises(ValueError, match=rf"gamma must be in \(0, 1\); got {gamma}"):
         LS.local_logsf(2, 2, gamma, 1, 1)
+
+
+def test_best_segment_is_the_first_of_equal_ones():
+    """Colours G R R G, weights (1, 1): the segments [0, 1) and [3, 4) both reach the local score 1; the kernel
+    reports the first (kills ``u > best`` -> ``u >= best``, which moves to the last)."""
+    from sims.detect import _local_kernels as LK
+
+    bits, scored = np.array([[1.0, 0.0, 0.0, 1.0]]), np.ones((1, 4), dtype=np.bool_)
+    H, start, stop = np.zeros((1, 4), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    LK.local_running(bits, scored, 1, 1, H, start, stop)
+    assert H.tolist() == [[1, 1, 1, 1]] and (start[0], stop[0]) == (0, 1)
