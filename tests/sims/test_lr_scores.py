@@ -48,3 +48,18 @@ def test_trivial_tails_and_bad_input():
         lr.weighted_bernoulli_logsf(k, 3, 1.0)
     with pytest.raises(ValueError, match="k must hold nonnegative integers; got min -1"):
         lr.weighted_bernoulli_logsf(np.array([-1, 2]), 1, 0.3)
+
+
+def test_weights_refuse_a_zero_boost():
+    """delta = 0 is no watermark (every weight 0): refused (kills ``not delta > 0.0`` -> ``not delta >= 0.0``)."""
+    with pytest.raises(ValueError, match=r"delta must be in \(0, inf\]; got 0.0"):
+        lr.lr_weights(np.array([0.2]), np.array([0.3]), 0.0)
+
+
+def test_lr_delta_of_each_algorithm():
+    """SRL: its delta; DualGA: its certainty-equivalent lam1; hard: inf; anything else refused."""
+    assert lr.lr_delta(dict(algo="srl", delta=2.0, lam1=9.0)) == 2.0
+    assert lr.lr_delta(dict(algo="dualga", delta=2.0, lam1=1.5)) == 1.5
+    assert lr.lr_delta(dict(algo="hard", delta=2.0, lam1=1.5)) == math.inf
+    with pytest.raises(ValueError, match="algo must be one of .* got 'ems'"):
+        lr.lr_delta(dict(algo="ems", delta=2.0, lam1=1.5))
