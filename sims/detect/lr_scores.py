@@ -139,7 +139,7 @@ def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
     with the coins of other kept colours at their null mean, module docstring) and p_t(y_t), and the kept mask."""
     m = gen.meta
     h, V = m["h"], m["vocab_size"]
-    L = int(gen.lengths[i]) if gen.lengths is not None else gen.tokens.shape[1]
+    L = int(gen.lengths[i])  # a Generation always has lengths (record.Generation fills them)
     row = gen.tokens[i, :L]
     if (row < 0).any():
         L = int(np.argmax(row < 0))
