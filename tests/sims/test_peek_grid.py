@@ -19,3 +19,12 @@ def test_a_given_grid_is_used():
     np.testing.assert_allclose(any1, ref_any, rtol=1e-12)
     np.testing.assert_allclose(peek, ref_peek, rtol=1e-12)
     assert not np.allclose(any1, peeking.peek_pvalues(v, s, L, 0.25)[1])
+
+
+def test_naive_threshold_is_infinite_where_no_count_reaches_the_level():
+    """After 2 tokens at gamma 0.25 even 2 greens have p = 0.0625 > 1e-4: no count detects (inf), and the first
+    length where one does asks for every token green (kills ``np.arange(n + 1)`` -> ``n + 2``, whose count n + 1
+    has an empty tail and would be taken as the threshold)."""
+    k = peeking.naive_thresholds(10, 0.25, 1e-4)
+    assert np.isinf(k[:7]).all()  # 0.25^6 = 2.4e-4 > 1e-4
+    assert k[7] == 7  # 0.25^7 = 6.1e-5

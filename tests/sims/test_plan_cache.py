@@ -81,17 +81,23 @@ def test_unwritable_folder_still_answers(cache):
     assert PC.cached("t", {"n": 1}, counting_build(calls))["x"].size == 5 and calls == [1, 1]
 
 
+def _plan_in_fresh_process(algo, kw):
+    """``plan(algo, **kw)`` in a new interpreter: its answer and which of Numba / scipy it imported."""
+    code = ("import json, sys; from sims.experiments.plan import plan; "
+            f"out = plan({algo!r}, **{kw!r}); "
+            "print(json.dumps([out, sorted(m for m in ('numba', 'scipy') if m in sys.modules)]))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
+    return json.loads(res.stdout)
+
+
 def test_plan_from_cache_is_identical_and_loads_no_numba(cache):
     """A query answered in a fresh process from the entries this process wrote: the same numbers
     (to the last bit), and neither Numba nor scipy imported."""
     kw = dict(lm="tiny", Delta=0.2, fpr=1e-6, power=0.9, T=50)
     miss = P.plan("dualga", **kw)
     assert {p.name.rsplit("-", 1)[0] for p in cache.glob("*.npz")} == {"green-masses", "green-probs"}
-    code = ("import json, sys; from sims.experiments.plan import plan; "
-            f"out = plan('dualga', **{kw!r}); print(json.dumps([out, sorted(m for m in ('numba', 'scipy') if m in sys.modules)]))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
-    hit, loaded = json.loads(res.stdout)
+    hit, loaded = _plan_in_fresh_process("dualga", kw)
     assert hit == miss and loaded == []
 
 
@@ -101,11 +107,7 @@ def test_lr_plan_from_cache_is_identical_and_loads_no_numba(cache):
     kw = dict(lm="tiny", delta=2.0, score="lr", fpr=1e-4, power=0.9, T=40)
     miss = P.plan("srl", **kw)
     assert {p.name.rsplit("-", 1)[0] for p in cache.glob("*.npz")} == {"lr-laws", "lr-critical"}
-    code = ("import json, sys; from sims.experiments.plan import plan; "
-            f"out = plan('srl', **{kw!r}); print(json.dumps([out, sorted(m for m in ('numba', 'scipy') if m in sys.modules)]))")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300, check=True)
-    hit, loaded = json.loads(res.stdout)
+    hit, loaded = _plan_in_fresh_process("srl", kw)
     assert hit == miss and loaded == []
     assert P.plan("srl", **dict(kw, fpr=1e-3))["tokens_needed"] <= miss["tokens_needed"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from sims.detect import proportion
@@ -29,3 +30,12 @@ def test_ems_share_is_the_mean_score_on_the_line_from_1_to_mu1():
     assert est[0] == pytest.approx(0.5, abs=1e-15) and lo[0] == pytest.approx((1.0 - z) / 2) and hi[0] == pytest.approx((1.0 + z) / 2)
     # mean score 1 (a plain text's): share 0, the lower end clipped to 0; s = sqrt(1/2), upper (1 + z / 2 - 1) / 2
     assert est[1] == 0.0 and lo[1] == 0.0 and hi[1] == pytest.approx(z / 4)
+
+
+def test_ems_share_is_clipped_to_one_above_mu1():
+    """Texts scoring above the watermarked mean mu1 are all watermarked: the estimate and both ends stop at 1
+    (kills the clip's upper end 1.0 -> 2.0)."""
+    v = np.full((1, 40), 5.0)
+    v[0, ::2] = 4.0  # mean 4.5, sd ~0.5: the whole interval lies above mu1 = 2
+    est, lo, hi = proportion.ems_share_interval(v, np.ones_like(v, dtype=bool), mu1=2.0)
+    assert est[0] == lo[0] == hi[0] == 1.0
