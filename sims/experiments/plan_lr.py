@@ -3,7 +3,7 @@ r"""The planner's power of the likelihood-ratio score ``lr`` from its per-positi
 The method (a representative weight profile, its exact critical sum, the tilted linearisation and the
 central limit theorem) is described in :mod:`sims.experiments.plan_scores`, which builds the laws
 (:func:`~sims.experiments.plan_scores.lr_position_laws`) and computes the exact critical sums
-(:func:`~sims.experiments.plan_scores.lr_critical_sum`, Numba).  This module holds the part a query
+(:func:`lr_critical_sum`, Numba, imported when called).  This module holds the part a query
 runs every time, so that a query whose laws and critical sums come from the planner's disk cache
 (:mod:`sims.experiments.plan_cache`) loads neither Numba nor scipy: :func:`lr_power_function` takes
 the critical sums known so far and imports the Numba code only for a length it has not met.
@@ -22,6 +22,7 @@ from sims.core import defaults
 LR_TEXTS = 16  # texts of the LM sample for the LR score (full next-token distributions per position)
 LR_T0 = 128  # tokens per text
 LR_SEED = 20240601
+LR_NORMAL = -640.0  # ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 
 
 def _ndtr(z: np.ndarray) -> np.ndarray:
@@ -56,8 +57,6 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
         r, rem = divmod(int(T), T0)
         counts = np.rint((r * cm[:, -1] + (cm[:, rem - 1] if rem else 0.0)).mean(axis=0)).astype(np.int64)
         if T not in sums:
-            from sims.experiments.plan_scores import lr_critical_sum
-
             sums[T] = lr_critical_sum(counts, gamma, lfpr)
             if on_new is not None:
                 on_new(sums)
@@ -84,3 +83,52 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
         return float(np.mean(_ndtr((mean - thr) / np.sqrt(var))))
 
     return power_at
+
+
+def lr_critical_sum(counts: np.ndarray, gamma: float, lfpr: float) -> int:
+    r"""The smallest s with :math:`\ln P(\sum_t k_t X_t \ge s) \le` ``lfpr`` (X_t i.i.d. Bernoulli(gamma)) for
+    the weights :math:`k_t` holding ``counts[k]`` copies of each level k: the exact critical sum of
+    :func:`sims.detect.lr_scores.weighted_bernoulli_logsf`, from one tilted lattice law.
+
+    The tilt :math:`\theta_0` is the Chernoff point of the level (:math:`K(\theta) - \theta K'(\theta)` =
+    ``lfpr``), whose mean :math:`K'(\theta_0)` sits next to the critical sum; the tilted law
+    :math:`P_{\theta_0}(S = x)` of every x (:func:`sims.detect._score_kernels.tilted_tail`, positive terms
+    only) gives every tail at once, :math:`\ln P(S \ge s) = K(\theta_0) - \theta_0 s + \ln R_s` with
+    :math:`R_s = \sum_{x \ge s} e^{-\theta_0 (x - s)} P_{\theta_0}(S = x)`, exact to rounding wherever
+    :math:`\ln R_s >` ``LR_NORMAL``.  Where it is not (the critical sum far from the Chernoff point) the bisection
+    on the exact tail answers."""
+    from sims.detect import _score_kernels as SK
+    from sims.detect import lr_scores as lr
+
+    ks = np.arange(counts.size, dtype=np.float64)
+    k = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
+    total = int(k.sum())
+    lg0, lg1 = math.log1p(-gamma), math.log(gamma)
+
+    def cgf(th):  # K(theta) over the grouped weights, and the Chernoff exponent K(theta) - theta K'(theta)
+        lt = np.logaddexp(lg0, lg1 + th * ks)
+        K = float(counts @ lt)
+        return K, K - th * float(counts @ (ks * np.exp(lg1 + th * ks - lt)))
+
+    a, b = 0.0, 1.0
+    while b < 1e4 and cgf(b)[1] > lfpr:
+        a, b = b, 2.0 * b
+    for _ in range(24):  # any tilt near the Chernoff point serves (the check below says where it does not)
+        a, b = (0.5 * (a + b), b) if cgf(0.5 * (a + b))[1] > lfpr else (a, 0.5 * (a + b))
+    th = 0.5 * (a + b)
+    K = cgf(th)[0]
+    pi = np.exp(lg1 + th * k - np.logaddexp(lg0, lg1 + th * k))
+    pmf = SK.tilted_tail(k, pi, 0)
+    x = np.arange(total + 1)
+    with np.errstate(divide="ignore"):
+        lw = np.log(pmf) - th * x  # ln(e^-theta x P_theta(S = x))
+    logsf = K + np.logaddexp.accumulate(lw[::-1])[::-1]  # ln P(S >= s) = K + ln sum_{x >= s} e^-theta x P_theta(S = x)
+    lnR = logsf + th * x - K
+    s = int(np.argmax(logsf <= lfpr)) if logsf[-1] <= lfpr else total + 1
+    if 0 < s and lnR[s - 1] > LR_NORMAL and (s > total or lnR[s] > LR_NORMAL):  # tail(s - 1) > fpr >= tail(s), both trusted
+        return s
+    lo, hi = 0, total + 1  # tail(lo) > fpr >= tail(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
+    return hi

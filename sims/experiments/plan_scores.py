@@ -22,7 +22,7 @@ weight of the token drawn from the watermarked distribution (the full next-token
 green list of the position; :func:`lr_position_laws`).  It takes a representative
 weight profile (the expected count of each weight at length T, pooled over the sample's texts,
 rounded), its exact critical sum :math:`s^*` at the level (the exact weighted-Bernoulli tail, all
-sums at once from one tilted lattice law: :func:`lr_critical_sum`) and
+sums at once from one tilted lattice law: :func:`sims.experiments.plan_lr.lr_critical_sum`) and
 the tilt :math:`\theta^*` that puts its mean at :math:`s^*`, :math:`K'(\theta^*) = s^*` with
 :math:`K(\theta) = \sum_t \ln(1 - \gamma + \gamma e^{\theta k_t})` over the profile, and writes the
 test of the realised weights, linearised around the profile, as the rejection region
@@ -44,7 +44,6 @@ import math
 import numpy as np
 
 from sims.core import prf
-from sims.detect import _score_kernels as SK
 from sims.detect import gumbel_scores as gs
 from sims.detect import lr_scores as lr
 from sims.experiments import plan_kernels as PK
@@ -53,7 +52,6 @@ from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
 
-LR_NORMAL = -640.0  # ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
 
@@ -84,52 +82,6 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
             out[i, t, 1] = np.bincount(k[g], q[g], L + 1)
             out[i, t, 0] = np.bincount(k[~g], q[~g], L + 1)
     return out, gam
-
-
-def lr_critical_sum(counts: np.ndarray, gamma: float, lfpr: float) -> int:
-    r"""The smallest s with :math:`\ln P(\sum_t k_t X_t \ge s) \le` ``lfpr`` (X_t i.i.d. Bernoulli(gamma)) for
-    the weights :math:`k_t` holding ``counts[k]`` copies of each level k: the exact critical sum of
-    :func:`sims.detect.lr_scores.weighted_bernoulli_logsf`, from one tilted lattice law.
-
-    The tilt :math:`\theta_0` is the Chernoff point of the level (:math:`K(\theta) - \theta K'(\theta)` =
-    ``lfpr``), whose mean :math:`K'(\theta_0)` sits next to the critical sum; the tilted law
-    :math:`P_{\theta_0}(S = x)` of every x (:func:`sims.detect._score_kernels.tilted_tail`, positive terms
-    only) gives every tail at once, :math:`\ln P(S \ge s) = K(\theta_0) - \theta_0 s + \ln R_s` with
-    :math:`R_s = \sum_{x \ge s} e^{-\theta_0 (x - s)} P_{\theta_0}(S = x)`, exact to rounding wherever
-    :math:`\ln R_s >` ``LR_NORMAL``.  Where it is not (the critical sum far from the Chernoff point) the bisection
-    on the exact tail answers."""
-    ks = np.arange(counts.size, dtype=np.float64)
-    k = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
-    total = int(k.sum())
-    lg0, lg1 = math.log1p(-gamma), math.log(gamma)
-
-    def cgf(th):  # K(theta) over the grouped weights, and the Chernoff exponent K(theta) - theta K'(theta)
-        lt = np.logaddexp(lg0, lg1 + th * ks)
-        K = float(counts @ lt)
-        return K, K - th * float(counts @ (ks * np.exp(lg1 + th * ks - lt)))
-
-    a, b = 0.0, 1.0
-    while b < 1e4 and cgf(b)[1] > lfpr:
-        a, b = b, 2.0 * b
-    for _ in range(24):  # any tilt near the Chernoff point serves (the check below says where it does not)
-        a, b = (0.5 * (a + b), b) if cgf(0.5 * (a + b))[1] > lfpr else (a, 0.5 * (a + b))
-    th = 0.5 * (a + b)
-    K = cgf(th)[0]
-    pi = np.exp(lg1 + th * k - np.logaddexp(lg0, lg1 + th * k))
-    pmf = SK.tilted_tail(k, pi, 0)
-    x = np.arange(total + 1)
-    with np.errstate(divide="ignore"):
-        lw = np.log(pmf) - th * x  # ln(e^-theta x P_theta(S = x))
-    logsf = K + np.logaddexp.accumulate(lw[::-1])[::-1]  # ln P(S >= s) = K + ln sum_{x >= s} e^-theta x P_theta(S = x)
-    lnR = logsf + th * x - K
-    s = int(np.argmax(logsf <= lfpr)) if logsf[-1] <= lfpr else total + 1
-    if 0 < s and lnR[s - 1] > LR_NORMAL and (s > total or lnR[s] > LR_NORMAL):  # tail(s - 1) > fpr >= tail(s), both trusted
-        return s
-    lo, hi = 0, total + 1  # tail(lo) > fpr >= tail(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if lr.weighted_bernoulli_logsf(k, mid, gamma) > lfpr else (lo, mid)
-    return hi
 
 
 def _null_logsf(kind: str, c: float, n: int, s: float) -> float:

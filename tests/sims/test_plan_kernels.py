@@ -9,6 +9,7 @@ import pytest
 from sims.detect import _score_kernels as SK
 from sims.detect import gumbel_scores as gs
 from sims.experiments import plan_kernels as PK
+from sims.experiments import plan_lr
 from sims.experiments import plan_scores as PS
 
 
@@ -88,4 +89,4 @@ def test_lr_critical_sum_is_the_bisection():
     for counts in profiles:
         for gamma in (0.25, 0.5):
             for fpr in (1e-1, 1e-4, 1e-6, 1e-12):
-                assert PS.lr_critical_sum(counts, gamma, math.log(fpr)) == _lr_bisection(counts, gamma, math.log(fpr)), (counts.sum(), gamma, fpr)
+                assert plan_lr.lr_critical_sum(counts, gamma, math.log(fpr)) == _lr_bisection(counts, gamma, math.log(fpr)), (counts.sum(), gamma, fpr)
