@@ -19,3 +19,16 @@ def save(fig, out_dir, name: str, summary) -> list:
     js = out_dir / f"{name}.json"
     js.write_text(json.dumps(summary, indent=1))
     return [png, js]
+
+
+def resume(partial, summary: dict, keys) -> dict:
+    """A long run's saved progress: the JSON at ``partial`` when it was written by a run of the same sizes (equal
+    ``summary[k]`` for every k in ``keys``), else ``summary`` itself (a fresh start)."""
+    import json
+
+    if partial.exists():
+        old = json.loads(partial.read_text())
+        if all(old.get(k) == summary[k] for k in keys):
+            return old
+    return summary
+

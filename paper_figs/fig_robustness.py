@@ -11,7 +11,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs import save
+from paper_figs import resume, save
 
 TITLE = "Robustness of detection under six attacks, and Prop. adv_robust's Delta'"
 
@@ -50,10 +50,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     kinds = [k if k != "color" else "score_oracle" for k in KINDS]
     summary = dict(lm=name, n=n, T=T, rates=rates, attacks={}, done={})
     partial = out_dir / "fig_robustness.partial.json"  # long runs: a rerun of the same size resumes after the configurations done
-    if partial.exists():
-        old = json.loads(partial.read_text())
-        if all(old.get(k) == summary[k] for k in ("lm", "n", "T", "rates")):
-            summary = old
+    summary = resume(partial, summary, ("lm", "n", "T", "rates"))
     gens = {}
     configs = CONFIGS + (SEEDED if is_synthetic(name) else [])
     with progress(len(configs) * len(kinds), f"fig_robustness on {name}", unit="attack") as bar:

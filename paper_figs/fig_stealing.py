@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import pathlib
 
-from paper_figs import save
+from paper_figs import resume, save
 
 TITLE = "Watermark stealing: spoof and scrub success against the number of stolen texts"
 
@@ -62,10 +62,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})
     partial = out_dir / "fig_stealing.partial.json"  # long runs: keep what is done; a rerun of the same sizes resumes after it
-    if partial.exists():
-        old = json.loads(partial.read_text())
-        if all(old.get(k) == summary[k] for k in ("lm", "vocab_size", "T", "n_eval", "Ns", "seed", "boost", "budget", "level")):
-            summary = old
+    summary = resume(partial, summary, ("lm", "vocab_size", "T", "n_eval", "Ns", "seed", "boost", "budget", "level"))
     shared = {}
     for h in cfg["hs"]:
         for algo, params in schemes:
