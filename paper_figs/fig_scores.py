@@ -6,8 +6,8 @@ SmolLM2 texts (``smollm2``).
 
 Scores: every detector family the algorithm registry lists for the algorithm
 (:func:`sims.watermarks.registry.score_names`, registered by :mod:`sims.detect.score_families`):
-SRL (delta 2) and DualGA (Delta 0.2) with the green count (default) and the likelihood-ratio
-score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
+SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
+``green-local`` and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
 per text, and for HC / Tr-GoF / ``ems-opt`` the exact critical value of each length (bisection on
 the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by

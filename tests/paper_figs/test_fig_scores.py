@@ -1,0 +1,72 @@
+"""fig_scores (issue 31) runs every score the registry lists for its algorithms, and its own
+prefix tests agree with the registered detector on the whole text; the committed table has a row
+for every registered score in every setting it reports."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from paper_figs import fig_scores
+from sims.detect.lr_scores import lr_token_inputs
+from sims.detect.score_families import score_generation
+from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
+from sims.watermarks.generate import generate
+
+RESULTS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "results" / "fig_scores.json"
+
+
+@pytest.fixture(scope="module")
+def small():
+    return get_lm("news", vocab_size=500)
+
+
+def _levels(log10_p: np.ndarray) -> tuple[float, ...]:
+    """Levels between every two consecutive distinct p-values (at least 0.01 decades apart): k of the texts reject at the k-th."""
+    lp = np.sort(log10_p)
+    return tuple(10.0 ** (0.5 * (lo + hi)) for lo, hi in zip(lp[:-1], lp[1:]) if hi - lo > 0.01)
+
+
+@pytest.mark.parametrize("algo", list(fig_scores.ALGOS))
+def test_every_registered_score_agrees_with_its_detector(algo, small):
+    """For each score of ``algo`` (registry order), the whole-text column of fig_scores' exact test
+    rejects exactly the texts whose registered p-value is at or below the level, at a level between
+    every two consecutive p-values (so the test's ordering of the texts and its threshold are both checked)."""
+    names = registry.score_names(algo)
+    assert names and registry.get_score(names[0]).default
+    n, T = 12, (20 if algo == "ems" else 60)
+    gen = generate(small, algo, n=n, T=T, seed=3, key=fig_scores.KEY, **fig_scores.ALGOS[algo])
+    inputs = [lr_token_inputs(gen, small, fig_scores.KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in names else None
+    lengths = [T // 2, T]
+    for name in names:
+        want = score_generation(gen, name, small, key=fig_scores.KEY).log10_p
+        levels = _levels(want)
+        assert len(levels) >= n // 2, (name, want)
+        rej = fig_scores._prefix_rejects(name, gen, inputs, lengths, levels, small)
+        for a in levels:
+            assert rej[a].shape == (n, 2)
+            assert np.array_equal(rej[a][:, -1], want <= np.log10(a)), (name, a, want)
+
+
+def test_committed_table_has_every_registered_score():
+    """docs/results/fig_scores.json: each (lm, algo, attack) setting has one row per registered score of the
+    algorithm, the default flagged, and its sample size and TPR intervals recorded."""
+    doc = json.loads(RESULTS.read_text())
+    assert not doc["quick"]
+    settings = {}
+    for r in doc["rows"]:
+        settings.setdefault((r["lm"], r["algo"], r["attack_label"]), []).append(r)
+    assert {lm for lm, _, _ in settings} >= {"news", "smollm2-fit"}
+    assert len(settings) == len({lm for lm, _, _ in settings}) * len(fig_scores.ALGOS) * len(fig_scores.ATTACKS)
+    for (lm, algo, attack), rows in settings.items():
+        assert [r["score"] for r in rows] == list(registry.score_names(algo)), (lm, algo, attack)
+        assert [r["default"] for r in rows] == [registry.get_score(r["score"]).default for r in rows]
+        for r in rows:
+            assert r["n"] >= 32 and r["n"] == rows[0]["n"]
+            for lv in ("0.0001", "1e-06"):
+                lo, hi = r[f"tpr_at_{lv}_ci99"]
+                assert lo <= r[f"tpr_at_{lv}"] <= hi
