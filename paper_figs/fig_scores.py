@@ -17,7 +17,8 @@ the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, 
 get there), with the distribution-free 95 % interval of the median (order statistics).
 
 Running the script for some LMs (``--lm``) replaces their rows of an existing ``fig_scores.json``
-in the output folder and keeps the other LMs' rows (a real LM's run is long).
+in the output folder and keeps the other LMs' rows (a real LM's run is long).  :func:`render` rewrites the
+table and figure from a saved ``fig_scores.json`` without drawing texts.
 """
 
 from __future__ import annotations
@@ -144,13 +145,13 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import json
 
+    import sims.detect.score_families  # noqa: F401  (registers the score families this runs)
     from paper_figs._data import generations, get_lm, is_synthetic, sized
     from sims.detect.lr_scores import lr_token_inputs
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
     from sims.watermarks import registry
 
-    plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit", "smollm2")))
     rows = []
     for lm_name in names:
@@ -178,14 +179,25 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                     print(f"fig_scores: {lm_name} {algo} {r['attack_label']} {name}: TPR@1e-6 {r['tpr_at_1e-06']:.3f}, ttd {med}", flush=True)
     old = pathlib.Path(out_dir) / "fig_scores.json"  # read last: another LM's run may have written it meanwhile
     rows += [r for r in json.loads(old.read_text()).get("rows", []) if r["lm"] not in names and "attack_label" in r] if old.exists() else []
+    return render(out_dir, rows, quick)
+
+
+def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib.Path]:
+    """Write fig_scores' JSON, table and figure from its ``rows`` (those :func:`main` draws, or a saved
+    ``fig_scores.json``'s): the table gives each TPR with its 99 % Clopper-Pearson interval."""
+    import sims.detect.score_families  # noqa: F401  (registers the score families this reads)
+    from sims.watermarks import registry
+
+    plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
     rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"])))
     all_lms = tuple(dict.fromkeys(r["lm"] for r in rows))
     table = []
     for r in rows:
         lo, hi = r["tokens_to_detect_median_ci95"]
+        tpr = [f"{r[f'tpr_at_{a:g}']:.3g} [{r[f'tpr_at_{a:g}_ci99'][0]:.2f}, {r[f'tpr_at_{a:g}_ci99'][1]:.2f}]" for a in LEVELS]
         table.append([r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else ""),
-                      r["tpr_at_0.0001"], r["tpr_at_1e-06"], r["tokens_to_detect_median"], f"[{lo:g}, {hi:g}]"])
+                      *tpr, r["tokens_to_detect_median"], f"[{lo:g}, {hi:g}]"])
     best = {}
     for r in rows:
         key = (r["lm"], r["algo"], r["attack_label"])
@@ -214,5 +226,5 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     fig.tight_layout()
     summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{k[2]}": v[1] for k, v in best.items()},
                    default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES)
-    header = ["lm", "algo", "attack", "texts x tokens", "score", "TPR@1e-4", "TPR@1e-6", "median tokens to detect (1e-4)", "95 % interval"]
+    header = ["lm", "algo", "attack", "texts x tokens", "score", "TPR@1e-4 [99 % CI]", "TPR@1e-6 [99 % CI]", "median tokens to detect (1e-4)", "95 % interval"]
     return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, fig)

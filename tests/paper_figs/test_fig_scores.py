@@ -70,3 +70,18 @@ def test_committed_table_has_every_registered_score():
             for lv in ("0.0001", "1e-06"):
                 lo, hi = r[f"tpr_at_{lv}_ci99"]
                 assert lo <= r[f"tpr_at_{lv}"] <= hi
+
+
+def test_render_rewrites_the_table_from_the_saved_rows(tmp_path):
+    """``render`` of the committed rows writes the same JSON back, and a table with one line per row whose
+    TPR cells carry the row's 99 % interval."""
+    doc = json.loads(RESULTS.read_text())
+    fig_scores.render(tmp_path, doc["rows"], doc["quick"])
+    assert json.loads((tmp_path / "fig_scores.json").read_text()) == doc
+    lines = [ln for ln in (tmp_path / "fig_scores.md").read_text().splitlines() if ln.startswith("| ") and "---" not in ln][1:]
+    assert len(lines) == len(doc["rows"])
+    for ln, r in zip(lines, doc["rows"]):
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        assert cells[:5] == [r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else "")]
+        lo, hi = r["tpr_at_1e-06_ci99"]
+        assert cells[6] == f"{r['tpr_at_1e-06']:.3g} [{lo:.2f}, {hi:.2f}]"
