@@ -221,7 +221,8 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
         ax.set_xticklabels([f"{lm_name}\n{lab.replace('substitution', 'sub').replace('entropy', 'ent')}" for lm_name, lab in settings],
                            fontsize=6, rotation=90)
         ax.set_title(f"{algo}: TPR at 1e-6 (attack below)", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_ylim(0, 1.22)  # a band above TPR 1 for the legend, which would cover the bars
+        ax.legend(fontsize=7, ncol=len(score_names), loc="upper center", columnspacing=0.8, handlelength=1.2)
     axes[0].set_ylabel("TPR at fpr 1e-6")
     fig.tight_layout()
     summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{k[2]}": v[1] for k, v in best.items()},
