@@ -115,15 +115,17 @@ def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple
 
 
 def span(c: dict) -> str:
-    """A comparison's cell: ``diff [lo, hi]`` per level, saying where replicates only bound it (``censored``) and
+    """A comparison's cell: ``diff [lo, hi]`` per level (``bounded`` for the diff where on the texts themselves a
+    curve starts above or ends below the level), saying where replicates only bound it (``censored``) and
     where it has no interval (fewer than :data:`paper_figs._matched.MIN_DEFINED` of the replicates define it)."""
     cells = []
     for i, (d, lo, hi) in enumerate(zip(c["diff"], c["lo"], c["hi"])):
+        point = "bounded" if np.isnan(d) else f"{d:+.3g}"  # nan: on the texts themselves a curve only bounds its KL there
         if np.isnan(lo):
-            cells.append(f"{d:+.3g} (no interval: defined in {c['defined'][i]:.0%} of replicates)")
+            cells.append(f"{point} (no interval: defined in {c['defined'][i]:.0%} of replicates)")
             continue
         cen = c.get("censored", [0.0] * len(c["diff"]))[i]
-        cells.append(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" + (f" ({cen:.0%} censored)" if cen >= 0.01 else " (< 1% censored)" if cen > 0 else ""))
+        cells.append(f"{point} [{lo:+.3g}, {hi:+.3g}]" + (f" ({cen:.0%} censored)" if cen >= 0.01 else " (< 1% censored)" if cen > 0 else ""))
     return "; ".join(cells) or c.get("reason", "")
 
 

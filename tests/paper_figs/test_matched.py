@@ -180,3 +180,5 @@ def test_table_cell_says_where_a_level_has_no_interval():
     c = dict(diff=[0.5, -0.25], lo=[float("nan"), -0.5], hi=[float("nan"), 0.1], defined=[0.8, 1.0], censored=[0.0, 0.0])
     assert fig_matched.span(c) == "+0.5 (no interval: defined in 80% of replicates); -0.25 [-0.5, +0.1]"
     assert fig_matched.span(dict(diff=[], lo=[], hi=[], reason="no overlap")) == "no overlap"
+    c = dict(diff=[float("nan")], lo=[-0.03], hi=[0.001], defined=[1.0], censored=[0.96])
+    assert fig_matched.span(c) == "bounded [-0.03, +0.001] (96% censored)"  # not "+nan": the point is only bounded
