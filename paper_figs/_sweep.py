@@ -35,6 +35,8 @@ def sweep_grid(name: str, *, lms=None, algos=None, **settings):
     if algos is not None:
         configs = tuple(c for c in configs if algos(c))
     grid = dataclasses.replace(grid, configs=configs, **settings)
+    if not configs:  # every configuration filtered out (e.g. SynthID's grid under a real LM's reduced set): callers skip it
+        return grid
     n, T = min(sized(c.lm, grid.n, grid.T) for c in configs)
     return dataclasses.replace(grid, n=n, T=T, chunk=min(grid.chunk, n))
 

@@ -182,3 +182,13 @@ def test_table_cell_says_where_a_level_has_no_interval():
     assert fig_matched.span(dict(diff=[], lo=[], hi=[], reason="no overlap")) == "no overlap"
     c = dict(diff=[float("nan")], lo=[-0.03], hi=[0.001], defined=[1.0], censored=[0.96])
     assert fig_matched.span(c) == "bounded [-0.03, +0.001] (96% censored)"  # not "+nan": the point is only bounded
+
+
+def test_a_grid_left_empty_by_the_real_lm_filter_is_skipped_not_a_crash():
+    """``--lm smollm2`` keeps 15 configurations of the main grid and none of SynthID's: its grid must come back
+    empty (fig_matched then skips it) rather than fail on the sizes of no configuration."""
+    from paper_figs._sweep import sweep_grid
+
+    synthid = sweep_grid("matched_synthid", lms=("smollm2",), algos=fig_matched._real_keep, chunk=fig_matched.REAL_CHUNK)
+    main = sweep_grid("matched", lms=("news",), algos=fig_matched._real_keep)
+    assert synthid.configs == () and len(main.configs) == 15
