@@ -126,7 +126,7 @@ def run(quick: bool, rng):
 
 def planned_dedup_effect(algo, params, lm, fpr, att, T):
     """(power with dedup, power with dedup minus power without) of the planner at T, both on the dedup LM sample
-    (:func:`sims.experiments.plan.dedup_sample`), so that the difference is the mask's alone."""
+    (:func:`sims.experiments.plan.lm_sample`), so that the difference is the mask's alone."""
     g, d, D = params.get("gamma"), params.get("delta"), params.get("Delta")
     q, gam = plan_mod.redgreen_green_probs(algo, lm, g, d, D, defaults.H, SIM_KEY, True)
     plain = tp.redgreen_power(tp.PrefixCountLaws(tp.attacked_green_prob(q, gam, plan_mod.parse_attack(att), defaults.H)), T, gam, fpr)
