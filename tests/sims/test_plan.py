@@ -63,3 +63,13 @@ def test_clean_share_counts_substitutions_without_replacement():
     assert abs(np.mean(hits) - clean_share(T, 0.3, 1)) < 0.004
     assert clean_share(50, 0.0, 1) == 1.0
 
+
+
+def test_lr_plan_states_its_repeated_window_limit(capsys):
+    """--score lr: the answer and the CLI's table state that the LR detector's dropped repeated context windows
+    are not modelled; the green count, which scores every position, carries no such line."""
+    out = plan("srl", lm="tiny", delta=2.0, score="lr", fpr=1e-2, power=0.5)
+    assert "context window" in out["limits"] and "repeats" in out["limits"]
+    assert "limits" not in plan("srl", lm="tiny", delta=2.0, fpr=1e-2, power=0.5)
+    assert main(["plan", "--algo", "srl", "--lm", "tiny", "--delta", "2", "--score", "lr", "--fpr", "1e-2", "--power", "0.5"]) == 0
+    assert any(line.startswith("limits") and "not model" in line for line in capsys.readouterr().out.splitlines())
