@@ -29,13 +29,13 @@ from sims.core import defaults
 from sims.detect import gumbel_scores as gs
 from sims.detect.lr_scores import lr_delta
 from sims.detect.score_families import score_generation
-from sims.detect.scores import score
+from sims.detect.scores import score, token_scores
 from sims.experiments import plan as plan_mod
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson
 from sims.experiments.plan import plan, power_function
 from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
 
 RESULT = "power planner"
@@ -161,3 +161,43 @@ def run_dedup(quick: bool):
         ok = glo - lhi - DEDUP_TOL <= effect <= ghi - llo + DEDUP_TOL
         yield Check(RESULT, f"dedup effect, {label}", effect, f"in paired simulated effect ({gain} - {loss})/{n} CI [{glo - lhi:.3f}, {ghi - llo:.3f}]",
                     f"CP {LEVEL} (Bonferroni) +- {DEDUP_TOL}", ok, why + "; the same texts without dedup")
+
+
+def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
+    """Why a ``DEDUP_SETTINGS[j]`` row misses: the planner at its T on its own 64-text LM sample, the same planner
+    computed on ``n`` fresh watermarked texts (``seed``, the simulation's key) text by text, and the realised
+    detections of those texts, with and without dedup; and the planned and realised green counts of the scored
+    tokens (a gap there is a bias of the planner's per-token model, a gap between the two planner powers its
+    sampling error).  ``python -m proofs_check.check_power_plan --diagnose J [--n N] [--seed S]``."""
+    algo, params, lm, fpr, att = DEDUP_SETTINGS[j]
+    if att is not None:
+        raise ValueError(f"diagnose_dedup handles unattacked settings; DEDUP_SETTINGS[{j}] has attack {att!r}")
+    T = plan(algo, lm=lm, fpr=fpr, power=0.5, dedup=True, key=SIM_KEY, **params)["tokens_needed"]
+    gen = simulated_texts(algo, params, lm, None, T, n, seed)
+    m = gen.meta
+    gam, h = float(m["gamma"]), int(m["h"])
+    _, info = algo_params(algo, **params)
+    boost = tp.dualga_text_boost(gen.G, float(info["Delta"]), float(info["M"])) if algo == "dualga" else float(info["delta"])
+    q = tp.green_probs(gen.G, boost)
+    X, first = token_scores(gen.tokens, gen.prompts[:, -h:], SIM_KEY, gamma=gam, h=h, vocab_size=m["vocab_size"], dedup=True)
+    S, N = (X > 0.5).sum(axis=1), first.sum(axis=1)
+    per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]
+    plain = [tp.redgreen_power(tp.PrefixCountLaws(q[i : i + 1]), T, gam, fpr) for i in range(n)]
+    return dict(T=T, planner=power_function(algo, lm=lm, fpr=fpr, dedup=True, key=SIM_KEY, **params)(T), planner_on_texts=float(np.mean(per_text)),
+                realised=float(np.mean(score(gen, dedup=True).log10_p <= np.log10(fpr))), planner_on_texts_plain=float(np.mean(plain)),
+                realised_plain=float(np.mean(score(gen).log10_p <= np.log10(fpr))), planned_green_scored=float(np.where(first, q, 0.0).sum(axis=1).mean()),
+                realised_green_scored=float(S.mean()), scored=float(N.mean()),
+                realised_by_count=float(np.mean(S >= [tp._critical_count(int(k), gam, fpr) for k in N])))
+
+
+if __name__ == "__main__":
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m proofs_check.check_power_plan", description="the planner against simulation: "
+                                 "run it with python -m proofs_check --only check_power_plan; here, diagnose a dedup row")
+    ap.add_argument("--diagnose", type=int, required=True, help=f"index into DEDUP_SETTINGS (0..{len(DEDUP_SETTINGS) - 1})")
+    ap.add_argument("--n", type=int, default=256, help="fresh watermarked texts (default 256)")
+    ap.add_argument("--seed", type=int, default=777, help="their seed (default 777)")
+    a = ap.parse_args()
+    print(json.dumps(diagnose_dedup(a.diagnose, a.n, a.seed), indent=1))
