@@ -128,7 +128,10 @@ def planned_dedup_effect(algo, params, lm, fpr, att, T):
     """(power with dedup, power with dedup minus power without) of the planner at T, both on the dedup LM sample
     (:func:`sims.experiments.plan.lm_sample`), so that the difference is the mask's alone."""
     g, d, D = params.get("gamma"), params.get("delta"), params.get("Delta")
-    q, gam = plan_mod.redgreen_green_probs(algo, lm, g, d, D, defaults.H, SIM_KEY, True)
+    info = algo_params(algo, **params)[1]
+    gam = float(info["gamma"])
+    G = plan_mod.lm_sample(lm, algo, plan_mod.DEDUP_T0, g, d, D, defaults.H, SIM_KEY)["G"]  # every token scored: its green mass G_t
+    q = tp.green_probs(G, plan_mod.text_boost(algo, info, G))
     plain = tp.redgreen_power(tp.PrefixCountLaws(tp.attacked_green_prob(q, gam, plan_mod.parse_attack(att), defaults.H)), T, gam, fpr)
     with_dd = power_function(algo, lm=lm, fpr=fpr, attack=att, dedup=True, key=SIM_KEY, **params)(T)
     return with_dd, with_dd - plain
@@ -177,15 +180,17 @@ def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
     m = gen.meta
     gam, h = float(m["gamma"]), int(m["h"])
     _, info = algo_params(algo, **params)
-    boost = tp.dualga_text_boost(gen.G, float(info["Delta"]), float(info["M"])) if algo == "dualga" else float(info["delta"])
+    boost = plan_mod.text_boost(algo, info, gen.G)
     q = tp.green_probs(gen.G, boost)
+    q_new = tp.green_probs(plan_mod.new_pair_green_mass(get_lm(lm), gen, SIM_KEY, h), boost)  # the planner's dedup model
     X, first = token_scores(gen.tokens, gen.prompts[:, -h:], SIM_KEY, gamma=gam, h=h, vocab_size=m["vocab_size"], dedup=True)
     S, N = (X > 0.5).sum(axis=1), first.sum(axis=1)
-    per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]
+    per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q_new[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]
     plain = [tp.redgreen_power(tp.PrefixCountLaws(q[i : i + 1]), T, gam, fpr) for i in range(n)]
     return dict(T=T, planner=power_function(algo, lm=lm, fpr=fpr, dedup=True, key=SIM_KEY, **params)(T), planner_on_texts=float(np.mean(per_text)),
                 realised=float(np.mean(score(gen, dedup=True).log10_p <= np.log10(fpr))), planner_on_texts_plain=float(np.mean(plain)),
-                realised_plain=float(np.mean(score(gen).log10_p <= np.log10(fpr))), planned_green_scored=float(np.where(first, q, 0.0).sum(axis=1).mean()),
+                realised_plain=float(np.mean(score(gen).log10_p <= np.log10(fpr))), planned_green_scored=float(np.where(first, q_new, 0.0).sum(axis=1).mean()),
+                planned_green_all=float(q.sum(axis=1).mean()), realised_green_all=float((score(gen).score).mean()),
                 realised_green_scored=float(S.mean()), scored=float(N.mean()),
                 realised_by_count=float(np.mean(S >= [tp._critical_count(int(k), gam, fpr) for k in N])))
 

@@ -10,8 +10,11 @@ arithmetic (Poisson-binomial recursions, FFT convolutions).
 
 ``dedup`` (the detector scores each (context window, token) pair once, ``sims detect --dedup``) plans
 the green count on a sample of texts watermarked by the algorithm itself (:func:`lm_sample`: the
-watermark changes which pairs repeat): a repeated pair adds nothing to its text's count and each text
-is tested at the critical count of its own number of scored tokens.
+watermark changes which pairs repeat): a repeated pair adds nothing to its text's count, a scored token
+(a new pair) is green with the probability of the watermarked distribution restricted to the tokens not
+yet seen after its window (:func:`new_pair_green_mass`: green pairs recur, so scored tokens are less
+often green than :math:`G_t` says), and each text is tested at the critical count of its own number of
+scored tokens.
 
 Supported: ``srl``, ``hard`` and ``dualga`` with the ``green`` count and the likelihood-ratio
 score ``lr``; ``ems`` with the sum scores ``ems-ars``, ``ems-log`` and ``ems-opt`` and the order
@@ -76,10 +79,45 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
         g = generate(model, algo, n=PLAN_TEXTS, T=T0, seed=PLAN_SEED, key=key, gamma=gamma, delta=delta, Delta=Delta, h=h)
         prompts = g.prompts[:, g.prompts.shape[1] - h :]
         _, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
-        return {"G": g.G, "first": first}
+        return {"G": g.G, "first": first, "G_new": new_pair_green_mass(model, g, key, h)}
 
     params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, T0=int(T0))
     return plan_cache.cached("lm-sample", params, build)
+
+
+def new_pair_green_mass(model, gen, key: int, h: int) -> np.ndarray:
+    r"""(n, T) green mass of the LM's next-token distribution restricted to the tokens not yet seen after the
+    position's context window in the text, :math:`G'_t = (G_t - a_t) / (1 - a_t - b_t)` with :math:`a_t`
+    (:math:`b_t`) the LM's mass of the green (red) tokens that already followed the same window ( :math:`G_t`
+    where none did).
+
+    A ``dedup`` detector scores position t iff its (window, token) pair is new, so given the scored mask the
+    token was drawn from the watermarked distribution restricted to the new tokens: its green probability is
+    :func:`theory.power.green_probs` of :math:`G'_t`, not of :math:`G_t`.  The watermark makes green pairs
+    recur, so :math:`G'_t < G_t` on average where windows repeat (``loopy``)."""
+    from sims.detect.scores import token_scores
+
+    m = gen.meta
+    X = token_scores(gen.tokens, gen.prompts[:, gen.prompts.shape[1] - h :], key, gamma=m["gamma"], h=h, vocab_size=model.vocab_size)[0] > 0.5
+    n, T = gen.tokens.shape
+    P = gen.prompts.shape[1]
+    out = np.array(gen.G, dtype=np.float64)
+    for i in range(n):
+        seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
+        seen: dict[tuple, dict[int, bool]] = {}
+        probs = None
+        for t in range(T):
+            ctx = tuple(seq[P + t - h : P + t].tolist())
+            before = seen.setdefault(ctx, {})
+            if before:
+                probs = model.probs_along(seq, P, T) if probs is None else probs
+                ys = np.fromiter(before, dtype=np.int64, count=len(before))
+                green = np.fromiter(before.values(), dtype=bool, count=len(before))
+                a, b = float(probs[t, ys[green]].sum()), float(probs[t, ys[~green]].sum())
+                rest = 1.0 - a - b
+                out[i, t] = min(max((out[i, t] - a) / rest, 0.0), 1.0) if rest > 1e-12 else out[i, t]
+            before.setdefault(int(seq[P + t]), bool(X[i, t]))
+    return out
 
 
 @functools.lru_cache(maxsize=16)
@@ -172,7 +210,8 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
     """``power_at(T)``: the planner's power of the detection at level ``fpr`` on texts of T tokens.
 
     ``dedup``: the detector scores each (context window, token) pair once (``sims detect --dedup``;
-    the green count only): a repeated pair of the LM sample adds nothing to its text's count, and each
+    the green count only): a repeated pair of the LM sample adds nothing to its text's count, a scored one is
+    green with the probability of :func:`new_pair_green_mass`'s restricted distribution, and each
     text is tested at the critical count of its own number of scored tokens
     (:func:`theory.power.redgreen_power`'s ``scored``), on a sample of watermarked ``DEDUP_T0``-token
     texts (:func:`lm_sample`; longer texts tile it, so their repeats beyond ``DEDUP_T0`` tokens are missed)."""
@@ -260,17 +299,23 @@ def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key, dedup=False) -> 
 
         _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
         gam = float(info["gamma"])
-        G = (lm_sample(lm, algo, DEDUP_T0, gamma, delta, Delta, h, key) if dedup else lm_sample(lm, "none", PLAN_T0, gam, None, None, h, key))["G"]
-        if algo == "dualga":
-            q = tp.green_probs(G, tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"])))
-        else:
-            q = tp.green_probs(G, math.inf if algo == "hard" else float(info["delta"]))
+        sample = lm_sample(lm, algo, DEDUP_T0, gamma, delta, Delta, h, key) if dedup else lm_sample(lm, "none", PLAN_T0, gam, None, None, h, key)
+        q = tp.green_probs(sample["G_new"] if dedup else sample["G"], text_boost(algo, info, sample["G"]))  # dedup: a scored token is a new pair
         return {"q": q, "gamma": gam}
 
     sample = {"T0": DEDUP_T0, "sample": "watermarked"} if dedup else {}
     params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, **sample)
     out = plan_cache.cached("green-probs", params, build)
     return out["q"], float(out["gamma"])
+
+
+def text_boost(algo: str, info: dict, G: np.ndarray):
+    """The boost of each text of green masses ``G`` (n, T) for :func:`theory.power.green_probs`: DualGA's
+    certainty-equivalent per text (``dualga_text_boost``), SRL's delta, the hard watermark's inf
+    (``info``: :func:`sims.watermarks.generate.algo_params`'s)."""
+    if algo == "dualga":
+        return tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"]))
+    return math.inf if algo == "hard" else float(info["delta"])
 
 
 def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, h: int = defaults.H, key: int = defaults.KEY) -> float:
