@@ -82,7 +82,7 @@ DEDUP_SETTINGS = [  # (algo, params, lm, fpr, attack): the green count with each
     ("dualga", dict(Delta=0.2), "news", 1e-6, None),
 ]
 DEDUP_QUICK = (0, 3)  # --quick: the short loopy setting and the long one (where a dropped mask fails)
-DEDUP_TOL = 0.01  # allowance on the dedup effect (the planner's mask is drawn from unwatermarked text)
+DEDUP_TOL = 0.01  # allowance on the dedup effect (the planner's masks come from its own 64-text watermarked sample)
 
 
 QUICK = (2, 7, 12, 16, 18, 21, 23, 25, 26, 28)  # srl, dualga, attacked dualga, ems-opt on both LMs, attacked ems-opt; lr, attacked lr, Tr-GoF, HC
