@@ -7,6 +7,8 @@
 
 Prints the tokens per text needed for the power at the false-positive rate, the power at ``--T``
 and, with ``--plot``, draws the power curve (:mod:`sims.experiments.plan`, :mod:`theory.power`).
+``--score lr`` also prints ``limits``: the LR detector drops positions whose context window repeats,
+which the planner does not model (:data:`sims.experiments.plan.LR_LIMIT`).
 """
 
 from __future__ import annotations

@@ -63,3 +63,43 @@ def test_clean_share_counts_substitutions_without_replacement():
     assert abs(np.mean(hits) - clean_share(T, 0.3, 1)) < 0.004
     assert clean_share(50, 0.0, 1) == 1.0
 
+
+
+def test_lr_plan_states_its_repeated_window_limit(capsys):
+    """--score lr: the answer and the CLI's table state that the LR detector's dropped repeated context windows
+    are not modelled; the green count, which scores every position, carries no such line."""
+    out = plan("srl", lm="tiny", delta=2.0, score="lr", fpr=1e-2, power=0.5)
+    assert "context window" in out["limits"] and "repeats" in out["limits"]
+    assert "limits" not in plan("srl", lm="tiny", delta=2.0, fpr=1e-2, power=0.5)
+    assert main(["plan", "--algo", "srl", "--lm", "tiny", "--delta", "2", "--score", "lr", "--fpr", "1e-2", "--power", "0.5"]) == 0
+    assert any(line.startswith("limits") and "not model" in line for line in capsys.readouterr().out.splitlines())
+
+
+def test_new_pair_green_mass_against_the_green_lists():
+    """plan.new_pair_green_mass on tiny (6 tokens, h = 1, every window repeats): at each position, the green mass of
+    the LM's distribution restricted to tokens not yet seen after that window, from the PRF's green lists
+    directly (prf.green_mask); G_t where the window is new."""
+    import numpy as np
+
+    from sims.core import prf
+    from sims.experiments.plan import new_pair_green_mass
+    from sims.lm.synthetic import get_lm
+    from sims.watermarks.generate import generate
+
+    lm, key = get_lm("tiny"), 12345
+    g = generate(lm, "srl", n=3, T=30, seed=5, key=key, delta=2.0)
+    got = new_pair_green_mass(lm, g, key, 1)
+    P, gam = g.prompts.shape[1], g.meta["gamma"]
+    changed = 0
+    for i in range(3):
+        seq = np.concatenate([g.prompts[i], g.tokens[i]])
+        probs = lm.probs_along(seq, P, 30)
+        for t in range(30):
+            ctx = seq[P + t - 1 : P + t]
+            seen = {int(seq[P + s]) for s in range(t) if seq[P + s - 1] == ctx[0]}
+            green = prf.green_mask(prf.context_hash(key, ctx), lm.vocab_size, gam)
+            new = np.array([y not in seen for y in range(lm.vocab_size)])
+            want = probs[t, green & new].sum() / probs[t, new].sum() if seen else g.G[i, t]
+            assert got[i, t] == pytest.approx(want, abs=1e-12)
+            changed += bool(seen) and abs(want - g.G[i, t]) > 1e-6
+    assert changed > 20  # the restriction matters on most positions

@@ -18,10 +18,10 @@ from sims.lm import presets
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("WMSTATS_CACHE", str(tmp_path))
-    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
+    for f in (P.lm_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
         f.cache_clear()
     yield tmp_path / "plan"
-    for f in (P.lm_green_masses, P.dedup_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
+    for f in (P.lm_sample, P.lm_token_probs, P.redgreen_green_probs, P._redgreen_laws, P._lr_power):
         f.cache_clear()
 
 
@@ -96,7 +96,7 @@ def test_plan_from_cache_is_identical_and_loads_no_numba(cache):
     (to the last bit), and neither Numba nor scipy imported."""
     kw = dict(lm="tiny", Delta=0.2, fpr=1e-6, power=0.9, T=50)
     miss = P.plan("dualga", **kw)
-    assert {p.name.rsplit("-", 1)[0] for p in cache.glob("*.npz")} == {"green-masses", "green-probs"}
+    assert {p.name.rsplit("-", 1)[0] for p in cache.glob("*.npz")} == {"lm-sample", "green-probs"}
     hit, loaded = _plan_in_fresh_process("dualga", kw)
     assert hit == miss and loaded == []
 
