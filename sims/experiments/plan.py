@@ -357,6 +357,11 @@ def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | 
     >>> 20 < out["tokens_needed"] < 400 and 0.0 <= out["power_at_T"] <= 1.0
     True
     """
+    with plan_cache.batched():  # the new critical sums this query meets are written once, at its end
+        return _plan(algo, lm, fpr, power, T, curve, kw)
+
+
+def _plan(algo, lm, fpr, power, T, curve, kw) -> dict:
     f = power_function(algo, lm=lm, fpr=fpr, **kw)
     if kw.get("score") in ("ems-hc", "ems-trgof"):
         from sims.experiments.plan_scores import ORDER_T_MAX as t_max
