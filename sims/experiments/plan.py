@@ -265,8 +265,8 @@ def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
     def build():
         from sims.experiments.plan_scores import lr_position_laws
 
-        laws, gam = lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
-        return {"laws": laws, "gamma": gam}
+        laws, uniform, gam = lr_position_laws(algo, lm, gamma, delta, Delta, h, key)
+        return {"laws": laws, "uniform": uniform, "gamma": gam}
 
     got = plan_cache.cached("lr-laws", params, build)
     crit = dict(params, fpr=float(fpr))
@@ -277,7 +277,7 @@ def _lr_power(algo, lm, gamma, delta, Delta, h, key, fpr, rate):
         T = np.array(sorted(sums), dtype=np.int64)
         plan_cache.store("lr-critical", crit, {"T": T, "s": np.array([sums[t] for t in T], dtype=np.int64)})
 
-    return PL.lr_power_function(got["laws"], float(got["gamma"]), fpr, rate, h, sums, store)
+    return PL.lr_power_function(got["laws"], float(got["gamma"]), fpr, rate, h, sums, store, uniform=got["uniform"])
 
 
 @functools.lru_cache(maxsize=64)

@@ -31,11 +31,14 @@ def _ndtr(z: np.ndarray) -> np.ndarray:
 
 
 def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 0.0, h: int = defaults.H,
-                      sums: dict[int, int] | None = None, on_new: Callable[[dict[int, int]], None] | None = None):
-    """``power_at(T)`` of the LR test (:mod:`sims.experiments.plan_scores`' docstring) from
-    :func:`~sims.experiments.plan_scores.lr_position_laws`; a substitution at ``rate`` keeps a token's law
-    with probability :math:`(1-\\rho)^{h+1}` and makes it a uniform token's (green with probability gamma,
-    its weight law unchanged) otherwise.
+                      sums: dict[int, int] | None = None, on_new: Callable[[dict[int, int]], None] | None = None,
+                      uniform: np.ndarray | None = None):
+    """``power_at(T)`` of the LR test (:mod:`sims.experiments.plan_scores`' docstring) from the laws of
+    :func:`~sims.experiments.plan_scores.lr_position_laws`.  A random substitution at ``rate`` keeps a
+    token and its context window with probability :math:`(1-\\rho)^{h+1}` (its law unchanged), puts a uniform
+    token in its place with probability :math:`\\rho` (the joint law ``uniform`` of a uniformly drawn token at
+    that position), and otherwise keeps the token under a changed window (green with probability gamma,
+    its weight law unchanged).
 
     ``sums``: the exact critical sums s*(T) already known at this level (T -> s*; filled in place);
     ``on_new(sums)`` is called after a new one is computed (the planner writes them to its disk cache)."""
@@ -43,7 +46,12 @@ def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 
     sums = {} if sums is None else sums
     m = laws.sum(axis=2)  # (n, T0, L+1) weight laws
     keep = (1.0 - rate) ** (h + 1)
-    a1 = keep * laws[:, :, 1] + (1 - keep) * gamma * m  # green mass per weight
+    a1 = keep * laws[:, :, 1] + (1.0 - rate - keep) * gamma * m  # green mass per weight
+    if rate > 0.0:
+        if uniform is None or uniform.shape != laws.shape:
+            raise ValueError(f"uniform must be the (n, T0, 2, L+1) laws of a uniform token when rate > 0; got {None if uniform is None else uniform.shape}")
+        a1 = a1 + rate * uniform[:, :, 1]
+        m = (1.0 - rate) * m + rate * uniform.sum(axis=2)
     ks = np.arange(L1, dtype=np.float64)
     cm, ca1 = np.cumsum(m, axis=1), np.cumsum(a1, axis=1)
     a1k = a1 @ ks  # (n, T0) mean green weight per position

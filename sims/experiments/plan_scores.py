@@ -56,9 +56,10 @@ ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer
 
 
 @functools.lru_cache(maxsize=8)
-def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) -> tuple[np.ndarray, float]:
+def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) -> tuple[np.ndarray, np.ndarray, float]:
     """((LR_TEXTS, LR_T0, 2, levels + 1) joint laws of (green, quantised LR weight) of the token drawn
-    from the watermarked distribution at each position of the LM sample, gamma)."""
+    from the watermarked distribution at each position of the LM sample; the same of a uniformly drawn
+    token (what a random substitution puts there: mostly a rare token, whose weight is near the largest); gamma)."""
     info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)[1]
     gam = float(info["gamma"])
     d_lr = lr.lr_delta(dict(info, algo=algo))
@@ -68,6 +69,7 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
              else np.full(LR_TEXTS, math.inf if algo == "hard" else float(info["delta"])))
     L = lr.LR_LEVELS
     out = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))
+    uniform = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))
     P = gen.prompts.shape[1]
     for i in range(LR_TEXTS):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
@@ -81,7 +83,9 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
             k = lr.quantise(lr.lr_weights(G - p * g, p, d_lr), d_lr)
             out[i, t, 1] = np.bincount(k[g], q[g], L + 1)
             out[i, t, 0] = np.bincount(k[~g], q[~g], L + 1)
-    return out, gam
+            uniform[i, t, 1] = np.bincount(k[g], minlength=L + 1) / p.size
+            uniform[i, t, 0] = np.bincount(k[~g], minlength=L + 1) / p.size
+    return out, uniform, gam
 
 
 def _null_logsf(kind: str, c: float, n: int, s: float) -> float:

@@ -61,3 +61,41 @@ def test_lr_power_with_equal_weights_is_the_count_test():
         got = PL.lr_power_function(laws, gamma, 1e-6)(T)
         want = tp.redgreen_power(tp.count_laws(np.full((2, 10), q)), T, gamma, 1e-6)
         assert abs(got - want) < LR_CLT_TOL, (q, T, got, want)
+
+
+def test_lr_power_under_substitution_with_equal_weights_is_the_attacked_count_test():
+    """Equal weights for the watermarked and the uniform token alike: under a substitution at rate 0.1 the LR
+    test is the count test of the attacked green probability keep q + (1 - keep) gamma (theory.power's
+    attacked_green_prob, keep = (1 - rate)^(h+1)), within LR_CLT_TOL at 1e-6."""
+    from sims.detect.lr_scores import LR_LEVELS
+    from theory import power as tp
+
+    gamma, rate, h = 0.25, 0.1, 1
+    laws = np.zeros((2, 10, 2, LR_LEVELS + 1))
+    laws[:, :, 1, LR_LEVELS], laws[:, :, 0, LR_LEVELS] = 0.6, 0.4
+    uniform = np.zeros_like(laws)
+    uniform[:, :, 1, LR_LEVELS], uniform[:, :, 0, LR_LEVELS] = gamma, 1 - gamma
+    for T in (100, 200):
+        got = PL.lr_power_function(laws, gamma, 1e-6, rate, h, uniform=uniform)(T)
+        want = tp.redgreen_power(tp.count_laws(tp.attacked_green_prob(np.full((2, 10), 0.6), gamma, rate, h)), T, gamma, 1e-6)
+        assert abs(got - want) < LR_CLT_TOL, (T, got, want)
+    with pytest.raises(ValueError, match="uniform must be"):
+        PL.lr_power_function(laws, gamma, 1e-6, rate, h)
+
+
+def test_lr_power_under_substitution_counts_the_uniform_tokens_weights():
+    """A random substitution mostly puts in a rare token, whose LR weight is near the largest: noise of
+    heavy weight (green with probability gamma only) lowers the power below what the same substitution
+    costs when the new token weighs what a watermarked one does."""
+    from sims.detect.lr_scores import LR_LEVELS
+
+    gamma, rate, h, T = 0.25, 0.1, 1, 150
+    laws = np.zeros((2, 10, 2, LR_LEVELS + 1))
+    low = LR_LEVELS // 4
+    laws[:, :, 1, low], laws[:, :, 0, low] = 0.6, 0.4
+    light, heavy = np.zeros_like(laws), np.zeros_like(laws)
+    light[:, :, 1, low], light[:, :, 0, low] = gamma, 1 - gamma
+    heavy[:, :, 1, LR_LEVELS], heavy[:, :, 0, LR_LEVELS] = gamma, 1 - gamma
+    p_light = PL.lr_power_function(laws, gamma, 1e-6, rate, h, uniform=light)(T)
+    p_heavy = PL.lr_power_function(laws, gamma, 1e-6, rate, h, uniform=heavy)(T)
+    assert p_heavy < p_light - 0.05, (p_heavy, p_light)
