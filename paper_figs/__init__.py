@@ -31,4 +31,3 @@ def resume(partial, summary: dict, keys) -> dict:
         if all(old.get(k) == summary[k] for k in keys):
             return old
     return summary
-

@@ -185,12 +185,13 @@ def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
     q_new = tp.green_probs(plan_mod.new_pair_green_mass(get_lm(lm), gen, SIM_KEY, h), boost)  # the planner's dedup model
     X, first = token_scores(gen.tokens, gen.prompts[:, -h:], SIM_KEY, gamma=gam, h=h, vocab_size=m["vocab_size"], dedup=True)
     S, N = (X > 0.5).sum(axis=1), first.sum(axis=1)
+    plain_res = score(gen)
     per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q_new[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]
     plain = [tp.redgreen_power(tp.PrefixCountLaws(q[i : i + 1]), T, gam, fpr) for i in range(n)]
     return dict(T=T, planner=power_function(algo, lm=lm, fpr=fpr, dedup=True, key=SIM_KEY, **params)(T), planner_on_texts=float(np.mean(per_text)),
                 realised=float(np.mean(score(gen, dedup=True).log10_p <= np.log10(fpr))), planner_on_texts_plain=float(np.mean(plain)),
-                realised_plain=float(np.mean(score(gen).log10_p <= np.log10(fpr))), planned_green_scored=float(np.where(first, q_new, 0.0).sum(axis=1).mean()),
-                planned_green_all=float(q.sum(axis=1).mean()), realised_green_all=float((score(gen).score).mean()),
+                realised_plain=float(np.mean(plain_res.log10_p <= np.log10(fpr))), planned_green_scored=float(np.where(first, q_new, 0.0).sum(axis=1).mean()),
+                planned_green_all=float(q.sum(axis=1).mean()), realised_green_all=float(plain_res.score.mean()),
                 realised_green_scored=float(S.mean()), scored=float(N.mean()),
                 realised_by_count=float(np.mean(S >= [tp._critical_count(int(k), gam, fpr) for k in N])))
 

@@ -307,8 +307,8 @@ def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key, dedup=False) -> 
         q = tp.green_probs(sample["G_new"] if dedup else sample["G"], text_boost(algo, info, sample["G"]))  # dedup: a scored token is a new pair
         return {"q": q, "gamma": gam}
 
-    sample = {"T0": DEDUP_T0, "sample": "watermarked"} if dedup else {}
-    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, **sample)
+    which = {"T0": DEDUP_T0, "sample": "watermarked"} if dedup else {}  # the cache key names the sample the q come from
+    params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, **which)
     out = plan_cache.cached("green-probs", params, build)
     return out["q"], float(out["gamma"])
 

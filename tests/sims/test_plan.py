@@ -64,7 +64,6 @@ def test_clean_share_counts_substitutions_without_replacement():
     assert clean_share(50, 0.0, 1) == 1.0
 
 
-
 def test_lr_plan_states_its_repeated_window_limit(capsys):
     """--score lr: the answer and the CLI's table state that the LR detector's dropped repeated context windows
     are not modelled; the green count, which scores every position, carries no such line."""
