@@ -72,7 +72,12 @@ against 1.9x for the two passes apart; four interleaved copies of the bins, no f
 array at ``m <= 30`` (the two blocks before the last looked up in the records pass, the last block's KL and DG
 terms from its classes): identical tokens but 6.3x DualGA against this kernel's 5.5x at ``m = 30`` (4.7x
 against 3.8x at ``m = 12``). Wider blocks trade a scatter for a solve linear in its 2^nb classes (0.17x at
-2^10, about 5x at 2^15).
+2^10, about 5x at 2^15).  Measured and dropped on 2026-11-28 (load 0.9, 32 x 100 tokens, best of 3, both kernels
+in turn): no log-factor array, the records pass gathering every block's log factors (7.4x against 5.2x at
+``m = 30``); no records pass, the last block's scatter also binning each class's earlier log factors and g-bits
+so that the KL and DG come from its classes (10.9x against 5.4x: three scatters in one loop cost about eight
+bare scatters on this CPU).  The floor that day (``python -m bench.tournament_passes 30``, load 0.2): first pass
+1.20x, scatter 0.76x, so 3.47x before any block's factors are applied.
 
 :func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
 of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
