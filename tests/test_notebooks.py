@@ -27,8 +27,8 @@ def _run(path, tmp_path, **env):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
-def test_nine_chapters():
-    assert len(NOTEBOOKS) == 9, [p.name for p in NOTEBOOKS]
+def test_ten_chapters():
+    assert len(NOTEBOOKS) == 10, [p.name for p in NOTEBOOKS]
     for path in NOTEBOOKS:
         text = path.read_text()
         assert "format_name: myst" in text, f"{path.name}: not a jupytext MyST notebook"
