@@ -77,7 +77,9 @@ in turn): no log-factor array, the records pass gathering every block's log fact
 ``m = 30``); no records pass, the last block's scatter also binning each class's earlier log factors and g-bits
 so that the KL and DG come from its classes (10.9x against 5.4x: three scatters in one loop cost about eight
 bare scatters on this CPU).  The floor that day (``python -m bench.tournament_passes 30``, load 0.2): first pass
-1.20x, scatter 0.76x, so 3.47x before any block's factors are applied.
+1.20x, scatter 0.76x, so 3.47x before any block's factors are applied.  Fewer, wider blocks do not lower it: a bare
+scatter into 2^15 classes (256 KiB, out of L1) cost 1.38x DualGA's pass against 0.78x into 2^10 (the same run, best
+of 30 rounds), so two blocks of 15 layers would floor at 3.96x.
 
 :func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
 of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
