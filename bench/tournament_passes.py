@@ -5,7 +5,8 @@ factors a real solve gives, each whole-vocabulary pass of :mod:`sims.watermarks.
 DualGA's fused green-mass pass (:func:`sims.watermarks._kernels.rotated_masses`), interleaved, best of
 ``ROUNDS`` rounds of 10 calls, in CPU time, and prints each pass over DualGA's.  At ``m = 30`` a step runs
 the first pass, three scatters (one per block of 10 layers; the second and third also apply the block
-before) and the records pass; the first pass and three bare scatters are the floor printed last.
+before) and the records pass; the first pass and three bare scatters are the floor printed last, and beside it the floor of two wider blocks of 15
+layers (two scatters into 2^15 classes).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ def pass_ratios(rounds: int = 40) -> dict:
     nc = 1 << tn.BLOCK_MAX
     M = np.uint64(nc - 1)
     bins, marg, tab, run_mass = np.empty(nc), np.empty(nc), np.empty(8 * nc), np.empty(8)
+    M15, bins15 = np.uint64((1 << 15) - 1), np.empty(1 << 15)  # the wider blocks' bins (256 KiB: out of L1)
     fac, lfac = np.empty((3, nc)), np.empty((3, nc))
     for b in range(3):  # each block's factors from its own bins of p (a real solve's values)
         tn._bin(p, words, np.uint64(10 * b), M, bins)
@@ -47,6 +49,7 @@ def pass_ratios(rounds: int = 40) -> dict:
         "dualga": lambda: kern.rotated_masses(ctx, tokmix, row, 77, prf.green_threshold(0.25), blk_g, blk_r),
         "first": lambda: tn._words_run(ctx, tokmix, row, a, w, words, low),
         "scatter": lambda: tn._bin(w, words, u0, M, bins),
+        "scatter_2to15": lambda: tn._bin(w, words, u0, M15, bins15),
         "scatter_by_ids": lambda: tn._bin_by_ids(w, words, u0, M, tab),
         "apply_and_scatter": lambda: tn._apply_and_bin(w, words, logf, False, u0, M, fac[0], lfac[0], u10, M, bins),
         "records": lambda: tn._q_sums(w, words, logf, u20, M, fac[2], lfac[2], low, run_mass),
@@ -65,6 +68,7 @@ def pass_ratios(rounds: int = 40) -> dict:
     res = {f"{k}_over_dualga": best[k] / best["dualga"] for k in passes if k != "dualga"}
     res["dualga_pass_us"] = best["dualga"] * 1e6
     res["floor_m30_over_dualga"] = res["first_over_dualga"] + 3 * res["scatter_over_dualga"]
+    res["floor_m30_two_blocks_of_15_over_dualga"] = res["first_over_dualga"] + 2 * res["scatter_2to15_over_dualga"]
     return res
 
 

@@ -78,8 +78,9 @@ in turn): no log-factor array, the records pass gathering every block's log fact
 so that the KL and DG come from its classes (10.9x against 5.4x: three scatters in one loop cost about eight
 bare scatters on this CPU).  The floor that day (``python -m bench.tournament_passes 30``, load 0.2): first pass
 1.20x, scatter 0.76x, so 3.47x before any block's factors are applied.  Fewer, wider blocks do not lower it: a bare
-scatter into 2^15 classes (256 KiB, out of L1) cost 1.38x DualGA's pass against 0.78x into 2^10 (the same run, best
-of 30 rounds), so two blocks of 15 layers would floor at 3.96x.
+scatter into 2^15 classes (256 KiB, out of L1) cost 1.32-1.38x DualGA's pass against 0.77-0.78x into 2^10 (two runs,
+best of 30 rounds, load 0.2-1; the first with ``python -m bench.tournament_passes 30``), so two blocks of 15 layers
+would floor at 3.82-3.96x.
 
 :func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
 of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
