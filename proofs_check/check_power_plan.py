@@ -182,8 +182,8 @@ def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
     _, info = algo_params(algo, **params)
     boost = plan_mod.text_boost(algo, info, gen.G)
     q = tp.green_probs(gen.G, boost)
-    q_new = tp.green_probs(plan_mod.new_pair_green_mass(get_lm(lm), gen, SIM_KEY, h), boost)  # the planner's dedup model
     X, first = token_scores(gen.tokens, gen.prompts[:, -h:], SIM_KEY, gamma=gam, h=h, vocab_size=m["vocab_size"], dedup=True)
+    q_new = tp.green_probs(plan_mod.new_pair_green_mass(get_lm(lm), gen, X > 0.5, h), boost)  # the planner's dedup model
     S, N = (X > 0.5).sum(axis=1), first.sum(axis=1)
     plain_res = score(gen)
     per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q_new[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]

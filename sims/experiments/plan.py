@@ -79,17 +79,17 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
         model = get_lm(lm)
         g = generate(model, algo, n=PLAN_TEXTS, T=T0, seed=PLAN_SEED, key=key, gamma=gamma, delta=delta, Delta=Delta, h=h)
         prompts = g.prompts[:, g.prompts.shape[1] - h :]
-        _, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
+        X, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
         out = {"G": g.G, "first": first}
         if algo != "none":  # the dedup sample: scored tokens are new pairs
-            out["G_new"] = new_pair_green_mass(model, g, key, h)
+            out["G_new"] = new_pair_green_mass(model, g, X > 0.5, h)
         return out
 
     params = _sample_params(lm, algo=algo, gamma=gamma, delta=delta, Delta=Delta, h=int(h), key=key, T0=int(T0))
     return plan_cache.cached("lm-sample", params, build)
 
 
-def new_pair_green_mass(model, gen, key: int, h: int) -> np.ndarray:
+def new_pair_green_mass(model, gen, green: np.ndarray, h: int) -> np.ndarray:
     r"""(n, T) green mass of the LM's next-token distribution restricted to the tokens not yet seen after the
     position's context window in the text, :math:`G'_t = (G_t - a_t) / (1 - a_t - b_t)` with :math:`a_t`
     (:math:`b_t`) the LM's mass of the green (red) tokens that already followed the same window ( :math:`G_t`
@@ -98,11 +98,10 @@ def new_pair_green_mass(model, gen, key: int, h: int) -> np.ndarray:
     A ``dedup`` detector scores position t iff its (window, token) pair is new, so given the scored mask the
     token was drawn from the watermarked distribution restricted to the new tokens: its green probability is
     :func:`theory.power.green_probs` of :math:`G'_t`, not of :math:`G_t`.  The watermark makes green pairs
-    recur, so :math:`G'_t < G_t` on average where windows repeat (``loopy``)."""
-    from sims.detect.scores import token_scores
+    recur, so :math:`G'_t < G_t` on average where windows repeat (``loopy``).
 
-    m = gen.meta
-    X = token_scores(gen.tokens, gen.prompts[:, gen.prompts.shape[1] - h :], key, gamma=m["gamma"], h=h, vocab_size=model.vocab_size)[0] > 0.5
+    ``green`` (n, T): whether each token is green, read at the first occurrence of its (window, token) pair
+    only -- :func:`sims.detect.scores.token_scores`' values, with or without ``dedup``, ``> 0.5``."""
     n, T = gen.tokens.shape
     P = gen.prompts.shape[1]
     out = np.array(gen.G, dtype=np.float64)
@@ -116,11 +115,11 @@ def new_pair_green_mass(model, gen, key: int, h: int) -> np.ndarray:
             if before:
                 probs = model.probs_along(seq, P, T) if probs is None else probs
                 ys = np.fromiter(before, dtype=np.int64, count=len(before))
-                green = np.fromiter(before.values(), dtype=bool, count=len(before))
-                a, b = float(probs[t, ys[green]].sum()), float(probs[t, ys[~green]].sum())
+                was_green = np.fromiter(before.values(), dtype=bool, count=len(before))
+                a, b = float(probs[t, ys[was_green]].sum()), float(probs[t, ys[~was_green]].sum())
                 rest = 1.0 - a - b
                 out[i, t] = min(max((out[i, t] - a) / rest, 0.0), 1.0) if rest > 1e-12 else out[i, t]
-            before.setdefault(int(seq[P + t]), bool(X[i, t]))
+            before.setdefault(int(seq[P + t]), bool(green[i, t]))
     return out
 
 
