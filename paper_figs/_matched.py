@@ -27,19 +27,20 @@ each of ``B`` replicates recomputes every point and every interpolation.  At eac
 difference ``a - b`` (for KL, ``b - a``: positive means ``a`` is better) gets a percentile interval
 at confidence ``1 - alpha / K`` (Bonferroni over the levels, so the ``K`` intervals hold together
 at ``1 - alpha``); a level that fewer than :data:`MIN_DEFINED` of the replicates define gets none
-(nan; ``defined`` in the output gives the share).  Verdict (:func:`verdict`): ``better`` when some level's interval lies above 0
-and none below, ``worse`` the reverse, ``mixed`` when both happen (the curves cross), else ``tied``.
+(nan; ``defined`` in the output gives the share).  Verdict: :func:`paper_figs.criteria.matched`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from paper_figs import criteria as cr
+
 TRIM = 0.05  # share of the overlap's log-KL range left out at each end (interpolation stays inside every replicate's range)
 TPR_RANGE = (0.05, 0.95)  # TPR levels inside this band (outside it the KL at a TPR is ill-determined: TPR saturates)
 MIN_DEFINED = 0.9  # a level whose difference is defined in fewer replicates than this gets no interval (counts as tied)
 METRICS_AT_KL = ("tpr_1e-4", "tpr_1e-6", "strength")
-BETTER, TIED, WORSE, MIXED = "better", "tied", "worse", "mixed"
+BETTER, TIED, WORSE, MIXED = cr.BETTER, cr.TIED, cr.WORSE, cr.MIXED
 
 
 def point_stats(kl, dg, log10_p, weights=None) -> dict[str, np.ndarray]:
@@ -137,14 +138,8 @@ def common_levels(range_a: tuple[float, float], range_b: tuple[float, float], k:
     return np.linspace(lo, hi, k + 2)[1:-1]
 
 
-def verdict(lo: np.ndarray, hi: np.ndarray) -> str:
-    """``better`` / ``worse`` / ``mixed`` / ``tied`` from the per-level intervals of ``a - b`` (positive:
-    ``a`` better); a level whose interval is nan (a replicate fell outside a range) counts as tied."""
-    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-    if lo.shape != hi.shape:
-        raise ValueError(f"lo and hi must have one shape; got {lo.shape} and {hi.shape}")
-    up, down = bool(np.any(lo > 0)), bool(np.any(hi < 0))
-    return MIXED if up and down else BETTER if up else WORSE if down else TIED
+verdict = cr.matched
+"""The verdict of a comparison from its per-level intervals (:func:`paper_figs.criteria.matched`)."""
 
 
 def bootstrap_weights(n: int, B: int, seed: int) -> np.ndarray:

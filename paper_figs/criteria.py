@@ -2,8 +2,15 @@
 verdict, with its threshold a module constant, so that a test can feed it a case it must reject
 and one exactly at its threshold.
 
-Verdicts: ``reproduced``, ``not reproduced``, ``refuted`` (the measurement contradicts the claim
-outright) and ``n/a`` (the measurement cannot decide: too few samples, no overlap, no data).
+Verdicts on a claim: ``reproduced``, ``not reproduced``, ``mixed`` (a matched comparison whose curves
+cross: better at some levels, worse at others), ``refuted`` (the measurement contradicts the claim on
+the paper's own metric and matching) and ``n/a`` (the measurement cannot decide: too few samples, no
+overlap, no data).
+
+Verdicts of one matched comparison (:func:`matched`), from its per-level paired intervals of the
+difference, simultaneous over the levels: ``better`` when at least one level is significantly better
+and none significantly worse, ``worse`` symmetric, ``mixed`` when both occur, ``tied`` otherwise.
+:func:`claim_verdict` and :func:`no_worse` turn the comparisons of one claim into the claim's verdict.
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ import math
 
 import numpy as np
 
-REPRODUCED, NOT_REPRODUCED, REFUTED, NA = "reproduced", "not reproduced", "refuted", "n/a"
+REPRODUCED, NOT_REPRODUCED, REFUTED, NA, MIXED = "reproduced", "not reproduced", "refuted", "n/a", "mixed"
+BETTER, TIED, WORSE = "better", "tied", "worse"
+"""A matched comparison's verdicts, with :data:`MIXED` (:func:`matched`)."""
 
 FRONTIER_TOL = 0.05  # a configuration is on the frontier when its KL is within 5 % of OPT at its DG
 SPREAD_RATIO = 0.5  # "concentrated": DualGA's sd at most half of SRL's
@@ -23,9 +32,9 @@ MEDIAN_P_LEVEL = -4.0  # log10 of the paper's 1e-4 line
 Z_LEVEL = 1.645  # one-sided 5 % (the paper's "FPR < 5 %")
 Z_LOST = 1.645  # "undetectable": the median z below the 5 % line
 LAMBDA_RISE = 1.5  # "spikes": mean lambda on repeated tokens 1.5 x elsewhere
-KL_STABLE = 1.25  # "stable": max / min KL within 25 %
+KL_STABLE = 1.25  # "stable, close to optimal": KL within 25 % of the hindsight optimum
 SRL_LIKE = 0.1  # "similar to SRL": KL within 10 % of SRL's at the same boost
-SUBOPTIMAL = 1.1  # "noticeably suboptimal": at least 10 % above the reasonable block's median KL
+SUBOPTIMAL = 1.1  # "noticeably suboptimal": KL at least 10 % above the hindsight optimum at the same DG
 MOST = 0.5  # "most": more than half
 RANK_AGREE = 0.7  # rank correlation for "the same ordering"
 TPR_CLOSE, TPR_CLOSE_SHARE = 0.1, 0.75  # a TPR "matches" within 0.1; three quarters of the cells must
@@ -37,6 +46,7 @@ LAM1_ADVICE = (0.5, 2.0)  # "lambda_1 about 10 Delta": within a factor 2
 ETA_RANGE = (0.1, 2.0)  # the paper's tuned step sizes
 DG_SLACK = 0.01  # "meets the constraint": realised DG at least Delta - 0.01
 CLEAR = 0.5  # a difference of median log10 p counts (without an interval) only beyond half a decade
+ZTEST_INFLATION = 2.0  # "significantly exceed": the z-test's true size at least twice its nominal level
 SIMILAR = 1.0  # "a similar trade-off": every interval of the median log10 p difference within one decade of 0
 
 
@@ -172,7 +182,7 @@ def lambda_rises(ratio: float) -> str:
 
 
 def kl_stable(ratio: float) -> str:
-    """Max / min KL over a set of settings at most :data:`KL_STABLE`."""
+    """A KL ratio (max / min over a set of settings, or KL over the hindsight optimum) at most :data:`KL_STABLE`."""
     return _ok(ratio <= KL_STABLE) if _finite(ratio) else NA
 
 
@@ -221,28 +231,70 @@ def within(x: float, lo: float, hi: float) -> str:
     return _ok(lo <= x <= hi) if _finite(x) else NA
 
 
-def dominates(verdicts: dict[str, str]) -> str:
-    """Matched comparison of DualGA with each comparator (comparator -> better / tied / worse /
-    mixed / n/a): reproduced when DualGA is ``better`` than every comparator with a common range;
-    refuted when it is ``worse`` than (or crosses, ``mixed``) any; n/a when no comparator shares a
-    range; else not reproduced (some comparison tied)."""
-    live = {k: v for k, v in verdicts.items() if v != NA}
+def matched(lo, hi) -> str:
+    """The verdict of one matched comparison from its per-level intervals ``[lo, hi]`` of the difference
+    ``a - b`` (positive: ``a`` better), simultaneous over the levels: ``better`` when some level's
+    interval lies above 0 (``lo > 0``) and none below, ``worse`` when some lies below (``hi < 0``) and
+    none above, ``mixed`` when both occur (the curves cross), else ``tied``; a level whose interval is
+    nan (no interval) counts as tied."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    if lo.shape != hi.shape:
+        raise ValueError(f"lo and hi must have one shape; got {lo.shape} and {hi.shape}")
+    up, down = bool(np.any(lo > 0)), bool(np.any(hi < 0))
+    return MIXED if up and down else BETTER if up else WORSE if down else TIED
+
+
+def _live(verdicts: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in verdicts.items() if v != NA}
+
+
+def claim_verdict(verdicts: dict[str, str], *, own: bool) -> str:
+    """A claim "DualGA is better than each comparator" from the matched verdicts per comparator
+    (``better`` / ``tied`` / ``worse`` / ``mixed`` / n/a).
+
+    ``reproduced`` when DualGA is ``better`` than every comparator sharing a range; ``refuted`` when it
+    is ``worse`` than one and ``own`` (the row measures the paper's own metric with the paper's own
+    matching: only there does a worse comparison contradict the claim); ``not reproduced`` for a
+    ``worse`` on a stronger question than the paper's (``own`` false); ``mixed`` when a comparison is
+    mixed and none worse (the curves cross: never counted as worse); ``not reproduced`` when the rest
+    are ties (no difference shown at this n); ``n/a`` when no comparator shares a range."""
+    live = _live(verdicts)
     if not live:
         return NA
-    if any(v in ("worse", "mixed") for v in live.values()):
-        return REFUTED
-    return _ok(all(v == "better" for v in live.values()))
+    vals = set(live.values())
+    if WORSE in vals:
+        return REFUTED if own else NOT_REPRODUCED
+    if MIXED in vals:
+        return MIXED
+    return REPRODUCED if vals == {BETTER} else NOT_REPRODUCED
+
+
+def no_worse(verdicts: dict[str, str], *, own: bool) -> str:
+    """A claim "DualGA is at least as good as each comparator and better than some" (the paper's Pareto
+    claim against SRL: on the frontier, which SRL reaches only where delta and gamma are aligned):
+    ``reproduced`` when no comparison is ``worse`` or ``mixed`` and at least one is ``better``;
+    ``refuted`` (``own``) or ``not reproduced`` when one is ``worse``; ``mixed`` when one is mixed and
+    none worse; ``not reproduced`` when all tie; ``n/a`` without a common range."""
+    live = _live(verdicts)
+    if not live:
+        return NA
+    vals = set(live.values())
+    if WORSE in vals:
+        return REFUTED if own else NOT_REPRODUCED
+    if MIXED in vals:
+        return MIXED
+    return REPRODUCED if BETTER in vals else NOT_REPRODUCED
 
 
 def worse_than(verdict: str) -> str:
     """A matched verdict of the first curve against the second read as "the first is worse":
-    reproduced for ``worse``, refuted for ``better``, not reproduced for tied / mixed, n/a without overlap."""
-    return {"worse": REPRODUCED, "better": REFUTED, "tied": NOT_REPRODUCED, "mixed": NOT_REPRODUCED}.get(verdict, NA)
+    reproduced for ``worse``, refuted for ``better``, not reproduced for tied, mixed for mixed, n/a without overlap."""
+    return {WORSE: REPRODUCED, BETTER: REFUTED, TIED: NOT_REPRODUCED, MIXED: MIXED}.get(verdict, NA)
 
 
 def better_than(verdict: str) -> str:
     """As :func:`worse_than`, for "the first is better"."""
-    return {"better": REPRODUCED, "worse": REFUTED, "tied": NOT_REPRODUCED, "mixed": NOT_REPRODUCED}.get(verdict, NA)
+    return {BETTER: REPRODUCED, WORSE: REFUTED, TIED: NOT_REPRODUCED, MIXED: MIXED}.get(verdict, NA)
 
 
 def similar(v: dict) -> str:
@@ -267,6 +319,11 @@ def spearman(x, y) -> float:
 
     rx, ry = rankdata(x), rankdata(y)
     return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def inflated(ratio: float) -> str:
+    """A test's true size over its nominal level at least :data:`ZTEST_INFLATION`; refuted at or below 1 (the level holds)."""
+    return _ok(ratio >= ZTEST_INFLATION, refuted=ratio <= 1) if _finite(ratio) else NA
 
 
 def off_frontier(gap: float) -> str:

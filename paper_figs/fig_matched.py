@@ -20,11 +20,13 @@ like every other algorithm's; its "DG" is the tournament's mean-g drift (not com
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import numpy as np
 
 from paper_figs import _matched as mt
+from paper_figs import _refine as rf
 from paper_figs._out import agg, md_table, write
 
 TITLE = "Matched distortion: detection at the same KL, KL at the same TPR"
@@ -32,10 +34,21 @@ LMS = ("news", "lfqa", "smollm2-fit")
 ALPHA = 0.05  # the family of K intervals of a comparison holds at 95 %
 SRL_BEST = "SRL (best gamma)"
 SYNTHID = ("SynthID non-distortionary", "SynthID distortionary")  # curves over m, 2 and 4 candidates per match
-COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW", "AutoCov", "hard",
-               *SYNTHID)
-EXTRA_PAIRS = (("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # the AutoCov appendix's claims
-METRICS = (*mt.METRICS_AT_KL, "kl_at_tpr")
+DUALGA_BEST = "DualGA (best gamma)"
+COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
+               "AutoCov", "hard", *SYNTHID)
+SAME_GAMMA = (("DualGA gamma=0.1", "SRL gamma=0.1"), ("DualGA gamma=0.25", "SRL gamma=0.25"), ("DualGA gamma=0.5", "SRL gamma=0.5"),
+              ("DualGA gamma=0.7", "SRL gamma=0.7"), ("DualGA gamma=0.25", "ATW"))
+"""The controller alone: DualGA with gamma set to the baseline's (ATW's green list has gamma 0.25)."""
+EXTRA_PAIRS = (*SAME_GAMMA, (DUALGA_BEST, SRL_BEST), ("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # and the AutoCov appendix's claims
+METRICS = ("dg", *mt.METRICS_AT_KL, "kl_at_tpr")
+DG_ALGOS = ("dualga", "srl", "atw", "hard")
+"""The curves whose DG is the green-mass increase of their own green list (AutoCov's alternating list, SynthID's g-value drift
+and the distortion-free schemes have no comparable DG): only these are compared on DG."""
+ROUNDS = 2  # bisection rounds of the refinement (paper_figs._refine); quick: 1, a real LM: 0
+REFINED = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
+           "AutoCov")
+"""The comparators of DualGA whose comparison levels the refinement measures (the claims' rows), beside :data:`EXTRA_PAIRS`."""
 QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
               ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7), ("synthid", "m"): (1, 2, 4)}
 # A real LM on a CPU (5-30 tokens/s): 15 configurations spanning the KL range where DualGA's curve meets the others' (about
@@ -53,20 +66,24 @@ def curve_name(algo: str, params: dict) -> str:
         return f"SRL gamma={params['gamma']:g}"
     if algo == "synthid":
         return SYNTHID[int(params.get("candidates", 2)) > 2]
+    if algo == "dualga" and "gamma" in params:
+        return f"DualGA gamma={params['gamma']:g}"
     return {"dualga": "DualGA", "ems": "EMS", "uw-delta": "UW-delta", "uw-gamma": "UW-gamma", "atw": "ATW", "autocov": "AutoCov",
             "hard": "hard"}[algo]
 
 
 def _quick_keep(c) -> bool:
     p = dict(c.params)
-    if c.algo == "srl" and p.get("gamma") != 0.5:
+    if c.algo in ("srl", "dualga") and p.get("gamma", 0.5) != 0.5:
         return False
     return next((p.get(k) in v for (a, k), v in QUICK_KEEP.items() if a == c.algo), c.algo == "uw-gamma")
 
 
 def _real_keep(c) -> bool:
-    """The configurations kept on a real LM (:data:`REAL_KEEP`, :data:`REAL_SRL`, UW-gamma)."""
+    """The configurations kept on a real LM (:data:`REAL_KEEP`, :data:`REAL_SRL`, UW-gamma; DualGA at gamma 0.5 beside SRL's)."""
     p = dict(c.params)
+    if c.algo == "dualga" and "gamma" in p:
+        return p["gamma"] in REAL_SRL and p["Delta"] in (0.1, 0.2, 0.3)
     if c.algo == "srl":
         return p.get("delta") in REAL_SRL.get(p.get("gamma"), ())
     return next((p.get(k) in v for (a, k), v in REAL_KEEP.items() if a == c.algo), c.algo == "uw-gamma")
@@ -78,14 +95,49 @@ def _curves(points: list[dict]) -> dict[str, list]:
     for p in points:
         by.setdefault(p["curve"], []).append(p)
     curves = {k: [sorted((p["stats"] for p in v), key=lambda st: st["kl"][0])] for k, v in by.items()}
-    srl = [v[0] for k, v in curves.items() if k.startswith("SRL gamma")]
-    if srl:
-        curves[SRL_BEST] = srl
+    for best, prefix in ((SRL_BEST, "SRL gamma"), (DUALGA_BEST, "DualGA")):
+        subs = [v[0] for k, v in curves.items() if k.startswith(prefix)]
+        if len(subs) > 1:
+            curves[best] = subs
     return curves
 
 
 def _ci(x: np.ndarray) -> list[float]:
     return [float(np.quantile(x[1:], ALPHA / 2)), float(np.quantile(x[1:], 1 - ALPHA / 2))] if x.size > 1 else [float(x[0])] * 2
+
+
+def _points(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], w: np.ndarray) -> list[dict]:
+    """One point per configuration: its curve, algorithm, parameters, :func:`paper_figs._matched.point_stats` over the
+    bootstrap weights ``w`` (DG nan where :data:`DG_ALGOS` says it is not comparable) and the per-text corr(KL, DG)."""
+    points = []
+    for cid, (algo, params) in configs.items():
+        v = per_text[cid]
+        dg = v["dg"] if algo in DG_ALGOS else np.full(v["dg"].shape, np.nan)
+        st = mt.point_stats(v["kl"], dg, v["log10_p"], w)
+        ok = np.isfinite(v["dg"]) & np.isfinite(v["kl"])
+        corr = float(np.corrcoef(v["kl"][ok], v["dg"][ok])[0, 1]) if ok.sum() > 2 and np.ptp(v["kl"][ok]) > 0 and np.ptp(v["dg"][ok]) > 0 else float("nan")
+        points.append(dict(id=cid, curve=curve_name(algo, params), algo=algo, params=params, stats=st, kl_dg_corr=corr))
+    return points
+
+
+def _weights(per_text: dict, B: int, seed: int = 0) -> np.ndarray:
+    n = {v["log10_p"].size for v in per_text.values()}
+    if len(n) != 1:
+        raise ValueError(f"every configuration needs the same number of texts (paired bootstrap); got {sorted(n)}")
+    return mt.bootstrap_weights(n.pop(), B, seed)
+
+
+def _compare_all(curves: dict, k: int) -> list[dict]:
+    pairs = [("DualGA", c) for c in COMPARATORS] + list(EXTRA_PAIRS)
+    out = []
+    for a, b in pairs:
+        if a not in curves or b not in curves:
+            continue
+        for m in METRICS:
+            if m == "dg" and not all(np.isfinite(p["dg"][0]) for c in (a, b) for sub in curves[c] for p in sub):
+                continue
+            out.append(dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA)))
+    return out
 
 
 def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0) -> dict:
@@ -94,24 +146,42 @@ def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple
 
     ``per_text``: configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length
     across configurations: the texts are paired); ``configs``: id -> (algo, params)."""
-    n = {v["log10_p"].size for v in per_text.values()}
-    if len(n) != 1:
-        raise ValueError(f"every configuration needs the same number of texts (paired bootstrap); got {sorted(n)}")
-    w = mt.bootstrap_weights(n.pop(), B, seed)
-    points = []
-    for cid, (algo, params) in configs.items():
-        v = per_text[cid]
-        st = mt.point_stats(v["kl"], v["dg"], v["log10_p"], w)
-        ok = np.isfinite(v["dg"]) & np.isfinite(v["kl"])
-        corr = float(np.corrcoef(v["kl"][ok], v["dg"][ok])[0, 1]) if ok.sum() > 2 and np.ptp(v["kl"][ok]) > 0 and np.ptp(v["dg"][ok]) > 0 else float("nan")
-        points.append(dict(curve=curve_name(algo, params), algo=algo, params=params, stats=st, kl_dg_corr=corr))
-    curves = _curves(points)
-    pairs = [("DualGA", c) for c in COMPARATORS] + list(EXTRA_PAIRS)
-    comparisons = [dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA)) for a, b in pairs if a in curves and b in curves for m in METRICS]
+    points = _points(per_text, configs, _weights(per_text, B, seed))
+    comparisons = _compare_all(_curves(points), k)
     out_points = [dict(curve=p["curve"], algo=p["algo"], params=p["params"], kl_dg_corr=p["kl_dg_corr"],
                        **{m: float(p["stats"][m][0]) for m in ("kl", "dg", "tpr_1e-4", "tpr_1e-6", "strength")},
                        **{f"{m}_ci95": _ci(p["stats"][m]) for m in ("kl", "tpr_1e-4", "tpr_1e-6", "strength")}) for p in points]
     return dict(points=out_points, comparisons=comparisons)
+
+
+def refine_round(per_text: dict, configs: dict, pending: list[dict], settled: dict, *, B: int, k: int) -> tuple[list[dict], list[dict]]:
+    """One bisection round on one LM (:mod:`paper_figs._refine`): check the direct runs of ``pending`` (proposals of the last
+    round, now in ``configs``) against their curves without them, mark their segments settled where they agree, and propose
+    the next runs.  ``settled``: curve -> set of settled parameter segments (updated).  Returns (checks, proposals)."""
+    points = _points(per_text, configs, _weights(per_text, B))
+    by_curve: dict[str, list] = {}
+    for p in points:
+        by_curve.setdefault(p["curve"], []).append(p)
+    checks = []
+    for prop in pending:
+        new = next(p for p in points if p["id"] == prop["id"])
+        others = [p for p in by_curve[new["curve"]] if p["id"] != new["id"]]
+        c = rf.check(others, new)
+        checks.append(dict(curve=new["curve"], params=new["params"], segment=list(prop["segment"]), level=prop["level"], **c))
+        if c["ok"]:
+            settled.setdefault(new["curve"], set()).add(tuple(prop["segment"]))
+    levels: dict[str, list] = {}
+    for c in _compare_all(_curves(points), k):
+        if c["metric"] == "kl_at_tpr" or not c["levels"] or (c["a"] == "DualGA" and c["b"] not in REFINED):
+            continue
+        for name in (c["a"], c["b"]):
+            subs = [n for n in by_curve if n.startswith("SRL gamma")] if name == SRL_BEST else \
+                [n for n in by_curve if n.startswith("DualGA")] if name == DUALGA_BEST else [name]
+            for n in subs:
+                levels.setdefault(n, []).extend(c["levels"])
+    proposals = [dict(curve=n, **p) for n, lv in levels.items() if n in by_curve
+                 for p in rf.propose(by_curve[n], np.array(lv), settled.get(n, set()))]
+    return checks, proposals
 
 
 def span(c: dict) -> str:
@@ -158,6 +228,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
     DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``)."""
     from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
+    from sims.experiments.sweep_grid import Config
 
     plt = agg()
     lms = tuple(lms or (("news",) if quick else LMS))
@@ -166,23 +237,53 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
     if only is not None:
         keep = (lambda c, k0=keep: c.algo in only and (k0 is None or k0(c)))
     size = dict(n=16, T=50, chunk=16) if quick else dict(chunk=REAL_CHUNK) if real else {}
-    grids = [(name, sweep_grid(name, lms=lms, algos=keep, **size)) for name in ("matched", "matched_synthid")]
+    grids = [(name, sweep_grid(name, lms=lms, algos=keep, **size)) for name in ("matched", "matched_gamma", "matched_synthid")]
     grids = [(name, g) for name, g in grids if g.configs]
     grid = grids[0][1]
     B, k = (50, 3) if quick else (400, 5)
+    rounds = 1 if quick else 0 if real else ROUNDS
     cols = {c: {} for c in ("kl", "dg", "log10_p")}
-    for name, g in grids:
+
+    def run(name, g):
         _, folder = run_grid(g, out_dir, name, quick)
         for c in cols:
             cols[c].update(text_values(folder, c))
+
+    for name, g in grids:
+        run(name, g)
+    cfgs = {lm: {c.id: (c.algo, dict(c.params)) for _, g in grids for c in g.configs if c.lm == lm} for lm in lms}
+    per_text = lambda lm: {cid: {m: cols[m][cid] for m in cols} for cid in cfgs[lm]}  # noqa: E731
+    pending = {lm: [] for lm in lms}
+    settled: dict = {lm: {} for lm in lms}
+    checks: dict = {lm: [] for lm in lms}
+    for rnd in range(rounds + 1):  # the last pass only checks the last round's runs
+        new = []
+        for lm in lms:
+            done, props = refine_round(per_text(lm), cfgs[lm], pending[lm], settled[lm], B=B // 2, k=k)
+            checks[lm] += [dict(c, round=rnd) for c in done]
+            pending[lm] = []
+            if rnd == rounds:
+                continue
+            for prop in props:
+                algo = next(a for a, prm in cfgs[lm].values() if curve_name(a, prm) == prop["curve"])
+                c = Config(lm, algo, tuple(sorted(prop["params"].items())))
+                if c.id not in cfgs[lm]:
+                    new.append(c)
+                    pending[lm].append(dict(prop, id=c.id))
+        print(f"fig_matched refinement round {rnd + 1}: {sum(len(v) for v in checks.values())} checks so far, {len(new)} new runs", flush=True)
+        if not new:
+            break
+        g = dataclasses.replace(grid, configs=tuple(new), path=f"refinement round {rnd + 1}")
+        run(f"matched_refine{rnd + 1}", g)
+        for c in new:
+            cfgs[c.lm][c.id] = (c.algo, dict(c.params))
     result = dict(lms=list(lms), n=grid.n, T=grid.T, grid=" + ".join(f"examples/sweep_{name}.toml" for name, _ in grids), bootstrap=B, levels=k,
                   alpha=ALPHA, trim=mt.TRIM, tpr_range=list(mt.TPR_RANGE), dedup_rules={a: r for _, g in grids for a, r in g.dedup_rules().items()},
-                  per_lm={})
+                  refinement=dict(rounds=rounds, confidence=rf.CONFIDENCE, near=rf.NEAR), per_lm={})
     rows = []
     for lm in lms:
-        cfgs = {c.id: (c.algo, dict(c.params)) for _, g in grids for c in g.configs if c.lm == lm}
-        per_text = {cid: {m: cols[m][cid] for m in cols} for cid in cfgs}
-        res = analyse(per_text, cfgs, B=B, k=k)
+        res = analyse(per_text(lm), cfgs[lm], B=B, k=k)
+        res["refinement"] = dict(rf.summary(checks[lm]), checks=checks[lm])
         result["per_lm"][lm] = res
         for c in res["comparisons"]:
             lv = ", ".join(f"{x:.3g}" for x in c["levels"])

@@ -17,7 +17,8 @@ from paper_figs import save
 from sims.core import defaults
 
 TITLE = "z-score vs text length: unwatermarked stays in [-1.96, 1.96], watermarked grows like sqrt(t)"
-RATES = (0.0, 0.1, 0.3, 0.5)
+RATES = (0.0, 0.1, 0.3, 0.5, 0.6)  # 0.6: "more than 50 %"
+PAPER_T = 200  # the paper's completions: ~200 tokens (C4 texts with the last 200 cut off)
 DELTA = 0.3
 KEY = defaults.KEY
 
@@ -54,8 +55,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         curves[f"DualGA, substitution {int(r * 100)}%"] = _prefix_z(g, gamma, vocab)
     t = np.arange(1, T + 1)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    colours = ["k", "C3", "C1", "C2", "C0"]
-    summary = dict(lm=name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, median_z_at_T={}, median_z_at_50={})
+    colours = ["k", "C3", "C1", "C2", "C0", "C4"]
+    summary = dict(lm=name, n=n, T=T, Delta=DELTA, gamma=gamma, key=KEY, paper_T=PAPER_T, median_z_at_T={}, median_z_at_50={}, median_z_at_paper_T={})
     for (curve, z), c in zip(curves.items(), colours):
         ax.plot(t, z[0], c=c, lw=1.2, label=curve)
         med = np.nanmedian(z, axis=0)
@@ -64,6 +65,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         ax2.fill_between(t, q1, q3, color=c, alpha=0.15, lw=0)
         summary["median_z_at_T"][curve] = float(med[-1])
         summary["median_z_at_50"][curve] = float(med[min(49, T - 1)])
+        summary["median_z_at_paper_T"][curve] = float(med[min(PAPER_T, T) - 1])
     for r, c in zip(RATES, colours[1:]):
         ax2.plot(t, (1 - r) ** 2 * DELTA * np.sqrt(t / (gamma * (1 - gamma))), ls=":", c=c, lw=1)
     for a in (ax, ax2):

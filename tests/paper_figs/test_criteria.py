@@ -63,11 +63,11 @@ def test_within_is_closed():
 
 
 def test_matched_criteria():
-    assert cr.dominates({"SRL": "better", "EMS": NA}) == R
-    assert cr.dominates({"SRL": "better", "ATW": "tied"}) == N
-    assert cr.dominates({"SRL": "better", "ATW": "worse"}) == X and cr.dominates({"SRL": "mixed"}) == X
-    assert cr.dominates({"EMS": NA}) == NA
-    assert cr.better_than("better") == R and cr.better_than("worse") == X and cr.better_than("tied") == N
+    assert cr.claim_verdict({"SRL": "better", "EMS": NA}, own=True) == R
+    assert cr.claim_verdict({"SRL": "better", "ATW": "tied"}, own=True) == N
+    assert cr.claim_verdict({"SRL": "better", "ATW": "worse"}, own=True) == X and cr.claim_verdict({"SRL": "mixed"}, own=True) == cr.MIXED
+    assert cr.claim_verdict({"EMS": NA}, own=True) == NA
+    assert cr.better_than("better") == R and cr.better_than("worse") == X and cr.better_than("tied") == N and cr.better_than("mixed") == cr.MIXED
     assert cr.worse_than("worse") == R and cr.worse_than("better") == X and cr.worse_than(NA) == NA
     assert cr.similar(dict(verdict="tied", bound=0.3)) == R and cr.similar(dict(verdict="better", bound=0.3)) == N
     assert cr.similar(dict(verdict="tied", bound=3.0)) == NA and cr.similar(dict(verdict=NA, bound=0.3)) == NA  # a wide tie tells nothing
@@ -142,10 +142,18 @@ def test_robustness_over_every_configuration():
 
 
 def test_box4_blocks_follow_the_paper():
-    grid = [dict(lam1=lam, eta=eta, kl_mean=0.4) for lam in (1.0, 2.0, 5.0, 10.0) for eta in (0.1, 1.0, 5.0, 10.0)]
+    """Rows 39-40 read each setting's frontier ratio (KL over OPT at its own realised DG), not KL against the block's other settings."""
+    grid = [dict(lam1=lam, eta=eta, kl_mean=0.4, frontier_ratio=1.05) for lam in (1.0, 2.0, 5.0, 10.0) for eta in (0.1, 1.0, 5.0, 10.0)]
     d = dict(grid=grid, eta_sweep=[dict(eta=0.01, rel_kl_vs_srl=0.05), dict(eta=0.02, rel_kl_vs_srl=-0.08), dict(eta=0.05, rel_kl_vs_srl=0.5)])
-    assert report._box_block(d) == pytest.approx(1.0) and report._box_extreme(d) == pytest.approx(1.0)
-    next(g for g in grid if (g["lam1"], g["eta"]) == (5.0, 0.1))["kl_mean"] = 0.8  # the issue's lambda_1 = 5, eta = 0.1
+    assert report._box_block(d) == pytest.approx(1.05) and report._box_extreme(d) == pytest.approx(1.05)
+    assert cr.kl_stable(report._box_block(d)) == R and cr.suboptimal(report._box_extreme(d)) == N
+    next(g for g in grid if (g["lam1"], g["eta"]) == (5.0, 0.1))["frontier_ratio"] = 1.6  # the issue's lambda_1 = 5, eta = 0.1
     assert cr.kl_stable(report._box_block(d)) == N
+    next(g for g in grid if (g["lam1"], g["eta"]) == (10.0, 0.1))["frontier_ratio"] = 0.9  # outside the block: not read by row 39
+    assert report._box_block(d) == pytest.approx(1.6) and report._box_extreme(d) == pytest.approx(0.9)
+    for g in grid:
+        if g["lam1"] == 10.0 or g["eta"] == 10.0:
+            g["frontier_ratio"] = 1.2
+    assert cr.suboptimal(report._box_extreme(d)) == R
     small = next(c for c in report.CLAIMS if c.claim.startswith("Hyperparameters: eta < 0.05"))
     assert small.value(d, None) == pytest.approx(0.08)  # eta = 0.05 is not below 0.05: left out

@@ -60,9 +60,11 @@ FLIPS = [
     (lambda x: cr.correlated({"min": x, "line": 0.1}), 0.1, N, UP, R),
     (lambda x: cr.correlated({"min": x, "line": 0.1}), -0.1, N, DOWN, X),
     (lambda x: cr.similar({"verdict": "tied", "bound": x}), cr.SIMILAR, R, UP, NA),
+    (cr.inflated, cr.ZTEST_INFLATION, R, DOWN, N),
+    (cr.inflated, 1.0, X, UP, N),
 ]
 # criteria whose input is a verdict or a test result, checked by the dedicated tests below and in test_criteria.py
-CATEGORICAL = {"dominates", "worse_than", "better_than", "fpr_kept"}
+CATEGORICAL = {"matched", "claim_verdict", "no_worse", "worse_than", "better_than", "fpr_kept"}  # tests/paper_figs/test_verdict_rules.py
 HELPERS = {"binom_sf", "fpr_test", "spearman"}  # not criteria: they compute what a criterion reads
 
 
