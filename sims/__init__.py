@@ -15,6 +15,7 @@ below it; ``tests/test_imports.py`` checks it)::
 The names below are the public API (``sims.__all__``); everything else is an implementation
 detail.  Importing this package loads neither torch, matplotlib nor cvxpy, and a name's module is
 imported on its first use (``python -m sims plan`` loads only what planning needs).
+``sims.__version__`` is the installed distribution's version (``wmstats``), read on first use.
 """
 
 import importlib
@@ -56,7 +57,27 @@ _HOMES = {
 __all__ = list(_HOMES)
 
 
+def _version() -> str:
+    """The version of the ``wmstats`` distribution: its installed metadata, else pyproject.toml beside this package."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("wmstats")
+    except metadata.PackageNotFoundError:  # a source checkout that was never installed
+        import pathlib
+        import tomllib
+
+        pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+        try:
+            return tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "0+unknown"
+
+
 def __getattr__(name: str):
+    if name == "__version__":
+        globals()[name] = value = _version()
+        return value
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'sims' has no attribute {name!r}")
@@ -67,4 +88,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | {"__version__"})

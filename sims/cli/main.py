@@ -43,6 +43,19 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``wmstats X.Y.Z`` and exit 0; the version is read only when asked (``--help`` stays fast)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import sims
+
+        print(f"wmstats {sims.__version__}")  # on stdout, as argparse's own version action
+        parser.exit(0)
+
+
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
     """``--threads`` and ``--quiet``, which every subcommand takes."""
     g = p.add_argument_group("run")
@@ -53,6 +66,7 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     parser = Parser(prog="python -m sims", description="Watermarking simulators on synthetic and real LMs.")
+    parser.add_argument("--version", action=_Version, help="print the version of wmstats and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (modname, summary) in COMMANDS.items():
         if name != selected:

@@ -2,7 +2,7 @@
 
 On a machine that other processes keep busy, more threads than free cores is much slower than
 fewer: SmolLM2's forward passes with 2 torch threads on a 2-core machine with a second busy
-process ran 4.5x slower than with 1 thread (measurements in the README, section "Threads").
+process ran 4.5x slower than with 1 thread (measurements in bench/NOTES.md, "Threads").
 The default is therefore the number of cores that are idle when the command starts: the core
 count less the one-minute load average (rounded), at least 1.  ``--threads`` overrides it.
 """

@@ -1,7 +1,7 @@
 """One home for the package's default parameters (every other module reads them from here).
 
-The paper's code leaves several of these implicit; the choices are documented in the README
-("Choices the paper's code leaves implicit").
+The paper's code leaves several of these implicit; the choices are documented in the user guide
+(docs/book/guide/design.md, "Choices the paper's code leaves implicit").
 """
 
 from __future__ import annotations

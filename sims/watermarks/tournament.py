@@ -45,7 +45,7 @@ per-token drift of the mean score over its null mean 1/2 when :math:`\\bar G_t` 
 keys, the analogue of the red-green :math:`q_{G,t} - G_t`; ``entropy`` of :math:`p_t`;
 ``lam`` nan.
 
-**Cost, and what bounds it** (issue 32).  One PRF word per (context, token) serves all ``m <= 64``
+**Cost** (issue 32).  One PRF word per (context, token) serves all ``m <= 64``
 layers, so hashing costs what a red-green step's does.  What costs more is the exact law:
 :math:`G_l` is a sum over the vocabulary of :math:`q_{l-1}`, which carries the factors of every
 earlier layer, so it depends on the joint law of a token's bits ``0 .. l-1``, not on ``l``
@@ -56,31 +56,9 @@ one vectorised pass (:math:`p_t`, the words, :math:`\bar G_t`: the whole of a Du
 synthetic LM) and then, at ``m <= 10``, one scatter pass into classes kept per run of
 ``SAMPLE_IDS`` ids, from which the KL, DG and the draw's run masses follow without another pass;
 at ``m > 10``, ``ceil(m / 10)`` scatter passes and one pass of look-ups for the KL, DG and run masses
-(4 passes after the first at ``m = 30``, where DualGA makes none).  Measured per pass (CPU time,
-V = 32000): the vectorised first pass about 1.1 times DualGA's one pass, a bare scatter pass 0.7
-times it: ``bench_generate.tournament_rates`` reads 2.1x DualGA's step at ``m = 1``, 2.2x at ``m = 8``
-and 5.6x at ``m = 30`` (CPU time, load 12-16 on 2 cores).  Writing nothing of size V after the first pass
-(each block looking up every earlier block's factors per token instead) measured 2x slower at ``m = 30``.
-
-Why ``m = 30`` stays above 3x DualGA (``python -m bench.tournament_passes``, CPU time, best of 30 interleaved
-rounds, two runs at load 14-17 on 2 cores): a bare scatter into 2^10 classes costs 0.68-0.69x DualGA's pass and
-the first pass 1.07-1.12x, so the first pass and the three scatters that ``m = 30``'s three blocks need already
-make 3.1-3.2x, before any block's factors are applied (a middle pass: 1.4-1.8x) or the records summed (1.06x).
-Measured and dropped (scratch code, load 10-17; passes timed as above, the last variant against this kernel in
-one process on 32 x 100 tokens, best of 3): the hash fused into the first scatter (scalar hashing) 2.1x
-against 1.9x for the two passes apart; four interleaved copies of the bins, no faster; no per-token log-factor
-array at ``m <= 30`` (the two blocks before the last looked up in the records pass, the last block's KL and DG
-terms from its classes): identical tokens but 6.3x DualGA against this kernel's 5.5x at ``m = 30`` (4.7x
-against 3.8x at ``m = 12``). Wider blocks trade a scatter for a solve linear in its 2^nb classes (0.17x at
-2^10, about 5x at 2^15).  Measured and dropped on 2026-11-28 (load 0.9, 32 x 100 tokens, best of 3, both kernels
-in turn): no log-factor array, the records pass gathering every block's log factors (7.4x against 5.2x at
-``m = 30``); no records pass, the last block's scatter also binning each class's earlier log factors and g-bits
-so that the KL and DG come from its classes (10.9x against 5.4x: three scatters in one loop cost about eight
-bare scatters on this CPU).  The floor that day (``python -m bench.tournament_passes 30``, load 0.2): first pass
-1.20x, scatter 0.76x, so 3.47x before any block's factors are applied.  Fewer, wider blocks do not lower it: a bare
-scatter into 2^15 classes (256 KiB, out of L1) cost 1.32-1.38x DualGA's pass against 0.77-0.78x into 2^10 (two runs,
-best of 30 rounds, load 0.2-1; the first with ``python -m bench.tournament_passes 30``), so two blocks of 15 layers
-would floor at 3.82-3.96x.
+(4 passes after the first at ``m = 30``, where DualGA makes none).  The time of each pass against
+DualGA's step (``python -m bench --only bench_generate``, ``python -m bench.tournament_passes``), the
+floor it sets at ``m = 30`` and the designs measured and dropped are logged in ``bench/NOTES.md``.
 
 :func:`tournament_step` is the NumPy reference of one step and :func:`generate_tournament_reference`
 of the whole generator; the kernel :func:`_generate` is tested equal to them on fixed seeds.
