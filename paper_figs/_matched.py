@@ -151,12 +151,14 @@ def bootstrap_weights(n: int, B: int, seed: int) -> np.ndarray:
     return np.vstack([np.ones((1, n)), w])
 
 
-def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> dict:
+def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float, margin=0.0) -> dict:
     """Compare two curves on ``metric`` (one of :data:`METRICS_AT_KL` or ``kl_at_tpr``).
 
     A curve is a list of sub-curves; a sub-curve a list of points; a point the dict of
     :func:`point_stats` arrays over replicates (row 0 the point estimate).  Returns the levels,
-    the point difference per level, its interval (confidence ``1 - alpha / k``) and the verdict."""
+    the point difference per level, its interval (confidence ``1 - alpha / k``) and the verdict
+    (:func:`paper_figs.criteria.matched` with ``margin``: a number, or a function of the levels giving one
+    per level, e.g. the metric's resolution plus the interpolation error left on each curve)."""
     if not 0 < alpha < 1 or k < 1:
         raise ValueError(f"alpha must be in (0, 1) and k in [1, inf); got alpha={alpha}, k={k}")
     at_kl = metric != "kl_at_tpr"
@@ -204,7 +206,8 @@ def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float) -> 
     if ok.any():
         lo[ok], hi[ok] = outer_quantiles(d_lo[rows][:, ok], d_hi[rows][:, ok], q)
     diff = np.where(d_lo[0] == d_hi[0], d_lo[0], np.nan)
-    out.update(diff=diff.tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi), confidence=1 - alpha / levels.size,
+    mg = np.asarray(margin(levels) if callable(margin) else margin, float)
+    out.update(diff=diff.tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi, mg), margin=np.broadcast_to(mg, levels.shape).tolist(), confidence=1 - alpha / levels.size,
                defined=defined.mean(axis=0).tolist(), censored=censored[rows].mean(axis=0).tolist())
     return out
 

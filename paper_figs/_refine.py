@@ -13,8 +13,9 @@ check holds every interval around 0 is *settled*; otherwise the run becomes a gr
 splits the segment in two, and each half that holds a level is run again in the next round
 (bisection on the parameter), for at most ``rounds`` rounds.  Every run joins the curve either way.
 
-The largest residual left (:func:`summary`) is that of each compared segment's last check: the
-error the final curve can still make by interpolating, bounded by what the last direct run missed.
+The largest residual left (:func:`summary`) is that of the leaf checks (the last check of each compared
+segment, a segment split by a failed check being replaced by its halves' checks): the error the final curve
+can still make by interpolating there is at most what the last direct run missed.
 """
 
 from __future__ import annotations
@@ -118,16 +119,46 @@ def check(curve_points: list[dict], new: dict) -> dict:
     return dict(metrics=res, ok=all(v["ok"] for v in res.values()))
 
 
+def error_at(checks: list[dict], curve_points: list[dict], levels, metric: str) -> np.ndarray:
+    """The interpolation error left on one curve at each KL level: the |residual| on ``metric`` of the smallest
+    checked segment holding the level (its last check: a run split a failed segment and its halves were checked
+    again), 0 where no check holds it (a curve that is not refined) and where the level lies within :data:`NEAR`
+    of a measured point (read from that point, as :func:`segments` does).  ``checks``: this curve's checks;
+    ``curve_points``: its points (``algo``, ``params``, ``stats``) after the refinement."""
+    lv = np.asarray(levels, float)
+    out = np.zeros(lv.shape)
+    if not curve_points or not checks:
+        return out
+    name = axis(curve_points[0]["algo"], curve_points[0]["params"])
+    if name is None:
+        return out
+    kl_of = {p["params"][name]: p["stats"]["kl"][0] for p in curve_points}
+    width = np.full(lv.shape, np.inf)
+    for c in checks:
+        if metric not in c["metrics"] or c["segment"][0] not in kl_of or c["segment"][1] not in kl_of:
+            continue
+        lo, hi = sorted((kl_of[c["segment"][0]], kl_of[c["segment"][1]]))
+        w = np.log(hi / lo) if lo > 0 else np.inf
+        take = (lv >= lo) & (lv <= hi) & (w < width)
+        out[take], width[take] = abs(c["metrics"][metric]["residual"]), w
+    x = np.log(np.array(sorted(kl_of.values())))
+    near = np.array([np.min(np.abs(x - np.log(v))) < NEAR if v > 0 else False for v in lv], dtype=bool)
+    return np.where(near, 0.0, out)
+
+
 def summary(checks: list[dict]) -> dict:
-    """The largest |residual| of each metric over the compared segments' last checks, the number of
-    segments and of those not settled when the rounds ran out."""
-    last: dict = {}
-    for c in checks:  # in round order: a later check of the same segment replaces the earlier one
-        last[(c["curve"], tuple(c["segment"]))] = c
-    out = dict(segments=len(last), unsettled=sum(not c["ok"] for c in last.values()), largest={})
+    """The largest |residual| of each metric over the *leaf* checks (a check is superseded by a later one on the
+    same curve whose segment lies inside its own: the run it checked split the segment, and the halves read by a
+    comparison were checked again), the number of leaf segments and of those not settled when the rounds ran out."""
+    leaves = []
+    for i, c in enumerate(checks):  # in round order
+        lo, hi = c["segment"]
+        if not any(d["curve"] == c["curve"] and lo <= d["segment"][0] and d["segment"][1] <= hi for d in checks[i + 1:]):
+            leaves.append(c)
+    out = dict(segments=len(leaves), unsettled=sum(not c["ok"] for c in leaves), largest={})
     for m in METRICS:
-        v = [abs(c["metrics"][m]["residual"]) for c in last.values() if m in c["metrics"]]
+        v = [abs(c["metrics"][m]["residual"]) for c in leaves if m in c["metrics"]]
         if v:
-            worst = max(last.values(), key=lambda c: abs(c["metrics"].get(m, {}).get("residual", 0.0)))
+            worst = max(leaves, key=lambda c: abs(c["metrics"].get(m, {}).get("residual", 0.0)))
             out["largest"][m] = dict(residual=max(v), curve=worst["curve"], params=worst["params"])
     return out

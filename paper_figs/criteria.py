@@ -231,16 +231,25 @@ def within(x: float, lo: float, hi: float) -> str:
     return _ok(lo <= x <= hi) if _finite(x) else NA
 
 
-def matched(lo, hi) -> str:
+def matched(lo, hi, margin=0.0) -> str:
     """The verdict of one matched comparison from its per-level intervals ``[lo, hi]`` of the difference
     ``a - b`` (positive: ``a`` better), simultaneous over the levels: ``better`` when some level's
-    interval lies above 0 (``lo > 0``) and none below, ``worse`` when some lies below (``hi < 0``) and
-    none above, ``mixed`` when both occur (the curves cross), else ``tied``; a level whose interval is
-    nan (no interval) counts as tied."""
+    interval lies above its ``margin`` (``lo > margin``) and none below ``-margin``, ``worse`` when some
+    lies below (``hi < -margin``) and none above, ``mixed`` when both occur (the curves cross), else
+    ``tied``; a level whose interval is nan (no interval) counts as tied.
+
+    ``margin`` (one number, or one per level): what the interval cannot see -- the metric's resolution
+    (for a TPR over n texts, 1 / n: a difference of less than one text is no difference a sample can show)
+    plus the interpolation error the refinement left at that level on each curve
+    (:func:`paper_figs._refine.error_at`): a difference smaller than what drawing the curves between
+    measured points can make is not counted."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     if lo.shape != hi.shape:
         raise ValueError(f"lo and hi must have one shape; got {lo.shape} and {hi.shape}")
-    up, down = bool(np.any(lo > 0)), bool(np.any(hi < 0))
+    m = np.broadcast_to(np.asarray(margin, float), lo.shape)
+    if not np.all(m >= 0):
+        raise ValueError(f"margin must be in [0, inf); got {margin!r}")
+    up, down = bool(np.any(lo > m)), bool(np.any(hi < -m))
     return MIXED if up and down else BETTER if up else WORSE if down else TIED
 
 

@@ -40,12 +40,14 @@ COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.
 SAME_GAMMA = (("DualGA gamma=0.1", "SRL gamma=0.1"), ("DualGA gamma=0.25", "SRL gamma=0.25"), ("DualGA gamma=0.5", "SRL gamma=0.5"),
               ("DualGA gamma=0.7", "SRL gamma=0.7"), ("DualGA gamma=0.25", "ATW"))
 """The controller alone: DualGA with gamma set to the baseline's (ATW's green list has gamma 0.25)."""
-EXTRA_PAIRS = (*SAME_GAMMA, (DUALGA_BEST, SRL_BEST), ("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # and the AutoCov appendix's claims
+GAMMA_CHOICE = (("DualGA", "DualGA gamma=0.25"), ("DualGA", "DualGA gamma=0.5"))
+"""App. choose_green_ratio: DualGA at gamma*(Delta) against DualGA at Kirchenbauer et al.'s heuristic gammas."""
+EXTRA_PAIRS = (*SAME_GAMMA, (DUALGA_BEST, SRL_BEST), *GAMMA_CHOICE, ("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # and the AutoCov appendix's claims
 METRICS = ("dg", *mt.METRICS_AT_KL, "kl_at_tpr")
 DG_ALGOS = ("dualga", "srl", "atw", "hard")
 """The curves whose DG is the green-mass increase of their own green list (AutoCov's alternating list, SynthID's g-value drift
 and the distortion-free schemes have no comparable DG): only these are compared on DG."""
-ROUNDS = 2  # bisection rounds of the refinement (paper_figs._refine); quick: 1, a real LM: 0
+ROUNDS = 4  # bisection rounds of the refinement (paper_figs._refine); quick: 1, a real LM: 0
 REFINED = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
            "AutoCov")
 """The comparators of DualGA whose comparison levels the refinement measures (the claims' rows), beside :data:`EXTRA_PAIRS`."""
@@ -95,9 +97,9 @@ def _curves(points: list[dict]) -> dict[str, list]:
     for p in points:
         by.setdefault(p["curve"], []).append(p)
     curves = {k: [sorted((p["stats"] for p in v), key=lambda st: st["kl"][0])] for k, v in by.items()}
-    for best, prefix in ((SRL_BEST, "SRL gamma"), (DUALGA_BEST, "DualGA")):
+    for best, prefix, least in ((SRL_BEST, "SRL gamma", 1), (DUALGA_BEST, "DualGA", 2)):  # DualGA's envelope only beside its own gamma*
         subs = [v[0] for k, v in curves.items() if k.startswith(prefix)]
-        if len(subs) > 1:
+        if len(subs) >= least:
             curves[best] = subs
     return curves
 
@@ -127,8 +129,28 @@ def _weights(per_text: dict, B: int, seed: int = 0) -> np.ndarray:
     return mt.bootstrap_weights(n.pop(), B, seed)
 
 
-def _compare_all(curves: dict, k: int) -> list[dict]:
+def _members(name: str, names) -> list[str]:
+    """The measured curves behind a curve name (an envelope's sub-curves, else itself)."""
+    prefix = {SRL_BEST: "SRL gamma", DUALGA_BEST: "DualGA"}.get(name)
+    return [x for x in names if x.startswith(prefix) and x not in (SRL_BEST, DUALGA_BEST)] if prefix else [name]
+
+
+def _compare_all(curves: dict, k: int, n: int, points: list | None = None, checks: list | None = None) -> list[dict]:
+    """Every pair of :data:`COMPARATORS` and :data:`EXTRA_PAIRS` on every metric.  A level's margin
+    (:func:`paper_figs.criteria.matched`) is the metric's resolution (one text in ``n`` for a TPR) plus the
+    interpolation error the refinement left there on each curve (:func:`paper_figs._refine.error_at`; an
+    envelope: the largest of its sub-curves'), when ``points`` and ``checks`` are given."""
     pairs = [("DualGA", c) for c in COMPARATORS] + list(EXTRA_PAIRS)
+    by_curve: dict[str, list] = {}
+    for p in points or ():
+        by_curve.setdefault(p["curve"], []).append(p)
+
+    def err(name, levels, m):
+        if checks is None or m == "kl_at_tpr":
+            return np.zeros(len(levels))
+        return np.max([rf.error_at([c for c in checks if c["curve"] == x], by_curve.get(x, []), levels, m)
+                       for x in _members(name, by_curve)] or [np.zeros(len(levels))], axis=0)
+
     out = []
     for a, b in pairs:
         if a not in curves or b not in curves:
@@ -136,18 +158,23 @@ def _compare_all(curves: dict, k: int) -> list[dict]:
         for m in METRICS:
             if m == "dg" and not all(np.isfinite(p["dg"][0]) for c in (a, b) for sub in curves[c] for p in sub):
                 continue
-            out.append(dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA)))
+            base = 1.0 / n if m.startswith("tpr") else 0.0
+            margin = (lambda lv, a=a, b=b, m=m, base=base: base + err(a, lv, m) + err(b, lv, m))
+            out.append(dict(a=a, b=b, **mt.compare(curves[a], curves[b], m, k, ALPHA, margin=margin)))
     return out
 
 
-def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0) -> dict:
+def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0,
+            checks: list | None = None) -> dict:
     """Curves and pairwise comparisons on one LM from its per-text arrays (and each point's
     per-text correlation of KL with realised DG, the paper's scatter_4 remark).
 
     ``per_text``: configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length
-    across configurations: the texts are paired); ``configs``: id -> (algo, params)."""
-    points = _points(per_text, configs, _weights(per_text, B, seed))
-    comparisons = _compare_all(_curves(points), k)
+    across configurations: the texts are paired); ``configs``: id -> (algo, params); ``checks``: the
+    refinement's checks on this LM (their residuals widen each level's margin, :func:`_compare_all`)."""
+    w = _weights(per_text, B, seed)
+    points = _points(per_text, configs, w)
+    comparisons = _compare_all(_curves(points), k, w.shape[1], points, checks)
     out_points = [dict(curve=p["curve"], algo=p["algo"], params=p["params"], kl_dg_corr=p["kl_dg_corr"],
                        **{m: float(p["stats"][m][0]) for m in ("kl", "dg", "tpr_1e-4", "tpr_1e-6", "strength")},
                        **{f"{m}_ci95": _ci(p["stats"][m]) for m in ("kl", "tpr_1e-4", "tpr_1e-6", "strength")}) for p in points]
@@ -158,7 +185,8 @@ def refine_round(per_text: dict, configs: dict, pending: list[dict], settled: di
     """One bisection round on one LM (:mod:`paper_figs._refine`): check the direct runs of ``pending`` (proposals of the last
     round, now in ``configs``) against their curves without them, mark their segments settled where they agree, and propose
     the next runs.  ``settled``: curve -> set of settled parameter segments (updated).  Returns (checks, proposals)."""
-    points = _points(per_text, configs, _weights(per_text, B))
+    w = _weights(per_text, B)
+    points = _points(per_text, configs, w)
     by_curve: dict[str, list] = {}
     for p in points:
         by_curve.setdefault(p["curve"], []).append(p)
@@ -171,7 +199,7 @@ def refine_round(per_text: dict, configs: dict, pending: list[dict], settled: di
         if c["ok"]:
             settled.setdefault(new["curve"], set()).add(tuple(prop["segment"]))
     levels: dict[str, list] = {}
-    for c in _compare_all(_curves(points), k):
+    for c in _compare_all(_curves(points), k, w.shape[1]):
         if c["metric"] == "kl_at_tpr" or not c["levels"] or (c["a"] == "DualGA" and c["b"] not in REFINED):
             continue
         for name in (c["a"], c["b"]):
@@ -282,7 +310,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
                   refinement=dict(rounds=rounds, confidence=rf.CONFIDENCE, near=rf.NEAR), per_lm={})
     rows = []
     for lm in lms:
-        res = analyse(per_text(lm), cfgs[lm], B=B, k=k)
+        res = analyse(per_text(lm), cfgs[lm], B=B, k=k, checks=checks[lm])
         res["refinement"] = dict(rf.summary(checks[lm]), checks=checks[lm])
         result["per_lm"][lm] = res
         for c in res["comparisons"]:

@@ -18,10 +18,20 @@ are below ``floor(gamma * 2**53)``, where the *seed* s is, for key K (stream GRE
                with self-salt", their Algorithm 3); the green list depends on the candidate, but the
                colour of (x, y) is still one deterministic bit, so the exact next-token law
                stays computable (one extra h + 1 mixing rounds per candidate)
+``semantic``   s = a(b), b = SimHash_K(e(x)): the window's *embedding* e(x) = sum_j E[c(x_j)], each token's
+               embedding the centroid of its cluster c(x) (:data:`CLUSTERS` clusters, a public, unkeyed
+               hash of the token id), projected on :data:`BITS` keyed random hyperplanes, b the
+               pattern of their signs (ATW's semantic hashing, Liu et al. 2024, as the paper ran it:
+               the green list follows the context's meaning, not its token ids); a substitution
+               inside a cluster (a synonym) leaves e(x), hence the seed, unchanged
 =============  ======================================================================================
 
 (all ``+`` wrap modulo 2**64, ``min`` is on unsigned words).  At h = 1 ``minhash`` and ``skipgram``
-equal ``lefthash``.  ``s ^ mix(y + C_TOKEN)`` also names the (seed, token) pair for dedup
+equal ``lefthash``.  ``semantic``'s centroids and hyperplanes are small signed integers (a byte of a
+PRF word, minus 128) and its projections integer dot products, so the sign pattern is exact on every
+backend (no floating-point rounding decides a bit).  The synthetic LMs have no embedding of their own:
+the cluster of a token is its stand-in for meaning (tokens of one cluster are synonyms), and
+:func:`clusters` gives every token's.  ``s ^ mix(y + C_TOKEN)`` also names the (seed, token) pair for dedup
 (:mod:`sims.detect.scores`): on text that does not depend on the key, distinct pairs are green
 independently with probability gamma, so the dedup'd green count is Binomial(n, gamma) under
 every scheme -- and the schemes that map many windows to one seed (``minhash``, ``skipgram``,
@@ -39,10 +49,17 @@ from numba import njit
 
 from sims.core import prf
 
-SEEDINGS = ("lefthash", "selfhash", "minhash", "skipgram")
+SEEDINGS = ("lefthash", "selfhash", "minhash", "skipgram", "semantic")
 """The seeding schemes, in the order of their codes."""
-LEFTHASH, SELFHASH, MINHASH, SKIPGRAM = range(4)
+LEFTHASH, SELFHASH, MINHASH, SKIPGRAM, SEMANTIC = range(5)
 DEFAULT = "lefthash"
+CLUSTERS = 64
+"""``semantic``: the number of token clusters (the synthetic stand-in for an embedding's neighbourhoods; a power of two)."""
+DIM = 16
+"""``semantic``: the dimension of a cluster's centroid."""
+BITS = 16
+"""``semantic``: the keyed hyperplanes of the SimHash (the seed takes one of 2**BITS values per key)."""
+C_CLUSTER, C_CENTROID, C_PLANE = 0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0  # public salts (digits of pi)
 
 
 def code(seeding: str) -> int:
@@ -64,14 +81,47 @@ def base_nb(key):
     return prf.mix64_nb(np.uint64(key) + np.uint64(prf.GOLDEN))
 
 
+@njit(cache=True, inline="always")
+def cluster_nb(tok):
+    """The cluster of token ``tok`` (public: no key)."""
+    return prf.mix64_nb(np.uint64(tok) * np.uint64(prf.C_CONTEXT) + np.uint64(C_CLUSTER)) % np.uint64(CLUSTERS)
+
+
+@njit(cache=True, inline="always")
+def _byte_nb(word):
+    """The top byte of a PRF word as a signed integer in [-128, 127]."""
+    return np.int64(word >> np.uint64(56)) - 128
+
+
+@njit(cache=True)
+def semantic_bits_nb(key, window):
+    """``semantic``'s sign pattern: bit i set iff the window embedding's projection on keyed hyperplane i is >= 0."""
+    e = np.zeros(DIM, dtype=np.int64)
+    for tok in window:
+        c = cluster_nb(tok)
+        for j in range(DIM):
+            e[j] += _byte_nb(prf.mix64_nb(c * np.uint64(DIM) + np.uint64(j) + np.uint64(C_CENTROID)))
+    base = base_nb(key)
+    bits = np.uint64(0)
+    for i in range(BITS):
+        dot = np.int64(0)
+        for j in range(DIM):
+            dot += e[j] * _byte_nb(prf.mix64_nb(base ^ (np.uint64(i * DIM + j) + np.uint64(C_PLANE))))
+        if dot >= 0:
+            bits |= np.uint64(1) << np.uint64(i)
+    return bits
+
+
 @njit(cache=True)
 def seed_hash_nb(key, window, scheme):
-    """The seed of ``lefthash``, ``minhash`` or ``skipgram`` after ``window`` (oldest first)."""
+    """The seed of ``lefthash``, ``minhash``, ``skipgram`` or ``semantic`` after ``window`` (oldest first)."""
     if scheme == LEFTHASH:
         return prf.context_hash_nb(key, window, prf.GREEN)
     base = base_nb(key)
     if scheme == SKIPGRAM:
         return token_hash_nb(base, window[0])
+    if scheme == SEMANTIC:
+        return token_hash_nb(base, semantic_bits_nb(key, window))
     s = np.uint64(prf.MASK64)
     for tok in window:
         s = min(s, token_hash_nb(base, tok))
@@ -123,6 +173,31 @@ def token_hashes(key: int, tokens) -> np.ndarray:
     return prf.context_hash(key, t[..., None])
 
 
+def _top_byte(words: np.ndarray) -> np.ndarray:
+    return (words >> np.uint64(56)).astype(np.int64) - 128
+
+
+def clusters(tokens) -> np.ndarray:
+    """The cluster (0 .. :data:`CLUSTERS` - 1) of every id of ``tokens``: ``semantic``'s synonyms share one."""
+    t = np.asarray(tokens, dtype=np.int64).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return (prf._mix64(t * np.uint64(prf.C_CONTEXT) + np.uint64(C_CLUSTER)) % np.uint64(CLUSTERS)).astype(np.int64)
+
+
+def semantic_bits(key: int, windows) -> np.ndarray:
+    """``semantic``'s sign pattern of each window (shape ``windows.shape[:-1]``, uint64): the NumPy reference of
+    :func:`semantic_bits_nb`."""
+    w = np.asarray(windows, dtype=np.int64)
+    j = np.arange(DIM, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        centroids = _top_byte(prf._mix64(np.arange(CLUSTERS, dtype=np.uint64)[:, None] * np.uint64(DIM) + j + np.uint64(C_CENTROID)))
+        base = prf._mix64(np.array([key], dtype=np.uint64) + np.uint64(prf.GOLDEN))[0]
+        planes = _top_byte(prf._mix64(base ^ (np.arange(BITS * DIM, dtype=np.uint64) + np.uint64(C_PLANE)))).reshape(BITS, DIM)
+    e = centroids[clusters(w)].sum(axis=-2)  # (..., DIM)
+    signs = (e @ planes.T) >= 0  # (..., BITS), exact integer arithmetic
+    return (signs.astype(np.uint64) << np.arange(BITS, dtype=np.uint64)).sum(axis=-1).astype(np.uint64)
+
+
 def _self_seeds(key: int, windows: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     wa = token_hashes(key, windows)  # (..., h)
     ay = token_hashes(key, tokens)  # broadcast with (...)
@@ -162,6 +237,8 @@ def seeds(key: int, windows, seeding: str = DEFAULT, tokens=None) -> np.ndarray:
         return prf.context_hash(key, w)
     if c == SKIPGRAM:
         return token_hashes(key, w[..., 0])
+    if c == SEMANTIC:
+        return token_hashes(key, semantic_bits(key, w).astype(np.int64))
     return token_hashes(key, w).min(axis=-1)
 
 

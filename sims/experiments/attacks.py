@@ -10,6 +10,9 @@ texts are not meaningful and are set to nan.
 ``deletion``       delete random tokens (Kuditipudi et al.)
 ``insertion``      insert uniformly random tokens at random places
 ``substitution``   replace random tokens by uniformly random tokens
+``synonym``        replace random tokens by a uniformly random token of the same cluster
+                   (:func:`sims.core.seeding.clusters`: the synthetic LMs' stand-in for synonyms, which
+                   the ``semantic`` seeding maps to one embedding)
 ``entropy``        replace the highest-entropy positions by their most probable red token
 ``color``          oracle with the key: turn green tokens into their most probable red token
 ``paraphrase``     resample spans of 4 tokens from the unwatermarked LM given the new context
@@ -35,7 +38,7 @@ from sims.core.record import Generation
 from sims.experiments._attack_kernels import most_probable_outside
 from sims.lm.synthetic import SyntheticLM
 
-KINDS = ("deletion", "insertion", "substitution", "entropy", "color", "paraphrase")
+KINDS = ("deletion", "insertion", "substitution", "synonym", "entropy", "color", "paraphrase")
 LM_KINDS = ("entropy", "color", "paraphrase")  # they ask the LM's next-token probabilities
 SPAN = 4
 
@@ -121,6 +124,9 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
     changed = 0
     if kind in LM_KINDS and lm is None:
         raise ValueError(f"attack {kind!r} needs the LM (pass lm)")
+    if kind == "synonym":
+        by_cluster = np.argsort(seeding.clusters(np.arange(V)), kind="stable")
+        starts = np.searchsorted(seeding.clusters(np.arange(V))[by_cluster], np.arange(seeding.CLUSTERS + 1))
     out = []
     for i, row in enumerate(rows):
         m = int(round(rate * len(row)))
@@ -137,6 +143,11 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
             new = row.copy()
             pos = rng.choice(len(row), m, replace=False)
             new[pos] = rng.integers(0, V, size=m)
+        elif kind == "synonym":
+            new = row.copy()
+            pos = rng.choice(len(row), m, replace=False)
+            c = seeding.clusters(row[pos])
+            new[pos] = by_cluster[starts[c] + (rng.random(m) * (starts[c + 1] - starts[c])).astype(np.int64)]
         elif kind in ("entropy", "color"):
             new = row.copy()
             if kind == "entropy":

@@ -23,13 +23,36 @@ def token_hashes(key: int, tokens: torch.Tensor) -> torch.Tensor:
     return prf_torch.context_hash(key, tokens.to(torch.int64)[..., None])
 
 
+def _top_byte(words: torch.Tensor) -> torch.Tensor:
+    return prf_torch._srl(words, 56) - 128
+
+
+def semantic_bits(key: int, windows: torch.Tensor) -> torch.Tensor:
+    """``semantic``'s sign pattern of each window (B, h) -> (B,), bit for bit :func:`sims.core.seeding.semantic_bits`."""
+    dev = windows.device
+    j = torch.arange(seeding.DIM, device=dev, dtype=torch.int64)
+    mul = prf_torch._s64(prf.C_CONTEXT)
+    c = prf_torch.mix64(windows.to(torch.int64) * mul + prf_torch._s64(seeding.C_CLUSTER))
+    c = c & (seeding.CLUSTERS - 1)  # the unsigned word mod CLUSTERS (a power of two)
+    centroids = _top_byte(prf_torch.mix64(torch.arange(seeding.CLUSTERS, device=dev, dtype=torch.int64)[:, None] * seeding.DIM + j
+                                          + prf_torch._s64(seeding.C_CENTROID)))
+    base = prf_torch.mix64(torch.tensor([prf_torch._s64((key + prf.GOLDEN) % (1 << 64))], dtype=torch.int64, device=dev))[0]
+    idx = torch.arange(seeding.BITS * seeding.DIM, device=dev, dtype=torch.int64)
+    planes = _top_byte(prf_torch.mix64(base ^ (idx + prf_torch._s64(seeding.C_PLANE)))).reshape(seeding.BITS, seeding.DIM)
+    e = centroids[c].sum(dim=-2)  # (B, DIM), exact int64
+    signs = (e @ planes.T) >= 0
+    return (signs.to(torch.int64) << torch.arange(seeding.BITS, device=dev, dtype=torch.int64)).sum(dim=-1)
+
+
 def seeds(key: int, windows: torch.Tensor, scheme: str) -> torch.Tensor:
-    """The seed of each window (B, h) -> (B,) for ``lefthash``, ``minhash``, ``skipgram``."""
+    """The seed of each window (B, h) -> (B,) for ``lefthash``, ``minhash``, ``skipgram``, ``semantic``."""
     c = seeding.code(scheme)
     if c == seeding.SELFHASH:
         raise ValueError("seeding='selfhash' has one seed per candidate: use self_seeds")
     if c == seeding.LEFTHASH:
         return prf_torch.context_hash(key, windows)
+    if c == seeding.SEMANTIC:
+        return token_hashes(key, semantic_bits(key, windows))
     a = token_hashes(key, windows)
     if c == seeding.SKIPGRAM:
         return a[..., 0]

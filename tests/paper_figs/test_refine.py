@@ -63,10 +63,25 @@ def test_check_accepts_a_point_on_the_line_and_rejects_one_off_it():
     assert set(c["metrics"]) == {"strength"}  # nan metrics are skipped
 
 
-def test_summary_keeps_each_segments_last_check():
-    first = dict(curve="SRL", segment=[0.5, 2.0], params={}, ok=False, metrics={"strength": dict(residual=0.9)})
-    last = dict(curve="SRL", segment=[0.5, 2.0], params={}, ok=True, metrics={"strength": dict(residual=-0.1)})
+def test_summary_keeps_the_leaf_checks():
+    """A failed check whose run split its segment is superseded by its halves' later checks; a settled one stays."""
+    parent = dict(curve="SRL", segment=[0.5, 2.0], params={}, ok=False, metrics={"strength": dict(residual=0.9)})
+    child = dict(curve="SRL", segment=[0.5, 1.2], params={}, ok=True, metrics={"strength": dict(residual=-0.1)})
     other = dict(curve="DualGA", segment=[0.1, 0.3], params={}, ok=False, metrics={"strength": dict(residual=0.3)})
-    s = rf.summary([first, other, last])
-    assert s["segments"] == 2 and s["unsettled"] == 1
+    same_range_other_curve = dict(curve="ATW", segment=[0.5, 2.0], params={}, ok=True, metrics={"strength": dict(residual=0.05)})
+    s = rf.summary([parent, other, same_range_other_curve, child])
+    assert s["segments"] == 3 and s["unsettled"] == 1
     assert s["largest"]["strength"]["residual"] == pytest.approx(0.3) and s["largest"]["strength"]["curve"] == "DualGA"
+    assert rf.summary([child, parent])["segments"] == 2  # a check is superseded only by a later one
+
+
+def test_error_at_reads_the_smallest_checked_segment_holding_each_level():
+    """Points at delta 0.5 / 1 / 2 (KL 0.01 / 0.1 / 1): a failed check of [0.5, 2] (residual 0.4) then a check of [0.5, 1]
+    (residual -0.05): levels in (0.01, 0.1) read 0.05, in (0.1, 1) the parent's 0.4, outside every checked segment and
+    next to a measured point 0."""
+    pts = [_point(k, np.zeros(10), p) for k, p in ((0.01, 0.5), (0.1, 1.0), (1.0, 2.0))]
+    checks = [dict(curve="SRL", segment=[0.5, 2.0], metrics={"strength": dict(residual=0.4)}),
+              dict(curve="SRL", segment=[0.5, 1.0], metrics={"strength": dict(residual=-0.05)})]
+    got = rf.error_at(checks, pts, [0.05, 0.5, 2.0, 0.005, 0.1 * np.exp(rf.NEAR / 2)], "strength")
+    np.testing.assert_allclose(got, [0.05, 0.4, 0.0, 0.0, 0.0])  # the last: within NEAR of the measured point at KL 0.1
+    np.testing.assert_array_equal(rf.error_at(checks, pts, [0.05], "tpr_1e-4"), [0.0])  # no check on that metric

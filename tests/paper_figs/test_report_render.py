@@ -109,7 +109,7 @@ def test_a_column_reads_its_own_folder_first(folders):
     assert r[5] == "0.9688, n=16, T=100: **reproduced**"
     # a column whose LM is in neither folder: its per-LM rows are missing, hence pending
     r = _row(report.render(main, columns={"opt": main / "none"}, proofs_report=main / "none.md"), TPR)
-    assert r[4:6] == ["news: 0.9688, n=500, T=200: **reproduced**; smollm2: 0.5, n=500, T=200: **not reproduced**",
+    assert r[4:6] == ["news-like (synthetic): 0.9688, n=500, T=200: **reproduced**; smollm2: 0.5, n=500, T=200: **not reproduced**",
                       f"pending: `python -m paper_figs --only tab_performance --lm opt --out {main / 'none'}`"]
 
 
@@ -121,7 +121,7 @@ def test_one_column_holds_every_lm_and_its_verdict_is_the_worst(folders):
     assert r["verdict"] == NOT_REPRODUCED
     assert rows[ETA.claim]["cells"] == [dict(lm=None, value=1.125, verdict=REPRODUCED, size="")]
     assert rows[REGRET.claim] == dict(claim=REGRET, verdict="missing", cells=[])
-    assert report._cells(TPR, r) == "news: 0.9688, n=500, T=200: **reproduced**; smollm2: 0.5, n=500, T=200: **not reproduced**"
+    assert report._cells(TPR, r) == "news-like (synthetic): 0.9688, n=500, T=200: **reproduced**; smollm2: 0.5, n=500, T=200: **not reproduced**"
     assert report._cells(REGRET, rows[REGRET.claim]) == "missing"
     # skip_lms: the LMs left to their own columns
     r = {r["claim"].claim: r for r in report.evaluate_claims(main, skip_lms=("news",))}[TPR.claim]
@@ -228,8 +228,10 @@ def _verdict_doc() -> dict:
 
 
 def test_matched_verdicts_combine_the_metrics_asked_per_comparator():
-    v = report._matched(_verdict_doc(), "news", ("tpr_1e-4", "tpr_1e-6"))
-    assert dict(v) == {"SRL (best gamma)": "mixed", "EMS": "tied", "UW-delta": "better", "UW-gamma": "worse", "ATW": NA}
+    pairs = tuple(("DualGA", b) for b in ("SRL (best gamma)", "EMS", "UW-delta", "UW-gamma", "ATW"))
+    v = report._matched(_verdict_doc(), "news", ("tpr_1e-4", "tpr_1e-6"), pairs)
+    # UW-gamma: mixed on one metric, tied on the other: mixed (crossing curves are never counted as worse)
+    assert dict(v) == {"SRL (best gamma)": "mixed", "EMS": "tied", "UW-delta": "better", "UW-gamma": "mixed", "ATW": NA}
     assert v.n_decide == {"EMS": 225.0}
     assert report._show_matched(v).startswith("SRL (best gamma) mixed, EMS tied (clearest level decides at n ~ 225), UW-delta better")
 
@@ -282,10 +284,10 @@ def test_matched_section_table_and_a_column_of_its_own(tmp_path):
     assert "(levels in [0.05, 0.95])" in text and "(200 replicates)" in text and "hold together at 95% (Bonferroni)" in text
     assert "Dedup: (seed, token) pairs for every other algorithm; SynthID: context (" in text
     span = "KL 0.1: +0.5 [-0.25, +1.25]; KL 0.2: +0.25 [-0.25, +0.75]"
-    row = f"| news | SRL (best gamma) | **better** | **worse** | **tied** | **n/a** | {span} | strength: 225 |"
+    row = f"| news-like (synthetic) | SRL (best gamma) | - | **better** | **worse** | **tied** | **n/a** | {span} | strength: 225 |"
     assert lines.count(row) == 1  # once: the news column's own file is not read again
     # SRL vs EMS: tied with a zero difference decides nowhere; no strength levels: the reason
-    assert "| news | (SRL vs EMS) | **tied** | **tied** | **n/a** | **tied** | no common KL range | - |" in lines
+    assert "| news-like (synthetic) | (SRL vs EMS) | - | **tied** | **tied** | **n/a** | **tied** | no common KL range | - |" in lines
     assert any(ln.startswith(f"**smollm2** ({col}/fig_matched.json): 16 texts x 64 tokens per point on a CPU, a reduced grid of 2 configurations "
                               "(curves: DualGA, SRL;") and ln.endswith("--real-n 16 --real-T 64`.") and "50 replicates, 3 levels" in ln for ln in lines)
     assert sum(ln.startswith("| smollm2 | SRL (best gamma) |") for ln in lines) == 1

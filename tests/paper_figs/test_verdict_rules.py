@@ -92,3 +92,26 @@ def test_an_interval_below_zero_is_worse():
     v = np.random.default_rng(4).normal(-3.0, 0.5, 401)
     assert mt.compare(_flat_curve(v), _flat_curve(np.zeros(401)), "strength", 3, 0.05)["verdict"] == cr.WORSE
     assert mt.compare(_flat_curve(-v), _flat_curve(np.zeros(401)), "strength", 3, 0.05)["verdict"] == cr.BETTER
+
+
+def test_matched_flips_exactly_at_the_margin():
+    """A TPR difference counts only beyond its resolution (one text in n): at the margin tied, just past it not."""
+    m = 1 / 300
+    assert cr.matched([m], [1.0], m) == cr.TIED and cr.matched([math.nextafter(m, 1.0)], [1.0], m) == cr.BETTER
+    assert cr.matched([-1.0], [-m], m) == cr.TIED and cr.matched([-1.0], [math.nextafter(-m, -1.0)], m) == cr.WORSE
+    with pytest.raises(ValueError, match="margin"):
+        cr.matched([0.1], [0.2], -0.01)
+
+
+def test_a_saturated_tpr_difference_below_one_text_is_tied():
+    """An interpolated 0.9997 beside a measured 1.0 in every replicate: significant without a margin, tied with one text's."""
+    a, b = np.full(401, 0.9997), np.ones(401)
+    assert mt.compare(_flat_curve(a, "tpr_1e-4"), _flat_curve(b, "tpr_1e-4"), "tpr_1e-4", 3, 0.05)["verdict"] == cr.WORSE
+    assert mt.compare(_flat_curve(a, "tpr_1e-4"), _flat_curve(b, "tpr_1e-4"), "tpr_1e-4", 3, 0.05, margin=1 / 300)["verdict"] == cr.TIED
+
+
+def test_a_margin_per_level_counts_each_level_against_its_own():
+    """Level 1's interval clears its margin, level 2's does not: better; swap the margins: tied."""
+    lo, hi = [0.05, 0.05], [0.2, 0.2]
+    assert cr.matched(lo, hi, [0.04, 0.1]) == cr.BETTER and cr.matched(lo, hi, [0.1, 0.1]) == cr.TIED
+    assert cr.matched([-0.2, -0.2], [-0.05, -0.05], [0.1, 0.04]) == cr.WORSE

@@ -57,6 +57,52 @@ def test_schemes_by_definition():
     assert (g_self != g_left).mean() > 0.2 and abs(g_self.mean() - 0.25) < 0.02  # 9000 Bernoulli(0.25): sd 0.0046
 
 
+def test_semantic_by_definition():
+    """``semantic`` recomputed here from its definition with Python integers (cluster centroids summed over the window, the
+    signs of its projections on the keyed hyperplanes, the seed a(pattern)); a synonym (same cluster) anywhere in the window
+    keeps the seed, the window's order does not matter (a bag of embeddings), and a token of another cluster moves the pattern
+    in most windows (200 windows of 4, seed 2)."""
+    M = (1 << 64) - 1
+
+    def mix(z):
+        z &= M
+        z = ((z ^ (z >> 30)) * prf.M1) & M
+        z = ((z ^ (z >> 27)) * prf.M2) & M
+        return z ^ (z >> 31)
+
+    def byte(w):
+        return (w >> 56) - 128
+
+    def pattern(key, window):
+        e = [0] * seeding.DIM
+        for tok in window:
+            c = mix(tok * prf.C_CONTEXT + seeding.C_CLUSTER) % seeding.CLUSTERS
+            for j in range(seeding.DIM):
+                e[j] += byte(mix(c * seeding.DIM + j + seeding.C_CENTROID))
+        base = mix(key + prf.GOLDEN)
+        bits = 0
+        for i in range(seeding.BITS):
+            if sum(e[j] * byte(mix(base ^ ((i * seeding.DIM + j + seeding.C_PLANE) & M))) for j in range(seeding.DIM)) >= 0:
+                bits |= 1 << i
+        return bits
+
+    rng = np.random.default_rng(2)
+    w = rng.integers(0, 50_000, size=(200, 4))
+    want = [pattern(KEY, [int(t) for t in row]) for row in w[:20]]
+    np.testing.assert_array_equal(seeding.semantic_bits(KEY, w[:20]), np.array(want, dtype=np.uint64))
+    np.testing.assert_array_equal(seeding.seeds(KEY, w, "semantic"), seeding.token_hashes(KEY, seeding.semantic_bits(KEY, w).astype(np.int64)))
+    cl = seeding.clusters(np.arange(50_000))
+    syn = w.copy()
+    for i in range(len(w)):
+        syn[i, i % 4] = rng.choice(np.flatnonzero((cl == cl[w[i, i % 4]]) & (np.arange(50_000) != w[i, i % 4])))
+    np.testing.assert_array_equal(seeding.seeds(KEY, syn, "semantic"), seeding.seeds(KEY, w, "semantic"))
+    np.testing.assert_array_equal(seeding.seeds(KEY, w[:, ::-1], "semantic"), seeding.seeds(KEY, w, "semantic"))
+    other = w.copy()
+    other[:, 0] = [rng.choice(np.flatnonzero(cl != cl[t])) for t in w[:, 0]]
+    assert (seeding.seeds(KEY, other, "semantic") != seeding.seeds(KEY, w, "semantic")).mean() > 0.5
+    assert np.bincount(cl, minlength=seeding.CLUSTERS).min() > 0.5 * 50_000 / seeding.CLUSTERS  # every cluster well populated
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_vocabulary_green_lists_numba_equal_reference(scheme):
     """The generator's whole-vocabulary green list (V = 3000, h = 3) equals the reference's and the per-token word's."""
@@ -170,7 +216,7 @@ def test_dedup_null_is_binomial_under_minhash():
 
 
 @pytest.mark.parametrize("call,msg", [
-    (lambda: seeding.code("selfhash4"), "seeding must be one of ('lefthash', 'selfhash', 'minhash', 'skipgram'); got 'selfhash4'"),
+    (lambda: seeding.code("selfhash4"), "seeding must be one of ('lefthash', 'selfhash', 'minhash', 'skipgram', 'semantic'); got 'selfhash4'"),
     (lambda: registry.check_seeding("ems", "minhash"), "seeding 'minhash' seeds the Bernoulli SplitMix64 green lists of"),
     (lambda: registry.check_seeding("srl", "selfhash", green_kind="partition"), "green_kind='partition'"),
     (lambda: generate(get_lm("tiny"), "srl", n=1, T=2, seed=0, key=1, seeding="nohash"), "seeding must be one of"),

@@ -34,7 +34,7 @@ def _green_mass(lm, gen, scheme):
 
 
 @pytest.mark.parametrize("algo", ["srl", "autocov"])
-@pytest.mark.parametrize("scheme", ["selfhash", "minhash", "skipgram"])
+@pytest.mark.parametrize("scheme", ["selfhash", "minhash", "skipgram", "semantic"])
 def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
     """random-llama, 3 prompts x 12 tokens, h = 3, seed 2: every green list the processor builds during generation
     equals seeding.green_mask of the window it was given, and that window is the text's last h tokens; the door
