@@ -22,10 +22,10 @@ def test_the_srl_frontier_gap_is_read_for_the_setting_asked():
 
 
 def test_box_4_block_and_extremes_read_lambda_1_and_eta_in_1_2_5_and_01_1_5():
-    """kl_mean 1..9 over lambda_1 in {1, 2, 5} x eta in {0.1, 1, 5} (median 5), one extreme at lambda_1 = 10
-    (20) and one cell outside both (eta = 2, 100): block ratio 9, extreme over the block's median 4."""
-    grid = [dict(lam1=lam, eta=eta, kl_mean=float(3 * i + j + 1)) for i, lam in enumerate((1.0, 2.0, 5.0)) for j, eta in enumerate((0.1, 1.0, 5.0))]
-    grid += [dict(lam1=10.0, eta=1.0, kl_mean=20.0), dict(lam1=1.0, eta=2.0, kl_mean=100.0)]
+    """Optimality ratios 1..9 over lambda_1 in {1, 2, 5} x eta in {0.1, 1, 5}, one extreme at lambda_1 = 10 (20), one at
+    eta = 10 (4) and one cell outside both (eta = 2, 100): the block's largest is 9, the extremes' least 4."""
+    grid = [dict(lam1=lam, eta=eta, frontier_ratio=float(3 * i + j + 1)) for i, lam in enumerate((1.0, 2.0, 5.0)) for j, eta in enumerate((0.1, 1.0, 5.0))]
+    grid += [dict(lam1=10.0, eta=1.0, frontier_ratio=20.0), dict(lam1=2.0, eta=10.0, frontier_ratio=4.0), dict(lam1=1.0, eta=2.0, frontier_ratio=100.0)]
     d = {"grid": grid}
     assert report._box_block(d) == 9.0
     assert report._box_extreme(d) == 4.0
