@@ -22,6 +22,15 @@ def is_synthetic(lm: str) -> bool:
     return not is_real(lm)
 
 
+SYNTHETIC_NAMES = {"news": "news-like (synthetic)", "lfqa": "lfqa-like (synthetic)", "smollm2-fit": "smollm2-fit (synthetic)"}
+"""The synthetic presets as reports and figures name them, so that no reader takes them for C4 / ELI5 text (:func:`display`)."""
+
+
+def display(lm: str) -> str:
+    """An LM's name as a reader sees it: a synthetic preset named for what it stands in for, marked as synthetic."""
+    return SYNTHETIC_NAMES.get(lm, lm)
+
+
 def sized(lm: str, n: int, T: int) -> tuple[int, int]:
     """(n, T) for LM ``lm``: as given for a synthetic preset, capped at :data:`REAL_SIZE` for a
     real LM (a CPU draws SmolLM2 at ~100 tokens/s); the scripts record what they drew."""

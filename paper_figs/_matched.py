@@ -207,7 +207,8 @@ def compare(curve_a: list, curve_b: list, metric: str, k: int, alpha: float, mar
         lo[ok], hi[ok] = outer_quantiles(d_lo[rows][:, ok], d_hi[rows][:, ok], q)
     diff = np.where(d_lo[0] == d_hi[0], d_lo[0], np.nan)
     mg = np.asarray(margin(levels) if callable(margin) else margin, float)
-    out.update(diff=diff.tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi, mg), margin=np.broadcast_to(mg, levels.shape).tolist(), confidence=1 - alpha / levels.size,
+    out.update(diff=diff.tolist(), lo=lo.tolist(), hi=hi.tolist(), verdict=verdict(lo, hi, mg),
+               margin=np.broadcast_to(mg, levels.shape).tolist(), confidence=1 - alpha / levels.size,
                defined=defined.mean(axis=0).tolist(), censored=censored[rows].mean(axis=0).tolist())
     return out
 

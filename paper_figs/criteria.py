@@ -253,8 +253,18 @@ def matched(lo, hi, margin=0.0) -> str:
     return MIXED if up and down else BETTER if up else WORSE if down else TIED
 
 
-def _live(verdicts: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in verdicts.items() if v != NA}
+def _against(verdicts: dict[str, str], own: bool, shown) -> str:
+    """The shared rule of :func:`claim_verdict` and :func:`no_worse`: n/a without a live comparison; a worse one
+    refutes on the paper's own metric and matching (``own``), else is not reproduced; a mixed one (and none worse)
+    is mixed; otherwise reproduced when ``shown(set of live verdicts)``, else not reproduced."""
+    vals = {v for v in verdicts.values() if v != NA}
+    if not vals:
+        return NA
+    if WORSE in vals:
+        return REFUTED if own else NOT_REPRODUCED
+    if MIXED in vals:
+        return MIXED
+    return REPRODUCED if shown(vals) else NOT_REPRODUCED
 
 
 def claim_verdict(verdicts: dict[str, str], *, own: bool) -> str:
@@ -267,15 +277,7 @@ def claim_verdict(verdicts: dict[str, str], *, own: bool) -> str:
     ``worse`` on a stronger question than the paper's (``own`` false); ``mixed`` when a comparison is
     mixed and none worse (the curves cross: never counted as worse); ``not reproduced`` when the rest
     are ties (no difference shown at this n); ``n/a`` when no comparator shares a range."""
-    live = _live(verdicts)
-    if not live:
-        return NA
-    vals = set(live.values())
-    if WORSE in vals:
-        return REFUTED if own else NOT_REPRODUCED
-    if MIXED in vals:
-        return MIXED
-    return REPRODUCED if vals == {BETTER} else NOT_REPRODUCED
+    return _against(verdicts, own, lambda vals: vals == {BETTER})
 
 
 def no_worse(verdicts: dict[str, str], *, own: bool) -> str:
@@ -284,15 +286,7 @@ def no_worse(verdicts: dict[str, str], *, own: bool) -> str:
     ``reproduced`` when no comparison is ``worse`` or ``mixed`` and at least one is ``better``;
     ``refuted`` (``own``) or ``not reproduced`` when one is ``worse``; ``mixed`` when one is mixed and
     none worse; ``not reproduced`` when all tie; ``n/a`` without a common range."""
-    live = _live(verdicts)
-    if not live:
-        return NA
-    vals = set(live.values())
-    if WORSE in vals:
-        return REFUTED if own else NOT_REPRODUCED
-    if MIXED in vals:
-        return MIXED
-    return REPRODUCED if BETTER in vals else NOT_REPRODUCED
+    return _against(verdicts, own, lambda vals: BETTER in vals)
 
 
 def worse_than(verdict: str) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 
 from paper_figs import _matched as mt
 from paper_figs import _refine as rf
+from paper_figs._data import display
 from paper_figs._out import agg, md_table, write
 
 TITLE = "Matched distortion: detection at the same KL, KL at the same TPR"
@@ -240,7 +241,7 @@ def _figure(plt, result: dict):
                 style = dict(c="red", lw=2.2, zorder=5) if name == "DualGA" else dict(c=f"C{c % 10}", lw=1)
                 ax.plot(x, [p[m] for p in ps], "o-" if len(ps) > 1 else "D", ms=3, label=name, **style)
                 ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=style["c"], alpha=0.15, lw=0)
-            ax.set(xscale="log", xlabel="KL per token (nats)", ylabel=lab, title=f"{lm} ({result['n']} texts x {result['T']})")
+            ax.set(xscale="log", xlabel="KL per token (nats)", ylabel=lab, title=f"{display(lm)}, {result['n']} texts x {result['T']} tokens")
             if m == "strength":
                 ax.set_yscale("log")
         axes[0, j].legend(fontsize=6)

@@ -25,7 +25,7 @@ import pathlib
 import numpy as np
 
 from paper_figs import _matched as mt
-from paper_figs._data import generations
+from paper_figs._data import display, generations
 from paper_figs._out import agg, md_table, write
 
 TITLE = "ATW with semantic hashing (as the paper ran it) vs window hashing: trade-off and robustness"
@@ -80,7 +80,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     for j, c in enumerate(curves):
         pts = [p for p in points if p["curve"] == c]
         axes[0].plot([p["kl"] for p in pts], [p["tpr_1e6"] for p in pts], "o-", c="red" if c == "DualGA" else f"C{j}", label=c)
-    axes[0].set(xscale="log", xlabel="KL per token (nats)", ylabel="TPR at FPR 1e-6", title=f"{lm_name}-like (synthetic), {n} texts x {T} tokens")
+    axes[0].set(xscale="log", xlabel="KL per token (nats)", ylabel="TPR at FPR 1e-6", title=f"{display(lm_name)}, {n} texts x {T} tokens")
     axes[0].legend(fontsize=8)
     for a, kind in zip(axes[1:], ATTACKS):
         for j, name in enumerate(SCHEMES):
@@ -92,7 +92,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     rows = [[c["b"], c["metric"], ", ".join(f"{x:.3g}" for x in c["levels"]),
              "; ".join(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" for d, lo, hi in zip(c["diff"], c["lo"], c["hi"])), c["verdict"]] for c in comparisons]
     rob = [[name, kind, *[f"{x:.3g}" for x in v]] for name, kinds in robust.items() for kind, v in kinds.items()]
-    table = (f"{n} texts x {T} tokens on {lm_name}-like (synthetic); DualGA minus ATW at common KL, paired bootstrap ({B} replicates), "
+    table = (f"{n} texts x {T} tokens on {display(lm_name)}; DualGA minus ATW at common KL, paired bootstrap ({B} replicates), "
              f"{k} levels, simultaneous {1 - ALPHA:.0%}.\n\n"
              + md_table(["DualGA vs", "metric", "KL levels", "diff per level [interval]", "verdict"], rows)
              + f"\n\nMedian log10 p of ATW delta = {ROBUST_DELTA:g} under attack:\n\n"

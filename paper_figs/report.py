@@ -24,12 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from paper_figs import criteria as cr
+from paper_figs._data import display
 from paper_figs.criteria import MIXED, NA, NOT_REPRODUCED, REFUTED, REPRODUCED
 
 __all__ = ["CLAIMS", "Claim", "MIXED", "NA", "NOT_REPRODUCED", "REFUTED", "REPRODUCED", "evaluate_claims", "render"]
 LM_FREE = {"fig_consistency", "fig_convergence", "fig_repetition", "tab_backpressure", "tab_ztest_fpr"}  # no LM: G processes, a loop LM, exact laws
-SYNTHETIC_NAMES = {"news": "news-like (synthetic)", "lfqa": "lfqa-like (synthetic)", "smollm2-fit": "smollm2-fit (synthetic)"}
-"""The synthetic presets as the report names them, so that no reader takes them for C4 / ELI5 text (:func:`display`)."""
 PAPER_VS = tuple(("DualGA", b) for b in ("SRL gamma=0.1", "SRL gamma=0.5", "SRL gamma=0.7", "EMS", "UW-delta", "UW-gamma", "ATW"))
 """The paper's matching (Table exp_performance): DualGA at its own gamma*(Delta) against each benchmark as the paper ran it, SRL at
 the paper's three gammas each a curve of its own."""
@@ -65,9 +64,6 @@ class Claim:
 # ---------------------------------------------------------------- value readers
 
 
-def display(lm: str) -> str:
-    """An LM's name as the report shows it: the synthetic presets named for what they stand in for, marked as such."""
-    return SYNTHETIC_NAMES.get(lm, lm)
 
 
 def _cell(d: dict, algo: str, lm: str | None = None, **params) -> dict:
@@ -1095,7 +1091,8 @@ SETUP = [
     (
         "language models",
         "Llama-3-8B (default); Llama-7B (Table exp_performance_ext); OPT-2.7B (Fig. LFQA_Pareto right)",
-        "synthetic presets `news` and `lfqa`, shown as news-like and lfqa-like (Zipf-like next-token laws with exact p_t, not C4 or ELI5 text); `smollm2-fit` (a synthetic law fitted to SmolLM2-135M's entropies); "
+        "synthetic presets `news` and `lfqa`, shown as news-like and lfqa-like (Zipf-like next-token laws with exact p_t, not C4 or ELI5 "
+        "text); `smollm2-fit` (a synthetic law fitted to SmolLM2-135M's entropies); "
         "SmolLM2-135M-Instruct itself on CPU",
         "KL and DG are exact on the presets (no estimate), but their entropy profile is not Llama's: every number that depends on the LM's "
         "entropy (the KL of EMS / UW, TPR at a fixed configuration) moves; orderings and matched comparisons are what carry over",
@@ -1109,7 +1106,8 @@ SETUP = [
     (
         "sizes",
         "500 prompts x ~200 tokens (runtime: 16 x 300)",
-        "500 x 200 (tab_performance), 300 x 200 per point (fig_matched: about 300 configurations per LM once its curves are refined), 200 x 200 (figures), 8192 x 200 fresh nulls per detector (UW: 512); "
+        "500 x 200 (tab_performance), 300 x 200 per point (fig_matched: about 300 configurations per LM once its curves are refined), "
+        "200 x 200 (figures), 8192 x 200 fresh nulls per detector (UW: 512); "
         "SmolLM2 on a shared 2-core CPU (5-30 tokens/s): at most 32 x 100 (8 x 200 for robustness), fig_matched 16 x 100 per point on 12 "
         "configurations, one shared null sample of 64 x 100",
         "the SmolLM2 column's intervals are wide and its ties mostly mean 'too few texts': each cell states its n and T, and a tie or n/a "
