@@ -73,8 +73,8 @@ def _cell(d: dict, algo: str, lm: str | None = None, **params) -> dict:
 def _spread_ratio(d: dict, key: str, matched: bool = False) -> float:
     """Mean of ``key`` over fig_zscore_dg's DualGA configurations / its mean over the SRL ones (``matched``: only the SRL
     configurations whose KL lies inside the KL range of DualGA's, so that both sides sit at the same distortion)."""
-    lo, hi = (f(c["kl"] for c in d["configs"] if c["algo"] == "dualga") for f in (min, max))
-    keep = lambda c: c["algo"] == "dualga" or (c["algo"] == "srl" and (not matched or lo <= c["kl"] <= hi))  # noqa: E731
+    lo, hi = (f(c["kl"] for c in d["configs"] if c["algo"] == "dualga") for f in (min, max)) if matched else (-np.inf, np.inf)
+    keep = lambda c: c["algo"] == "dualga" or (c["algo"] == "srl" and lo <= c["kl"] <= hi)  # noqa: E731
     mean = lambda algo: np.mean([c[key] for c in d["configs"] if c["algo"] == algo and keep(c)])  # noqa: E731
     return float(mean("dualga") / mean("srl"))
 
