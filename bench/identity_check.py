@@ -98,7 +98,14 @@ def tokenizer_folder(d: pathlib.Path, V: int) -> pathlib.Path | None:
 
 def outputs() -> dict:
     import sims
-    from sims.detect import multiple, report, scores, sequential
+    from sims.detect import report, scores
+
+    try:  # the dispatchers' home (sims.detect.detectors), or the modules that held them before it
+        from sims.detect.detectors import score, score_keys, sequential_score
+    except ImportError:
+        from sims.detect.multiple import score_keys
+        from sims.detect.scores import score
+        from sims.detect.sequential import sequential_score
     from sims.detect.score_families import score_generation
     from sims.detect.sequential_scores import SEQUENTIAL_SCORES, sequential_score_family
     from sims.detect.stream import SequentialDetector
@@ -113,19 +120,19 @@ def outputs() -> dict:
         out[f"generate/{algo}"] = digest([gen.tokens, gen.prompts, gen.lengths, json.dumps(gen.meta, sort_keys=True, default=str)])
     for algo, gen in gens.items():
         for dedup in (False, True):
-            record(out, f"score/{algo}/dedup={dedup}", lambda: scores.score(gen, lm, dedup=dedup))
-            record(out, f"score-none-as/{algo}/dedup={dedup}", lambda: scores.score(gens["none"], lm, dedup=dedup, algo=algo))
-            record(out, f"score-otherkey/{algo}/dedup={dedup}", lambda: scores.score(gen, lm, dedup=dedup, key=KEY + 1))
+            record(out, f"score/{algo}/dedup={dedup}", lambda: score(gen, lm, dedup=dedup))
+            record(out, f"score-none-as/{algo}/dedup={dedup}", lambda: score(gens["none"], lm, dedup=dedup, algo=algo))
+            record(out, f"score-otherkey/{algo}/dedup={dedup}", lambda: score(gen, lm, dedup=dedup, key=KEY + 1))
             for name in registry.score_names(algo):
                 record(out, f"family/{name}/{algo}/dedup={dedup}", lambda: score_generation(gen, name, lm, dedup=dedup))
-            record(out, f"sequential/{algo}/dedup={dedup}", lambda: sequential.sequential_score(gen, lm, alpha=1e-2, dedup=dedup))
-            record(out, f"keys/{algo}/dedup={dedup}", lambda: multiple.score_keys(gen, [KEY - 1, KEY, KEY + 1], lm, dedup=dedup))
+            record(out, f"sequential/{algo}/dedup={dedup}", lambda: sequential_score(gen, lm, alpha=1e-2, dedup=dedup))
+            record(out, f"keys/{algo}/dedup={dedup}", lambda: score_keys(gen, [KEY - 1, KEY, KEY + 1], lm, dedup=dedup))
             for name in SEQUENTIAL_SCORES:
                 if algo in registry.get_score(name).algos:
                     record(out, f"sequential-family/{name}/{algo}/dedup={dedup}",
                            lambda: sequential_score_family(gen, name, alpha=1e-2, dedup=dedup))
         if algo == "synthid":
-            record(out, f"score/{algo}/weighted", lambda: scores.score(gen, lm, stat="weighted"))
+            record(out, f"score/{algo}/weighted", lambda: score(gen, lm, stat="weighted"))
         for stat in ("green", "ems"):
             record(out, f"prefix/{algo}/{stat}", lambda: scores.prefix_log10p(gen.tokens, gen.prompts[:, -1:], KEY, stat=stat,
                                                                               gamma=gen.meta["gamma"] if stat == "green" else None,
@@ -145,7 +152,7 @@ def outputs() -> dict:
             return states
 
         record(out, f"stream/{algo}", stream)
-        res = scores.score(gen, lm) if registry.get(algo).family != "keyed" else None
+        res = score(gen, lm) if registry.get(algo).family != "keyed" else None
         if res is not None:
             record(out, f"report/decide/{algo}", lambda: report.decide(res, 1e-2, gen.meta["gamma"]))
 
@@ -167,8 +174,8 @@ def outputs() -> dict:
             for name in registry.score_names(algo):
                 out[f"cli/{algo}/--score {name}"] = digest(cli(base + ["--json", "--score", name]).replace(str(d), "DIR"))
         html = d / "r.html"
-        out["cli/srl/--html"] = digest(cli(["detect", str(d / "srl.npz"), "--key", str(KEY), "--dedup", "--html", str(html)]).replace(str(d), "DIR")
-                                       + html.read_text())
+        text = cli(["detect", str(d / "srl.npz"), "--key", str(KEY), "--dedup", "--html", str(html)]) + html.read_text()
+        out["cli/srl/--html"] = digest(text.replace(str(d), "DIR"))
         folder = tokenizer_folder(d / "tok", lm.vocab_size)
         if folder is not None:  # the SRL texts (and one unwatermarked) as words, their last prompt token the context
             txt = d / "t.jsonl"
@@ -177,8 +184,8 @@ def outputs() -> dict:
             for extra in ([], ["--dedup"], ["--seeding", "minhash", "--h", "3"], ["--sequential", "--dedup"], ["--key", "5,6,7"]):
                 out[f"cli-text/{' '.join(extra)}"] = digest(cli(["detect", "--text", str(txt), "--lm", str(folder), "--key", "7", "--json", *extra])
                                                             .replace(str(d), "DIR"))
-            out["cli-text/--html"] = digest(cli(["detect", "--text", str(txt), "--lm", str(folder), "--key", "7", "--html", str(html)])
-                                            .replace(str(d), "DIR") + html.read_text())
+            text = cli(["detect", "--text", str(txt), "--lm", str(folder), "--key", "7", "--html", str(html)]) + html.read_text()
+            out["cli-text/--html"] = digest(text.replace(str(d), "DIR"))
     return out
 
 

@@ -43,8 +43,6 @@ from sims.detect.scores import DetectResult, tokens_to_detect
 SCHEMA = "wmstats.detect"
 SCHEMA_VERSION = 1
 DECISIONS = ("watermarked", "not watermarked", "too short to score", "too short for this fpr")
-STATISTICS = {"redgreen": "green count", "ems": "EMS sum", "autocov": "AutoCov S_T", "keyed": "keyed-order hits",
-              "tournament": "mean g-value sum"}
 
 
 def check_fpr(fpr, name: str = "fpr") -> float:

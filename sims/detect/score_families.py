@@ -15,13 +15,13 @@ so every reader of the registry sees the families.
 
 from __future__ import annotations
 
-from sims.detect import edit_scores, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect import detectors, edit_scores, gumbel_scores, local_scores, lr_scores, scores
 from sims.watermarks import registry
 from sims.watermarks.registry import Score
 
 
 def _green(gen, lm, *, key, gamma, dedup, algo, **_):
-    return scores.score(gen, dedup=dedup, key=key, gamma=gamma, algo=algo)
+    return detectors.score(gen, dedup=dedup, key=key, gamma=gamma, algo=algo)
 
 
 def _green_local(gen, lm, *, key, gamma, dedup, algo, rho=None, **_):
@@ -49,7 +49,7 @@ def _gumbel(name):
 
 
 def _hits(gen, lm, *, key, gamma, dedup, algo, **_):
-    return scores.score(gen, _lm_of(gen, lm), key=key, algo=algo)
+    return detectors.score(gen, _lm_of(gen, lm), key=key, algo=algo)
 
 
 def _its_edit(gen, lm, *, key, **_):

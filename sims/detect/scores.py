@@ -34,9 +34,6 @@ from sims.watermarks import registry
 REDGREEN_ALGOS = registry.names(family="redgreen")
 KEYED_ORDER_ALGOS = registry.names(family="keyed")
 DETECTABLE_ALGOS = registry.names()
-FAMILY_SCORERS: dict = {}
-"""Detectors of the families whose module registers one here, called by :func:`score` as
-``f(gen, algo=, key=, dedup=, gamma=, stat=, params=)`` ("tournament": :mod:`sims.detect.tournament_scores`)."""
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
@@ -453,7 +450,7 @@ def keyed_order_marks(gen, step_probs, *, key: int | None = None, algo: str | No
     from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
-    if registry.get(algo).family != "keyed":
+    if registry.get(algo).keyed_mode is None:
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
     key = gen.meta["key"] if key is None else int(key)
     h, V = gen.meta["h"], gen.meta["vocab_size"]
@@ -617,87 +614,3 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
         lp = np.where(n <= 1, 0.0, binom_logsf(k, n, g_eff) / LN10)
         out[i] = min(0.0, lp.min() + (np.log10(k.size) if bonferroni else 0.0))
     return out
-
-
-def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None,
-          stat: str | None = None, params: dict | None = None) -> DetectResult:
-    """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm, by its
-    record's family (:mod:`sims.watermarks.registry`).
-
-    red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
-    :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
-    :func:`score_keyed_order` (needs ``lm``); tournament (synthid):
-    :func:`sims.detect.tournament_scores.score_tournament`, its ``stat`` "mean" (default) or "weighted".
-
-    ``key`` defaults to the generation's (another key scores the text as a stranger would:
-    the null).  ``gamma`` defaults to the generation's; a different gamma for a watermarked
-    generation is refused (a gamma mismatch between generation and detection gives a
-    meaningless test).  ``algo`` (default the generation's) picks the detector, e.g. to
-    score unwatermarked ("none") texts with a watermark's detector.  ``params``: the parameters of
-    ``algo`` the detector reads (the tournament's ``m`` and ``mask_repeated``), default the
-    generation's where it is of ``algo``, else the registry's defaults.
-
-    Parameters
-    ----------
-    gen : Generation
-        The texts and their record (``meta`` names algorithm, key, gamma, h).
-    lm : LM or SyntheticLM, optional
-        The LM (:func:`sims.get_lm`), needed by the keyed-order detectors only.
-    dedup : bool
-        Score each (context, token) pair once.
-    key, gamma, algo : optional
-        Overrides of the generation's key, green-list ratio and algorithm (see above).
-    stat, params : optional
-        The tournament family's statistic (``"mean"`` default, ``"weighted"``) and parameters (see above).
-
-    Returns
-    -------
-    DetectResult
-        One entry per text.
-
-    References
-    ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
-    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
-    (prop:type_I&II).
-
-    Examples
-    --------
-    >>> import sims
-    >>> lm = sims.get_lm("tiny")
-    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
-    >>> r = sims.score(gen)
-    >>> [round(float(x), 3) for x in r.log10_p]
-    [-3.736, -3.736]
-    """
-    m = gen.meta
-    algo = m["algo"] if algo is None else algo
-    family = registry.get(algo).family
-    key = m["key"] if key is None else key
-    if family in FAMILY_SCORERS:
-        return FAMILY_SCORERS[family](gen, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params)
-    if stat is not None:
-        raise ValueError(f"stat chooses a tournament detector's score (algo {registry.names(family='tournament')}); got stat={stat!r} for algo {algo!r}")
-    prf = m.get("prf", defaults.PRF)
-    if prf != defaults.PRF and not registry.get(algo).siphash:
-        raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {registry.names(siphash=True)}; got {algo!r}")
-    if gamma is None:
-        gamma = m["gamma"]
-    elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
-        raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
-    if lm is not None and lm.vocab_size != m["vocab_size"]:
-        raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
-    kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
-    green_kind = m.get("green_kind", "bernoulli")
-    prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
-    seeding = m.get("seeding", seeding_mod.DEFAULT)  # recorded where not lefthash (sims.core.seeding)
-    if family == "redgreen":
-        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
-    if family == "autocov":
-        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
-    if family == "ems":
-        return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
-    if lm is None:
-        raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)  # sims.get_lm's LM: batched on a real LM
-    return score_keyed_order(gen, step_probs, key=key, algo=algo)

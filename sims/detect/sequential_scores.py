@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from sims.core import defaults
-from sims.detect import e_mixtures, scores, sequential
+from sims.detect import detectors, e_mixtures, scores
 from sims.detect.gumbel_scores import log_pivot
 from sims.detect.sequential_laws import log_uniform_law, sequential_values
 from sims.watermarks import registry
@@ -85,7 +85,7 @@ def sequential_score_family(gen, name: str, *, alpha: float = defaults.FPR, dedu
     check_score(name, algo)
     alpha = e_mixtures.check_alpha(alpha)
     if name != "ems-log":  # green and ems-ars are the families' default e-processes
-        return sequential.sequential_score(gen, alpha=alpha, dedup=dedup, key=key, gamma=gamma, algo=algo, grid=grid)
+        return detectors.sequential_score(gen, alpha=alpha, dedup=dedup, key=key, gamma=gamma, algo=algo, grid=grid)
     key = m["key"] if key is None else key
     v, scored = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, stat="ems", h=m["h"], dedup=dedup, vocab_size=m["vocab_size"],
                                     lengths=gen.lengths)

@@ -44,7 +44,7 @@ from sims.core import prf
 from sims.core.record import Generation
 from sims.core.wordset import seen_before, set_size
 from sims.detect.nulls import LN10, binom_logsf
-from sims.detect.scores import FAMILY_SCORERS, DetectResult, _check_inputs
+from sims.detect.scores import DetectResult, _check_inputs
 from sims.watermarks import registry
 from sims.watermarks import tournament as tn
 
@@ -480,7 +480,7 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
 
 
 def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
-    """:func:`sims.detect.scores.score` for the registry's "tournament" family: the mean (default) or
+    """:func:`sims.detect.detectors.score` for the registry's "tournament" family: the mean (default) or
     weighted score with the parameters of ``algo`` (``params``, default the generation's where it is
     of ``algo``, else the registry's defaults)."""
     if dedup or gamma is not None:
@@ -490,9 +490,6 @@ def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
         params = gen.meta if gen.meta["algo"] == algo else {}
     prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
     return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat, mask_repeated=bool(prm["mask_repeated"]))
-
-
-FAMILY_SCORERS["tournament"] = score_family
 
 
 # -------------------------------------------------------------------- Bayesian score

@@ -56,10 +56,6 @@ SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
 
 
-OWN_DEDUP = {"tournament": ("context-mask", "generation")}
-"""Families whose detector has its own dedup: the rule run with the grid's ``dedup`` on and off (:func:`dedup_rule`)."""
-
-
 def dedup_rule(algo: str, dedup: bool) -> str:
     """What the grid's ``dedup`` does for algorithm ``algo``.
 
@@ -72,9 +68,11 @@ def dedup_rule(algo: str, dedup: bool) -> str:
     ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
     hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
     """
-    fam = registry.get(algo).family
-    if fam in OWN_DEDUP:
-        return OWN_DEDUP[fam][0 if dedup else 1]
+    from sims.detect import families
+
+    own = families.of(algo).own_dedup  # the family's own rule, on and off
+    if own is not None:
+        return own[0 if dedup else 1]
     return "pairs" if dedup else "off"
 
 

@@ -45,8 +45,8 @@ from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
-"""Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits,
-tournament g-value score (:func:`sims.detect.tournament_scores.score_tournament`)."""
+"""The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
+registered in :mod:`sims.detect.families`: green count, AutoCov Z_T, EMS sum, keyed-order hits, tournament g-value score."""
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
 NULL = "none"
@@ -154,6 +154,8 @@ class Algorithm:
         The key-averaged q equals p.
     point_mass : bool
         q is a point mass at the token drawn (KL = -log p(y)).
+    alternating : bool
+        Boosts the green list after a red token and the red list after a green one (DualGA-AutoCov).
     backends : tuple of str
         Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
         in ``generate.STEPS``, or its own Numba ``generator``), ``"torch"`` (its processor in
@@ -181,15 +183,11 @@ class Algorithm:
     stealable: bool = False
     distortion_free: bool = False
     point_mass: bool = False
+    alternating: bool = False
     backends: tuple[str, ...] = ("numba", "torch")
     generator: Callable | None = None
     generator_reference: Callable | None = None
     doc: str = ""
-
-    @property
-    def prefix_pvalues(self) -> bool:
-        """Its detector has exact prefix p-values (tokens to detect)."""
-        return self.family in ("redgreen", "ems")
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -385,7 +383,7 @@ register(Algorithm("srl", 1, ("delta",), "redgreen", _ref_srl, siphash=True, fus
 register(Algorithm("hard", 2, (), "redgreen", _ref_hard, siphash=True, stealable=True, doc="hard red list (delta = inf)"))
 register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=True, **_DUAL,
                    doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta"))
-register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, **_DUAL,
+register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, alternating=True, **_DUAL,
                    doc="Algorithm DualGA_autocov: green after a red token, red after a green one"))
 register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True, doc="exponential minimum sampling (Gumbel-max), stream EMS"))
 register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True,

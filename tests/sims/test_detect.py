@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sims.core import prf
+from sims.detect import detectors
 from sims.detect import scores as detect
 from sims.detect.nulls import LN10, binom_logsf
 from sims.experiments.evaluate import clopper_pearson
@@ -178,9 +179,9 @@ def test_generated_watermarks_are_detected_and_strangers_are_not():
     for algo in ("srl", "dualga", "ems", "its", "uw-delta", "uw-gamma", "autocov", "hard"):
         takes = registry.get(algo).params  # each algorithm gets the parameters it takes (a foreign one is refused)
         g = generate(lm, algo, n=4, T=150, seed=1, key=11, **{k: v for k, v in dict(Delta=0.3, delta=2.0).items() if k in takes})
-        assert np.all(detect.score(g, lm).log10_p < -4.0), algo
+        assert np.all(detectors.score(g, lm).log10_p < -4.0), algo
     g = generate(lm, "dualga", n=20, T=150, seed=1, key=11, Delta=0.3)
-    assert np.median(detect.score(g, lm, key=12).log10_p) > -2.0
+    assert np.median(detectors.score(g, lm, key=12).log10_p) > -2.0
 
 
 def _keyed_order_reference(gen, lm, algo):
@@ -225,7 +226,7 @@ def test_keyed_order_kernel_matches_a_step_by_step_reference(algo):
     np.testing.assert_allclose(lm.probs_along(seq, P, 60), np.stack([lm.probs(seq[: P + t]) for t in range(60)]), rtol=1e-12, atol=1e-300)
     for key in (5, 6):
         g.meta["key"] = key
-        res = detect.score(g, lm)
+        res = detectors.score(g, lm)
         for i, (hits, pi) in enumerate(_keyed_order_reference(g, lm, algo)):
             assert res.score[i] == hits, (algo, key, i)
             assert res.log10_p[i] == pytest.approx(detect._poisson_binomial_logsf(hits, pi) / LN10, rel=1e-9, abs=1e-12)
@@ -267,11 +268,11 @@ def test_bad_input():
     lm = get_lm("lfqa", vocab_size=500)
     g = generate(lm, "srl", n=1, T=5, seed=0, key=1, gamma=0.25)
     with pytest.raises(ValueError, match="gamma mismatch"):
-        detect.score(g, lm, gamma=0.5)
+        detectors.score(g, lm, gamma=0.5)
     with pytest.raises(ValueError, match="vocabulary mismatch"):
-        detect.score(g, get_lm("lfqa", vocab_size=501))
+        detectors.score(g, get_lm("lfqa", vocab_size=501))
     with pytest.raises(ValueError, match="algo must be one of"):
-        detect.score(g, lm, algo="nope")
+        detectors.score(g, lm, algo="nope")
 
 
 def test_log10_p_is_exact_far_below_1e300():

@@ -11,8 +11,8 @@ import pytest
 import sims  # noqa: F401  (registers the families)
 from sims.core.keys import keyed_order
 from sims.detect import _edit_kernels as EK
+from sims.detect import detectors, scores
 from sims.detect import edit_scores as E
-from sims.detect import scores
 from sims.experiments.attacks import attack
 from sims.lm.synthetic import get_lm
 from sims.watermarks import registry
@@ -84,7 +84,7 @@ def test_alignment_survives_insertions_and_deletions(small):
     for kind in ("insertion", "deletion"):
         g = attack(gen, kind, 0.1, seed=2)
         edit = E.score_its_edit(g, small, resamples=999)
-        default = scores.score(g, small)
+        default = detectors.score(g, small)
         assert np.all(edit.log10_p <= -3 + 1e-9), kind
         assert np.sum(default.log10_p <= -3) < 8, kind
     assert np.all(E.score_its_edit(gen, small, resamples=999).log10_p <= -3 + 1e-9)
@@ -126,6 +126,6 @@ def test_fig_scores_reads_the_keyed_families(small):
     gen = attack(plain, "insertion", 0.1, seed=2)
     for g in (plain, gen):
         lp = keyed_prefix_log10p("hits", g, small, [10, 20, 30])
-        assert np.allclose(lp[:, -1], scores.score(g, small).log10_p, rtol=1e-9, atol=1e-12)
+        assert np.allclose(lp[:, -1], detectors.score(g, small).log10_p, rtol=1e-9, atol=1e-12)
     rej = fig_scores._prefix_rejects("its-edit", gen, None, [10, 20, 30], (1e-3,), small)[1e-3]
     assert np.array_equal(rej[:, -1], E.score_its_edit(gen, small).log10_p <= -3)

@@ -1,0 +1,82 @@
+"""The detector families (sims.detect.families): one object per family, registered once, asked by every
+detector; one battery over every family and every algorithm."""
+
+from __future__ import annotations
+
+import doctest
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import sims
+from sims.detect import detectors, families
+from sims.watermarks import registry
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LM = sims.get_lm("news")
+
+
+def test_every_family_named_by_the_registry_is_registered_once():
+    assert families.names() == registry.FAMILIES
+    for name in families.names():
+        fam = families.get(name)
+        assert fam.name == name and isinstance(fam, families.DetectorFamily)
+        assert fam.statistic and fam.description
+        assert fam.prefix == (fam.prefix_stat is not None)
+    with pytest.raises(ValueError, match="is registered already"):
+        families.register_family(families.RedGreen())
+    with pytest.raises(ValueError, match="detector family 'nope' is not registered"):
+        families.get("nope")
+
+
+def test_each_algorithm_reads_its_family_from_its_record():
+    for algo in registry.names():
+        assert families.of(algo) is families.get(registry.get(algo).family)
+
+
+@pytest.fixture(scope="module")
+def gens():
+    return {algo: sims.generate(LM, algo, n=2, T=40, seed=0, key=7) for algo in registry.names()}
+
+
+@pytest.mark.parametrize("algo", registry.names())
+def test_the_detectors_ask_the_family(gens, algo):
+    """detectors.score / sequential_score / score_keys are the family's methods, for every algorithm."""
+    gen, fam = gens[algo], families.of(algo)
+    dedup = fam.own_dedup is None  # the tournament refuses the pair dedup
+    got = detectors.score(gen, LM, dedup=dedup)
+    ref = fam.score(gen, LM, algo=algo, key=7, dedup=dedup, gamma=None, stat=None, params=None)
+    for a, b in zip((got.n_scored, got.score, got.z, got.log10_p), (ref.n_scored, ref.score, ref.z, ref.log10_p)):
+        np.testing.assert_array_equal(a, b)
+    seq = detectors.sequential_score(gen, LM, alpha=1e-2)
+    np.testing.assert_array_equal(seq.n_scored, fam.sequential(gen, LM, algo=algo, key=7, dedup=True, gamma=gen.meta.get("gamma"), alpha=1e-2,
+                                                               grid=None).n_scored)
+    lp, n = detectors.score_keys(gen, [6, 7], LM, dedup=dedup)
+    one = detectors.score(gen, LM, dedup=dedup, key=6)
+    np.testing.assert_allclose(lp[0], one.log10_p, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(n[0], one.n_scored)
+    curve = fam.prefix_curve(gen, 7, gamma=gen.meta.get("gamma"), dedup=False)
+    assert (curve is None) == (not fam.prefix)
+    if curve is not None:
+        np.testing.assert_allclose(curve[:, -1], detectors.score(gen, LM).log10_p, rtol=1e-9, atol=1e-12)
+
+
+def test_the_detectors_doc_examples_run():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    tests = [t for t in finder.find(detectors) if t.examples]
+    assert len(tests) == 3
+    for t in tests:
+        assert runner.run(t).failed == 0, t.name
+
+
+def test_no_module_compares_a_family_name():
+    """Outside the registry and the families, nothing tests a family's name (the families answer instead)."""
+    pattern = re.compile(r"\b(family|fam)(\.name)? (==|!=|in|not in) ")
+    hits = []
+    for f in (ROOT / "sims").rglob("*.py"):
+        if f.name in ("registry.py", "families.py"):
+            continue
+        hits += [f"{f.relative_to(ROOT)}:{i}" for i, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not hits, hits
