@@ -194,13 +194,14 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
     """
     from sims.detect import detectors
+    from sims.watermarks import registry
     from sims.watermarks.generate import generate
 
     lm = loop_lm(vocab_size, p_loop)
     out = dict(lm=lm.name, vocab_size=lm.vocab_size, p_loop=float(p_loop), n=n, T=T, Delta=Delta, ngram=NGRAM, key=key,
                repetition={})
     for algo, kw in ALGOS_STUDIED:
-        kw = dict(Delta=Delta) if algo == "dualga" else kw
+        kw = dict(kw, Delta=Delta) if "Delta" in registry.get(algo).params else kw  # DualGA at the study's target
         out["repetition"][algo] = repetition_rate(generate(lm, algo, n=n, T=T, seed=0, key=key, **kw).tokens)
     train = generate(lm, "dualga", n=n, T=T, seed=0, key=key, Delta=Delta)
     test = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta)

@@ -385,7 +385,7 @@ def spoof(lm: SyntheticLM, est: GreenEstimate, owner_meta: dict, *, n: int, T: i
 
     The returned :class:`Generation` carries ``owner_meta`` (the owner's algorithm, key, gamma,
     h), so :func:`sims.detect.detectors.score` scores it with the owner's detector; records are nan.
-    AutoCov (``owner_meta["algo"] == "autocov"``) is spoofed by alternating: ``-boost`` after a
+    AutoCov (its record's ``alternating``) is spoofed by alternating: ``-boost`` after a
     token the attacker believes green.
     """
     if lm.vocab_size != est.vocab_size:

@@ -308,7 +308,7 @@ def load_grid(path) -> Grid:
     if len({c.id for c in configs}) < len(configs):
         raise GridError(f"{path}: the grid lists a configuration twice")
     attacks = _attacks(loc, raw.get("attack", []))
-    if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
+    if any(c.lm in NULL_LMS and c.algo != registry.NULL for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
                 float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs), sampler=_sampler(loc, raw.get("sampler"), configs))
