@@ -99,7 +99,7 @@ def _load_npz(args):
             raise ValueError(f"--{name} applies to --text only (an .npz carries its own)")
     if args.scheme != "wmstats":
         raise ValueError(f"scheme must be 'wmstats' for an .npz of this package's generations; got {args.scheme!r}")
-    gen = Generation.load(args.file)
+    gen = Generation.load(args.file, records=False)  # detection reads the texts, not the per-token records
     m = gen.meta
     if args.vocab_size is not None and args.vocab_size != m["vocab_size"]:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
@@ -108,7 +108,7 @@ def _load_npz(args):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
-    from sims.detect import decision, detectors, families
+    from sims.detect import decision, families
     from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
@@ -119,13 +119,16 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
 
         lm = lm_of(m) if get_score(args.score, algo).needs_lm else None  # the likelihood-ratio score reads the LM's probabilities
         res = score_generation(gen, args.score, lm, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
-    else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
-        lm = lm_of(m) if families.of(algo).needs_lm else None
-        res = detectors.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
+        prefix = marks = None
+    else:  # the family's answer from one hashing pass; ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
+        family = families.of(algo)
+        lm = lm_of(m) if family.needs_lm else None
+        res, prefix, marks = family.answer(gen, lm, algo=algo, key=key, dedup=args.dedup, gamma=args.gamma, stat=args.stat)
     pieces, ids = piece_maker(m) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
                                                want_marks=want_marks, pieces=pieces,
-                                               statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
+                                               statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None), prefix=prefix,
+                                               marks=marks)
     return doc, marked, ids
 
 

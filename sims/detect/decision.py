@@ -26,7 +26,7 @@ def n_tokens(gen) -> np.ndarray:
 
 
 def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, dedup: bool, input: str, gamma: float | None = None,
-                        algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None):
+                        algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None, prefix=None, marks=None):
     """The ``wmstats.detect`` document (:mod:`sims.detect.report`) of a generation scored as ``res``,
     and with ``want_marks`` the :class:`~sims.detect.report_html.MarkedText` of each text
     (red-green detectors only).
@@ -46,6 +46,9 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     statistic : str, optional
         The score family ``res`` used when it is not the algorithm's default
         (:mod:`sims.detect.score_families`); then no prefix p-values (they are the default score's).
+    prefix, marks : optional
+        The prefix curve and the :class:`~sims.detect.families.Marks` that gave ``res``
+        (:meth:`sims.detect.families.DetectorFamily.answer`); computed here where not given.
     """
     pieces = id_pieces if pieces is None else pieces
     m = gen.meta
@@ -53,10 +56,8 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     gamma = m.get("gamma") if gamma is None else gamma
     kind = m.get("green_kind", defaults.GREEN_KIND)
     family = families.of(algo)  # the detector family of :func:`sims.detect.detectors.score`
-    kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
-    ctx = gen.prompts[:, -m["h"]:]
-    seeded = dict(seeding=m["seeding"]) if family.colours and "seeding" in m else {}  # the green lists' seeding scheme (sims.core.seeding)
-    prefix = family.prefix_curve(gen, key, gamma=gamma, dedup=dedup) if statistic is None else None
+    if statistic is None and prefix is None:
+        prefix = family.prefix_curve(gen, key, gamma=gamma, dedup=dedup)
     g_eff = report.null_green_probability(gamma, kind, m["vocab_size"]) if family.colours else None
     rows = report.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
     doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=statistic or family.statistic, key=key, gamma=gamma, h=m["h"],
@@ -67,8 +68,8 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
         raise ValueError(f"--html colours the default green-count detection; got --score {statistic!r} (drop one of them)")
     if not family.colours:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw, **seeded)[0] > 0.5
-    scored = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, dedup=dedup, **kw, **seeded)[1]
+    marks = family.marks(gen, key, gamma=gamma, dedup=dedup) if marks is None else marks
+    green, scored = marks.values > 0.5, marks.scored
     marked = []
     for i, r in enumerate(rows):
         L = r["n_tokens"]

@@ -22,13 +22,36 @@ named by :data:`sims.watermarks.registry.FAMILIES` is registered below by one
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from sims.core import defaults
 from sims.core import seeding as seeding_mod
-from sims.detect import scores, sequential
+from sims.detect import report, scores, sequential
 from sims.watermarks import registry
+
+
+@dataclass(frozen=True)
+class Marks:
+    """The per-token marks of texts under one key, from one hashing pass (:func:`sims.detect.scores.token_marks`).
+
+    Attributes
+    ----------
+    values : (n, T) float array
+        Each token's statistic (a green token's colour 1.0, an EMS score), repeated (context, token) pairs included.
+    scored : (n, T) bool array
+        Whether each token counts (inside its text and, with dedup, the first occurrence of its pair).
+    lengths : (n,) int array
+        Each text's token count.
+    g_eff : float or None
+        The exact null probability that one token is green (green-list families), else None.
+    """
+
+    values: np.ndarray
+    scored: np.ndarray
+    lengths: np.ndarray
+    g_eff: float | None = None
 
 
 class DetectorFamily:
@@ -103,6 +126,26 @@ class DetectorFamily:
         return scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=self.prefix_stat, gamma=gamma if colours else None,
                                     green_kind=m.get("green_kind", defaults.GREEN_KIND), dedup=dedup, h=m["h"], vocab_size=m["vocab_size"],
                                     lengths=gen.lengths, **seeded)
+
+    def marks(self, gen, key, *, gamma, dedup: bool) -> Marks | None:
+        """The per-token :class:`Marks` of every text under ``key`` (one hashing pass), or None where the
+        family's answer is not a function of per-token marks alone."""
+        return None
+
+    def from_marks(self, marks: Marks):
+        """The :class:`~sims.detect.scores.DetectResult` and the prefix curve (:meth:`prefix_curve`) from :class:`Marks`."""
+        raise NotImplementedError
+
+    def answer(self, gen, lm, *, algo: str, key, dedup: bool, gamma, stat=None, params=None):
+        """Everything the detection document shows of ``gen``: its :class:`~sims.detect.scores.DetectResult`, the
+        prefix curve (None without exact prefix p-values) and the :class:`Marks` (None where the family has none),
+        from one hashing pass where the family has marks (the same numbers as :meth:`score` and :meth:`prefix_curve`)."""
+        if self.prefix_stat is None or stat is not None or params is not None:
+            return self.score(gen, lm, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params), None, None
+        gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
+        marks = self.marks(gen, key, gamma=gamma, dedup=dedup)
+        res, prefix = self.from_marks(marks)
+        return res, prefix, marks
 
     # ------------------------------------------------------------------ anytime-valid
     def sequential(self, gen, lm, *, algo: str, key, dedup: bool, gamma, alpha: float, grid) -> sequential.SequentialResult:
@@ -191,6 +234,16 @@ class RedGreen(_GreenLists):
         return sequential.sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
                                               vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, **seeded)
 
+    def marks(self, gen, key, *, gamma, dedup):
+        m = gen.meta
+        prompts, green_kind, seeding = _layout(gen)
+        values, scored, lengths = scores.token_marks(gen.tokens, prompts, key, stat="green", gamma=gamma, h=m["h"], green_kind=green_kind, dedup=dedup,
+                                                     vocab_size=m["vocab_size"], lengths=gen.lengths, prf=m.get("prf", defaults.PRF), seeding=seeding)
+        return Marks(values, scored, lengths, report.null_green_probability(gamma, green_kind, m["vocab_size"]))
+
+    def from_marks(self, marks):
+        return report.redgreen_from_marks(marks.values > 0.5, marks.scored, marks.lengths, marks.g_eff)
+
     def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
         from sims.detect.multiple import score_redgreen_keys
 
@@ -259,6 +312,15 @@ class EMS(DetectorFamily):
         m = gen.meta
         return sequential.sequential_ems(gen.tokens, _layout(gen)[0], key, dedup=dedup, vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths,
                                          alpha=alpha, grid=grid)
+
+    def marks(self, gen, key, *, gamma, dedup):
+        m = gen.meta
+        values, scored, lengths = scores.token_marks(gen.tokens, _layout(gen)[0], key, stat="ems", h=m["h"], dedup=dedup, vocab_size=m["vocab_size"],
+                                                     lengths=gen.lengths)
+        return Marks(values, scored, lengths)
+
+    def from_marks(self, marks):
+        return report.ems_from_marks(marks.values, marks.scored, marks.lengths)
 
     def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
         from sims.detect import _multi_kernels as MK

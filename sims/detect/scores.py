@@ -187,6 +187,37 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     return values, scored
 
 
+def token_marks(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
+                dedup: bool = False, vocab_size: int | None = None, lengths=None, prf: str = defaults.PRF,
+                seeding: str = seeding_mod.DEFAULT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The marks of every token in one hashing pass: its statistic (repeated pairs included: a repeated
+    token keeps its colour) and the scored mask of :func:`token_scores` (arguments as there).
+
+    Returns
+    -------
+    values : (n, T) float64
+        Each token's statistic inside its text (0 past the end); ``np.where(scored, values, 0)`` is
+        :func:`token_scores`' ``values``.
+    scored : (n, T) bool
+        As :func:`token_scores`.
+    lengths : (n,) int64
+        Each text's length (its ``lengths`` cut at the first -1 pad).
+    """
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
+    if prf != defaults.PRF or seeding_mod.code(seeding) != seeding_mod.LEFTHASH:  # their own kernels: colours, then the dedup's mask
+        kw = dict(stat=stat, gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
+        values, scored = token_scores(tokens, prompts, key, **kw)
+        if dedup:
+            scored = token_scores(tokens, prompts, key, dedup=True, **kw)[1]
+        return values, scored, lengths
+    code, stream, thr, _, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
+    _check_key(key, prf)
+    values = np.empty(tokens.shape, dtype=np.float64)
+    scored = np.empty(tokens.shape, dtype=np.bool_)
+    K.scan_marks(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix, values, scored)
+    return values, scored, lengths
+
+
 def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H,
                            green_kind: str = defaults.GREEN_KIND, dedup: bool = False, vocab_size: int | None = None, lengths=None,
                            seeding: str = seeding_mod.DEFAULT):
