@@ -80,3 +80,39 @@ def test_no_module_compares_a_family_name():
             continue
         hits += [f"{f.relative_to(ROOT)}:{i}" for i, line in enumerate(f.read_text().splitlines(), 1) if pattern.search(line)]
     assert not hits, hits
+
+
+@pytest.mark.parametrize("algo", ["srl", "dualga", "ems", "autocov", "synthid"])
+@pytest.mark.parametrize("dedup", [False, True])
+def test_one_pass_marks_give_the_scores_and_the_prefix_curve(gens, algo, dedup):
+    """DetectorFamily.answer (one hashing pass) equals the fixed-length score and the prefix curve bit for bit;
+    the marks are token_scores' values and mask, and every in-text token's colour."""
+    from sims.detect import scores
+
+    gen, fam = gens[algo], families.of(algo)
+    dedup = dedup and fam.own_dedup is None
+    res, prefix, marks = fam.answer(gen, LM, algo=algo, key=7, dedup=dedup, gamma=None)
+    ref = detectors.score(gen, LM, dedup=dedup)
+    for a, b in zip((res.n_scored, res.score, res.z, res.log10_p, res.flagged), (ref.n_scored, ref.score, ref.z, ref.log10_p, ref.flagged)):
+        np.testing.assert_array_equal(a, b)
+    if not fam.prefix:
+        assert prefix is None and marks is None
+        return
+    np.testing.assert_array_equal(prefix, fam.prefix_curve(gen, 7, gamma=gen.meta["gamma"], dedup=dedup))
+    kw = dict(stat=fam.prefix_stat, gamma=gen.meta["gamma"], h=gen.meta["h"], vocab_size=gen.meta["vocab_size"], lengths=gen.lengths)
+    values, scored = scores.token_scores(gen.tokens, gen.prompts[:, -1:], 7, dedup=dedup, **kw)
+    np.testing.assert_array_equal(np.where(marks.scored, marks.values, 0.0), values)
+    np.testing.assert_array_equal(marks.scored, scored)
+    np.testing.assert_array_equal(marks.values, scores.token_scores(gen.tokens, gen.prompts[:, -1:], 7, **kw)[0])
+
+
+def test_an_npz_loads_without_its_records(gens, tmp_path):
+    from sims.core.record import RECORDS, Generation
+
+    gens["srl"].save(tmp_path / "g.npz")
+    g = Generation.load(tmp_path / "g.npz", records=False)
+    np.testing.assert_array_equal(g.tokens, gens["srl"].tokens)
+    assert g.meta == gens["srl"].meta
+    for name in RECORDS:
+        a = getattr(g, name)
+        assert a.shape == g.tokens.shape and np.isnan(a).all() and not a.flags.writeable
