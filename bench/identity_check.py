@@ -100,6 +100,10 @@ def outputs() -> dict:
     import sims
     from sims.detect import report, scores
 
+    try:  # the score families' table (sims.detect.score_families), or the registry that held it before
+        from sims.detect.score_families import get_score, score_names
+    except ImportError:
+        from sims.watermarks.registry import get_score, score_names
     try:  # the dispatchers' home (sims.detect.detectors), or the modules that held them before it
         from sims.detect.detectors import score, score_keys, sequential_score
     except ImportError:
@@ -123,12 +127,12 @@ def outputs() -> dict:
             record(out, f"score/{algo}/dedup={dedup}", lambda: score(gen, lm, dedup=dedup))
             record(out, f"score-none-as/{algo}/dedup={dedup}", lambda: score(gens["none"], lm, dedup=dedup, algo=algo))
             record(out, f"score-otherkey/{algo}/dedup={dedup}", lambda: score(gen, lm, dedup=dedup, key=KEY + 1))
-            for name in registry.score_names(algo):
+            for name in score_names(algo):
                 record(out, f"family/{name}/{algo}/dedup={dedup}", lambda: score_generation(gen, name, lm, dedup=dedup))
             record(out, f"sequential/{algo}/dedup={dedup}", lambda: sequential_score(gen, lm, alpha=1e-2, dedup=dedup))
             record(out, f"keys/{algo}/dedup={dedup}", lambda: score_keys(gen, [KEY - 1, KEY, KEY + 1], lm, dedup=dedup))
             for name in SEQUENTIAL_SCORES:
-                if algo in registry.get_score(name).algos:
+                if algo in get_score(name).algos:
                     record(out, f"sequential-family/{name}/{algo}/dedup={dedup}",
                            lambda: sequential_score_family(gen, name, alpha=1e-2, dedup=dedup))
         if algo == "synthid":
@@ -171,7 +175,7 @@ def outputs() -> dict:
             for extra in ([], ["--json"], ["--json", "--dedup"], ["--json", "--fpr", "0.01"], ["--json", "--sequential", "--dedup"],
                           ["--json", "--key", f"{KEY - 1},{KEY},{KEY + 1}"]):
                 out[f"cli/{algo}/{' '.join(extra)}"] = digest(cli(base + extra).replace(str(d), "DIR"))
-            for name in registry.score_names(algo):
+            for name in score_names(algo):
                 out[f"cli/{algo}/--score {name}"] = digest(cli(base + ["--json", "--score", name]).replace(str(d), "DIR"))
         html = d / "r.html"
         text = cli(["detect", str(d / "srl.npz"), "--key", str(KEY), "--dedup", "--html", str(html)]) + html.read_text()

@@ -114,8 +114,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
     gen, algo = _load_npz(args)
     m = gen.meta
     if args.score is not None:  # issue 31: the families of sims.detect.score_families
-        from sims.detect.score_families import score_generation
-        from sims.watermarks.registry import get_score
+        from sims.detect.score_families import get_score, score_generation
 
         lm = lm_of(m) if get_score(args.score, algo).needs_lm else None  # the likelihood-ratio score reads the LM's probabilities
         res = score_generation(gen, args.score, lm, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)

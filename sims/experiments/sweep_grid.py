@@ -123,7 +123,7 @@ class Grid:
     ttd_level: float
     metrics: tuple[str, ...]
     attacks: tuple[tuple[str, float], ...]
-    score: str | None = None  # a registered score family (registry.score_names) or None: each algorithm's default detector
+    score: str | None = None  # a registered score family (sims.detect.score_families.score_names) or None: each algorithm's default detector
     sampler: str | None = None  # "levels": algorithm none and the controls drawn by sims.watermarks.null_sampler; None: the generator
 
     @property
@@ -330,9 +330,11 @@ def _score(loc: _Locator, name, configs) -> str | None:
     """The grid's ``score`` key: a registered score family that scores every algorithm of the grid."""
     if name is None:
         return None
+    from sims.detect import score_families
+
     for cfg in configs:
         try:
-            registry.get_score(name, cfg.algo)
+            score_families.get_score(name, cfg.algo)
         except ValueError as exc:
             raise loc.error("score", str(exc)) from None
     return name

@@ -11,11 +11,10 @@ import pytest
 import sims  # noqa: F401  (registers the families)
 from sims.core.keys import keyed_order
 from sims.detect import _edit_kernels as EK
-from sims.detect import detectors, scores
+from sims.detect import detectors, score_families, scores
 from sims.detect import edit_scores as E
 from sims.experiments.attacks import attack
 from sims.lm.synthetic import get_lm
-from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 
@@ -95,10 +94,10 @@ def test_registered_and_usable_from_the_cli(tmp_path, capsys, small):
 
     from sims.cli.main import main
 
-    assert registry.score_names("its") == ("hits", "its-edit")
-    assert registry.get_score("its-edit").needs_lm and not registry.get_score("its-edit").default
+    assert score_families.score_names("its") == ("hits", "its-edit")
+    assert score_families.get_score("its-edit").needs_lm and not score_families.get_score("its-edit").default
     with pytest.raises(ValueError, match="score 'its-edit' does not apply to algo 'uw-delta'"):
-        registry.get_score("its-edit", "uw-delta")
+        score_families.get_score("its-edit", "uw-delta")
     path = tmp_path / "its.npz"
     generate(get_lm("news"), "its", n=2, T=30, seed=1, key=7).save(path)
     assert main(["detect", str(path), "--key", "7", "--score", "its-edit", "--json"]) == 0
