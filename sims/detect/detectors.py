@@ -8,17 +8,20 @@ key's exact p-value).  Nothing here compares a family's or an algorithm's name.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from sims.core import defaults
 from sims.detect import families
 from sims.detect.e_mixtures import SequentialResult
 from sims.detect.multiple import check_keys
+from sims.detect.report import check_fpr
 from sims.detect.scores import DetectResult
 
 
 def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None,
-          stat: str | None = None, params: dict | None = None) -> DetectResult:
+          stat: str | None = None, params: dict | None = None, fpr: float = defaults.FPR) -> DetectResult:
     """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm: its
     record's detector family (:func:`sims.detect.families.of`) scores the texts.
 
@@ -47,6 +50,9 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
         Overrides of the generation's key, green-list ratio and algorithm (see above).
     stat, params : optional
         The tournament family's statistic (``"mean"`` default, ``"weighted"``) and parameters (see above).
+    fpr : float in (0, 1)
+        The false-positive rate of the result's decision :attr:`~sims.detect.scores.DetectResult.watermarked`
+        (default 1e-4, as ``sims detect --fpr``).
 
     Returns
     -------
@@ -67,12 +73,15 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
     >>> r = sims.score(gen)
     >>> [round(float(x), 3) for x in r.log10_p]
     [-3.736, -3.736]
+    >>> r.fpr, r.watermarked.tolist(), sims.score(gen, fpr=1e-3).watermarked.tolist()
+    (0.0001, [False, False], [True, True])
     """
     m = gen.meta
     algo = m["algo"] if algo is None else algo
     family = families.of(algo)
     key = m["key"] if key is None else key
-    return family.score(gen, lm, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params)
+    fpr = check_fpr(fpr)
+    return dataclasses.replace(family.score(gen, lm, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params), fpr=fpr)
 
 
 def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool = True, key: int | None = None, gamma: float | None = None,

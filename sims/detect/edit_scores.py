@@ -172,7 +172,7 @@ def score_its_edit(gen, lm, *, key: int | None = None, band: int = EDIT_BAND, ga
 
     Returns
     -------
-    DetectResult whose ``score`` is the alignment score S (nats), ``z`` nan; empty texts flagged with p = 1.
+    DetectResult whose ``score`` is the alignment score S (nats), ``z`` nan; empty texts too short to test (p = 1).
     """
     if lm is None:
         raise ValueError("the edit-tolerant ITS score reads the model's probabilities: pass lm")

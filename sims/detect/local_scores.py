@@ -168,7 +168,7 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
     Returns
     -------
     DetectResult
-        ``score`` = H (in lattice units), ``z`` nan, exact log10 p; texts with at most one scored token flagged (p = 1).
+        ``score`` = H (in lattice units), ``z`` nan, exact log10 p; texts with at most one scored token too short to test (p = 1).
 
     Examples
     --------
@@ -185,9 +185,9 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
     if Hrun.shape[1] == 0:
         Hrun, nrun = np.zeros((Hrun.shape[0], 1), dtype=np.int64), np.zeros((Hrun.shape[0], 1), dtype=np.int64)
     H, n = Hrun[:, -1], nrun[:, -1]
-    flagged = n <= 1
-    logp = np.where(flagged, 0.0, local_logsf(H, n, g_eff, a, b) / LN10)
-    return DetectResult(n, H.astype(np.float64), np.full(n.size, np.nan), logp, flagged)
+    short = n <= 1
+    logp = np.where(short, 0.0, local_logsf(H, n, g_eff, a, b) / LN10)
+    return DetectResult(n, H.astype(np.float64), np.full(n.size, np.nan), logp, short)
 
 
 def _generation_args(gen, key, gamma, rho, algo) -> tuple[tuple, dict]:

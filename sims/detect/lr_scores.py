@@ -203,5 +203,5 @@ def score_lr(gen, lm, *, key: int | None = None, gamma: float | None = None, del
         s = int(k[X[keep]].sum())
         S[i], n[i] = s, keep.sum()
         logp[i] = weighted_bernoulli_logsf(k, s, g_eff) if n[i] > 1 else 0.0
-    flagged = n <= 1
-    return DetectResult(n, S, np.full(n_txt, np.nan), np.where(flagged, 0.0, logp / LN10), flagged)
+    short = n <= 1
+    return DetectResult(n, S, np.full(n_txt, np.nan), np.where(short, 0.0, logp / LN10), short)

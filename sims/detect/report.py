@@ -64,7 +64,7 @@ def decide(res: DetectResult, fpr: float, gamma: float | None = None) -> list[st
     """
     lvl = math.log10(check_fpr(fpr))
     out = []
-    for n, lp, short in zip(res.n_scored, res.log10_p, res.flagged):
+    for n, lp, short in zip(res.n_scored, res.log10_p, res.too_short):
         if short:
             out.append("too short to score")
         elif lp <= lvl:

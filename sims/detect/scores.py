@@ -2,7 +2,7 @@
 the AutoCov statistic Z_T, the keyed-order tests of ITS / UW, prefix and windowed detection.
 
 Every score returns log10 p-values computed by :mod:`sims.detect.nulls` (exact far below 1e-300).
-A text with at most one scored token gets p = 1 and ``flagged=True``.
+A text with at most one scored token gets p = 1 and ``too_short=True`` (no test).
 
 Token layout (every function): ``tokens`` (n, T) generated ids, ``prompts`` (n, P) with
 P >= h; text i is ``tokens[i, :L_i]`` where ``L_i = lengths[i]`` (default T) cut at the first
@@ -20,6 +20,7 @@ its colour and the test is anti-conservative on repetitive text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,25 +43,29 @@ PARALLEL_MIN_TOKENS = 1 << 20  # below this many tokens the counting kernel runs
 
 @dataclass
 class DetectResult:
-    """Per-text detection.
+    """Per-text detection, one result type for every detector family: the statistic, its exact
+    p-value and the decision at a false-positive rate, under the field names of ``sims detect --json``.
 
     Attributes
     ----------
     n_scored : int array
         Tokens scored (after dedup).
     score : float array
-        The statistic: green count (red-green), EMS sum, AutoCov S_T, keyed-order hits.
+        The statistic: green count (red-green), EMS sum, AutoCov S_T, keyed-order hits, g-value score.
     z : float array
         z-score (nan where undefined).
     log10_p : float array
-        log10 of the p-value (0 for flagged texts).
-    flagged : bool array
-        True where at most one token was scored (p set to 1).
+        log10 of the exact p-value (0 for texts too short to test).
+    too_short : bool array
+        True where the text is too short to test (at most one token scored, AutoCov: fewer than two;
+        p set to 1): the document's decision ``"too short to score"``.
+    fpr : float
+        The false-positive rate of :attr:`watermarked` (default ``defaults.FPR`` = 1e-4).
 
     Parameters
     ----------
-    n_scored, score, z, log10_p, flagged
-        The attributes above (built by the detectors, e.g. :func:`score`).
+    n_scored, score, z, log10_p, too_short, fpr
+        The attributes above (built by the detectors, e.g. :func:`sims.detect.detectors.score`).
 
     Returns
     -------
@@ -81,13 +86,21 @@ class DetectResult:
     >>> r = sims.score(gen)
     >>> type(r).__name__, r.n_scored.tolist(), r.score.tolist()
     ('DetectResult', [20, 20], [13.0, 13.0])
+    >>> r.watermarked.tolist(), r.too_short.tolist(), r.fpr  # p = 10**-3.74 is above 1e-4
+    ([False, False], [False, False], 0.0001)
     """
 
     n_scored: np.ndarray
     score: np.ndarray
     z: np.ndarray
     log10_p: np.ndarray
-    flagged: np.ndarray
+    too_short: np.ndarray
+    fpr: float = defaults.FPR
+
+    @property
+    def watermarked(self) -> np.ndarray:
+        """The decision at :attr:`fpr`: p <= fpr (never for a text too short to test), as the document's ``watermarked``."""
+        return (self.log10_p <= math.log10(self.fpr)) & ~np.asarray(self.too_short, dtype=bool)
 
     @property
     def green(self) -> np.ndarray:
@@ -328,12 +341,12 @@ def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, l
 
 
 def _redgreen_result(counts, n, gamma) -> DetectResult:
-    flagged = n <= 1
+    short = n <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (counts - gamma * n) / np.sqrt(n * gamma * (1 - gamma))
     z[n == 0] = np.nan
     logp = binom_logsf(np.rint(counts).astype(np.int64), n, gamma) / LN10
-    return DetectResult(n, counts, z, np.where(flagged, 0.0, logp), flagged)
+    return DetectResult(n, counts, z, np.where(short, 0.0, logp), short)
 
 
 def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False,
@@ -396,11 +409,11 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
     :math:`r_{t,k}` = ``prf.uniforms(context_hash(key, ctx, prf.EMS), k)``.
     """
     s, n, _ = _sums(tokens, prompts, key, "ems", None, h, "bernoulli", dedup, vocab_size, lengths)
-    flagged = n <= 1
+    short = n <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (s - n) / np.sqrt(n)
     z[n == 0] = np.nan
-    return DetectResult(n, s, z, np.where(flagged, 0.0, gamma_logsf(s, n) / LN10), flagged)
+    return DetectResult(n, s, z, np.where(short, 0.0, gamma_logsf(s, n) / LN10), short)
 
 
 def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
@@ -415,13 +428,13 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.detect.nulls.autocov_logcdf`
     (exact for key-independent text whose (context, token) pairs do not repeat; repeated
     pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
-    flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
+    too short to test (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
     g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths,
                              prf=prf, seeding=seeding)
     T = scored.sum(axis=1)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
-    flagged = T < 2
+    short = T < 2
     A = np.sum(g[:, :-1] * g[:, 1:], axis=1).astype(np.int64)
     K = g.sum(axis=1).astype(np.int64)
     rows = np.arange(g.shape[0])
@@ -430,12 +443,12 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     with np.errstate(invalid="ignore", divide="ignore"):
         S = (A - g_eff * (2 * K - c1 - cT) + (T - 1) * g_eff**2) / T
         Z = np.sqrt(T) * S / (g_eff * (1 - g_eff))
-    S[flagged], Z[flagged] = np.nan, np.nan
+    S[short], Z[short] = np.nan, np.nan
     logp = np.zeros(g.shape[0])
-    live = ~flagged
+    live = ~short
     if live.any():
         logp[live] = autocov_logcdf(A[live], K[live], c1[live], cT[live], T[live], g_eff) / LN10
-    return DetectResult(T, S, Z, logp, flagged)
+    return DetectResult(T, S, Z, logp, short)
 
 
 def lm_step_probs(lm, gen):

@@ -1,5 +1,6 @@
 """Attacks: they do what they say, keep a record, and refuse bad input."""
 
+import dataclasses
 import re
 
 import numpy as np
@@ -58,5 +59,5 @@ def test_bad_input(gen):
         attack(gen, "shuffle", 0.1, 0)
     with pytest.raises(ValueError, match="an attacked text is empty"):
         attack(gen, "deletion", 1.0, 0)
-    with pytest.raises(ValueError, match="needs the LM"):
-        attack(gen, "entropy", 0.1, 0)
+    with pytest.raises(ValueError, match="lm must be"):  # without lm= the record's LM is opened (sims.experiments.lms.lm_of)
+        attack(dataclasses.replace(gen, meta=dict(gen.meta, lm="nope")), "entropy", 0.1, 0)

@@ -140,7 +140,7 @@ def test_repetition_inflates_the_false_positive_rate_without_dedup():
     lo, _ = clopper_pearson(int(np.sum(rej)), 2000, 0.999)
     assert lo > 0.2
     dd = detect.score_redgreen(np.repeat(toks, 3, axis=0), np.repeat(prompts, 3, axis=0), 3, 0.25, vocab_size=10, dedup=True)
-    assert np.all(dd.n_scored == 1) and np.all(dd.flagged) and np.all(dd.log10_p == 0.0)
+    assert np.all(dd.n_scored == 1) and np.all(dd.too_short) and np.all(dd.log10_p == 0.0)
 
 
 def test_prefix_p_values_end_at_the_full_score_and_tokens_to_detect():
@@ -238,9 +238,9 @@ def test_short_texts_are_flagged_with_p_one():
     toks = np.array([[-1, -1, -1], [4, -1, -1], [4, 4, 2]])
     for res in (detect.score_redgreen(toks, prompts, 1, 0.25, vocab_size=10), detect.score_ems(toks, prompts, 1, vocab_size=10),
                 detect.score_autocov(toks, prompts, 1, 0.25, vocab_size=10)):
-        assert list(res.flagged) == [True, True, False] and res.log10_p[0] == 0.0 and res.log10_p[1] == 0.0
+        assert list(res.too_short) == [True, True, False] and res.log10_p[0] == 0.0 and res.log10_p[1] == 0.0
     res = detect.score_redgreen(toks[2:], prompts[2:], 1, 0.25, lengths=np.array([1]))
-    assert res.flagged[0] and res.n_scored[0] == 1
+    assert res.too_short[0] and res.n_scored[0] == 1
 
 
 def test_bad_input():

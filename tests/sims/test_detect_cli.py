@@ -98,7 +98,7 @@ def test_marks_match_the_package_detector(npz):
     g, scored = scores.token_scores(gen.tokens, gen.prompts, KEY, **kw)
     res, prefix = report.redgreen_from_marks(g > 0.5, scored, np.full(4, 60), report.null_green_probability(0.25, "bernoulli", None))
     ref = scores.score_redgreen(gen.tokens, gen.prompts, KEY, **kw)
-    for a in ("n_scored", "score", "z", "log10_p", "flagged"):
+    for a in ("n_scored", "score", "z", "log10_p", "too_short"):
         np.testing.assert_array_equal(getattr(res, a), getattr(ref, a))
     np.testing.assert_array_equal(prefix, scores.prefix_log10p(gen.tokens, gen.prompts, KEY, **kw))
 

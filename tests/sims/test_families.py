@@ -93,7 +93,7 @@ def test_one_pass_marks_give_the_scores_and_the_prefix_curve(gens, algo, dedup):
     dedup = dedup and fam.own_dedup is None
     res, prefix, marks = fam.answer(gen, LM, algo=algo, key=7, dedup=dedup, gamma=None)
     ref = detectors.score(gen, LM, dedup=dedup)
-    for a, b in zip((res.n_scored, res.score, res.z, res.log10_p, res.flagged), (ref.n_scored, ref.score, ref.z, ref.log10_p, ref.flagged)):
+    for a, b in zip((res.n_scored, res.score, res.z, res.log10_p, res.too_short), (ref.n_scored, ref.score, ref.z, ref.log10_p, ref.too_short)):
         np.testing.assert_array_equal(a, b)
     if not fam.prefix:
         assert prefix is None and marks is None
@@ -116,3 +116,32 @@ def test_an_npz_loads_without_its_records(gens, tmp_path):
     for name in RECORDS:
         a = getattr(g, name)
         assert a.shape == g.tokens.shape and np.isnan(a).all() and not a.flags.writeable
+
+
+def test_the_result_reads_like_the_document(gens, tmp_path, capsys):
+    """One result type: the statistic, the exact log10 p, the decision at ``fpr`` and the texts too short to
+    test, under the field names of ``sims detect --json`` and with its answers."""
+    import json
+
+    from sims.cli.main import main
+
+    gen = gens["srl"]
+    gen.save(tmp_path / "g.npz")
+    assert main(["detect", str(tmp_path / "g.npz"), "--key", "7", "--json", "--fpr", "0.01"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    r = detectors.score(gen, fpr=0.01)
+    assert r.fpr == doc["fpr"] == 0.01 and detectors.score(gen).fpr == 1e-4
+    for i, row in enumerate(doc["texts"]):
+        assert (row["n_scored"], row["score"], row["log10_p"], row["watermarked"]) == (r.n_scored[i], r.score[i], r.log10_p[i], r.watermarked[i])
+        assert (row["decision"] == "too short to score") == r.too_short[i]
+    short = detectors.score(sims.generate(LM, "srl", n=2, T=1, seed=0, key=7), fpr=0.5)
+    assert short.too_short.all() and not short.watermarked.any()
+    with pytest.raises(ValueError, match="fpr must be in"):
+        detectors.score(gen, fpr=2.0)
+
+
+def test_an_attack_takes_the_clis_defaults(gens):
+    """``sims.attack`` without ``seed`` is seed 0, and the entropy attack reads the generation's own LM by default."""
+    gen = gens["srl"]
+    np.testing.assert_array_equal(sims.attack(gen, "deletion", 0.2).tokens, sims.attack(gen, "deletion", 0.2, seed=0).tokens)
+    np.testing.assert_array_equal(sims.attack(gen, "entropy", 0.2).tokens, sims.attack(gen, "entropy", 0.2, seed=0, lm=LM).tokens)
