@@ -76,9 +76,9 @@ def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: st
 
 
 def _prefix(green, scored, lengths, g_eff):
-    from sims.detect import report
+    from sims.detect import families
 
-    return report.redgreen_from_marks(green, scored, lengths, g_eff)
+    return families.get("redgreen").from_marks(families.Marks(green, scored, lengths, g_eff))
 
 
 def text_anytime(args, keys: list[int], fpr: float):

@@ -85,7 +85,7 @@ def marks_document(green, scored, lengths, *, g_eff: float, fpr: float, context_
     ``g_eff`` the exact null probability of green; ``context_pieces[i]`` / ``text_pieces[i]`` the
     shown pieces of text i's context and tokens; the other fields (and ``fields``) go into the document.
     """
-    res, prefix = report.redgreen_from_marks(green, scored, lengths, g_eff)
+    res, prefix = families.get("redgreen").from_marks(families.Marks(green, scored, lengths, g_eff))  # the .npz's path from marks
     rows = report.text_rows(res, fpr, n_tokens=lengths, prefix_log10p=prefix, gamma=g_eff)
     doc = report.document(rows, input=input, scheme=scheme, algo="redgreen", statistic=families.get("redgreen").statistic, key=key, gamma=gamma, h=h,
                           dedup=dedup, vocab_size=vocab_size, fpr=fpr, lm=lm, **fields)
