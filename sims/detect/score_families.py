@@ -15,10 +15,13 @@ module's table is filled by importing it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sims.core import defaults
 from sims.detect import detectors, edit_scores, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect.report import check_fpr
 from sims.watermarks import registry
 
 
@@ -148,7 +151,7 @@ SCORE_NAMES = tuple(FAMILIES)
 
 def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: float | None = None, dedup: bool = False,
                      algo: str | None = None, delta: float | None = None, Delta: float = gumbel_scores.OPT_DELTA,
-                     s: float = gumbel_scores.TRGOF_S, rho: float | None = None):
+                     s: float = gumbel_scores.TRGOF_S, rho: float | None = None, fpr: float = defaults.FPR):
     """Score every text of ``gen`` with the registered family ``name``; a :class:`~sims.detect.scores.DetectResult`.
 
     ``algo`` (default the generation's) must be one the family scores
@@ -156,10 +159,13 @@ def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: 
     generation's synthetic LM for families that read it; ``delta`` is the LR score's boost (default
     the generation's, :func:`sims.detect.lr_scores.lr_delta`); ``Delta`` and ``s`` parametrise
     ``ems-opt`` and ``ems-trgof``; ``rho`` the green rate ``green-local`` seeks (default
-    :func:`sims.detect.local_scores.local_rho` of the record).
+    :func:`sims.detect.local_scores.local_rho` of the record); ``fpr`` the level of the result's decision
+    (:attr:`~sims.detect.scores.DetectResult.watermarked`, default 1e-4).
     """
+    fpr = check_fpr(fpr)
     m = gen.meta
     algo = m["algo"] if algo is None else algo
     fam = get_score(name, algo)
     key = m["key"] if key is None else key
-    return fam.scorer(gen, lm, key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta, Delta=Delta, s=s, rho=rho)
+    res = fam.scorer(gen, lm, key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta, Delta=Delta, s=s, rho=rho)
+    return dataclasses.replace(res, fpr=fpr)

@@ -87,7 +87,7 @@ def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
     return out
 
 
-def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
+def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: int = defaults.KEY, dedup: bool = False,
              n_null: int | None = None, return_arrays: bool = False, prompts=None, batch: int | None = None, engine: str | None = None,
              **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
@@ -102,7 +102,8 @@ def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KE
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
-        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).
+        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).  Defaults:
+        ``sims evaluate``'s 100 texts of 200 tokens, seed 0, ``defaults.KEY``.
     dedup : bool
         Score each (context, token) pair once (red-green and EMS).
     return_arrays : bool

@@ -145,3 +145,17 @@ def test_an_attack_takes_the_clis_defaults(gens):
     gen = gens["srl"]
     np.testing.assert_array_equal(sims.attack(gen, "deletion", 0.2).tokens, sims.attack(gen, "deletion", 0.2, seed=0).tokens)
     np.testing.assert_array_equal(sims.attack(gen, "entropy", 0.2).tokens, sims.attack(gen, "entropy", 0.2, seed=0, lm=LM).tokens)
+
+
+def test_the_python_calls_take_the_clis_defaults(gens):
+    """Where ``sims generate`` / ``evaluate`` / ``detect`` have defaults, the Python calls have the same ones."""
+    import inspect
+
+    from sims.detect.score_families import score_generation
+    from sims.experiments.evaluate import evaluate
+
+    assert sims.get_lm("tiny").generate("srl").tokens.shape == (100, 200)
+    assert {k: inspect.signature(evaluate).parameters[k].default for k in ("n", "T", "seed")} == dict(n=100, T=200, seed=0)
+    r = score_generation(gens["srl"], "green", fpr=0.01)
+    assert r.fpr == 0.01 and score_generation(gens["srl"], "green").fpr == 1e-4
+    np.testing.assert_array_equal(r.watermarked, r.log10_p <= -2)
