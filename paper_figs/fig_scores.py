@@ -5,7 +5,7 @@ by their most probable red token), on the synthetic presets, the fitted ``smollm
 SmolLM2 texts (``smollm2``).
 
 Scores: every detector family the algorithm registry lists for the algorithm
-(:func:`sims.watermarks.score_families.score_names`, registered by :mod:`sims.detect.score_families`):
+(:func:`sims.detect.score_families.score_names`, registered by :mod:`sims.detect.score_families`):
 SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
 ``green-local`` and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``

@@ -1,4 +1,4 @@
-r"""Anytime-valid e-processes for the detection score families of the registry (``score_families.Score``).
+r"""Anytime-valid e-processes for the detection score families (:class:`sims.detect.score_families.Score`).
 
 A score family whose statistic is a sum of per-token terms of known null law gets the tilt
 e-process of that law (:mod:`sims.detect.sequential_laws`): the mixture over a grid of exponential
@@ -37,7 +37,7 @@ SEQUENTIAL_SCORES = ("green", "ems-ars", "ems-log")
 
 def check_score(name: str, algo: str) -> str:
     """``name`` if it is a registered score family of ``algo`` with an e-process, else a ValueError naming it."""
-    score_families.get_score(name, algo)  # unknown or inapplicable: the registry's message
+    score_families.get_score(name, algo)  # unknown or inapplicable: the score table's message
     if name not in SEQUENTIAL_SCORES:
         raise ValueError(f"score {name!r} has no anytime-valid e-process (scores with one: {SEQUENTIAL_SCORES})")
     return name
@@ -56,7 +56,7 @@ def sequential_score_family(gen, name: str, *, alpha: float = defaults.FPR, dedu
     ----------
     gen : Generation
     name : one of :data:`SEQUENTIAL_SCORES`
-        A score family of ``algo`` (:func:`sims.watermarks.score_families.get_score`).
+        A score family of ``algo`` (:func:`sims.detect.score_families.get_score`).
     alpha : float in (0, 1)
         Level: under the null P(some prefix is flagged) <= alpha.
     dedup : bool
