@@ -178,6 +178,11 @@ def outputs() -> dict:
                 out[f"cli/{algo}/{' '.join(extra)}"] = digest(cli(base + extra).replace(str(d), "DIR"))
             for name in score_names(algo):
                 out[f"cli/{algo}/--score {name}"] = digest(cli(base + ["--json", "--score", name]).replace(str(d), "DIR"))
+        for name, kw in (("siphash", dict(prf="siphash")), ("minhash", dict(seeding="minhash", h=3))):  # the green lists' other keyings
+            f = d / f"srl-{name}.npz"
+            sims.generate(lm, "srl", n=N, T=T, seed=SEED, key=KEY, **kw).save(f)
+            for extra in (["--json"], ["--json", "--dedup"]):
+                out[f"cli/srl-{name}/{' '.join(extra)}"] = digest(cli(["detect", str(f), "--key", str(KEY), *extra]).replace(str(d), "DIR"))
         html = d / "r.html"
         text = cli(["detect", str(d / "srl.npz"), "--key", str(KEY), "--dedup", "--html", str(html)]) + html.read_text()
         out["cli/srl/--html"] = digest(text.replace(str(d), "DIR"))

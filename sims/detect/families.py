@@ -117,15 +117,12 @@ class DetectorFamily:
         return gamma, prf, kw
 
     def prefix_curve(self, gen, key, *, gamma, dedup: bool):
-        """log10 p of every prefix of every text (:func:`sims.detect.scores.prefix_log10p`), or None without exact prefix p-values."""
+        """log10 p of every prefix of every text (the numbers of :func:`sims.detect.scores.prefix_log10p`, from the
+        family's :class:`Marks`: the generation's own green lists, its PRF and seeding scheme included), or None
+        without exact prefix p-values."""
         if self.prefix_stat is None:
             return None
-        m = gen.meta
-        colours = self.colours
-        seeded = dict(seeding=m["seeding"]) if colours and "seeding" in m else {}  # the green lists' seeding scheme (sims.core.seeding)
-        return scores.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], key, stat=self.prefix_stat, gamma=gamma if colours else None,
-                                    green_kind=m.get("green_kind", defaults.GREEN_KIND), dedup=dedup, h=m["h"], vocab_size=m["vocab_size"],
-                                    lengths=gen.lengths, **seeded)
+        return self.from_marks(self.marks(gen, key, gamma=gen.meta.get("gamma") if gamma is None else gamma, dedup=dedup))[1]
 
     def marks(self, gen, key, *, gamma, dedup: bool) -> Marks | None:
         """The per-token :class:`Marks` of every text under ``key`` (one hashing pass), or None where the

@@ -98,8 +98,9 @@ def test_one_pass_marks_give_the_scores_and_the_prefix_curve(gens, algo, dedup):
     if not fam.prefix:
         assert prefix is None and marks is None
         return
-    np.testing.assert_array_equal(prefix, fam.prefix_curve(gen, 7, gamma=gen.meta["gamma"], dedup=dedup))
     kw = dict(stat=fam.prefix_stat, gamma=gen.meta["gamma"], h=gen.meta["h"], vocab_size=gen.meta["vocab_size"], lengths=gen.lengths)
+    np.testing.assert_array_equal(prefix, scores.prefix_log10p(gen.tokens, gen.prompts[:, -1:], 7, dedup=dedup, **kw))
+    np.testing.assert_array_equal(prefix, fam.prefix_curve(gen, 7, gamma=None, dedup=dedup))
     values, scored = scores.token_scores(gen.tokens, gen.prompts[:, -1:], 7, dedup=dedup, **kw)
     np.testing.assert_array_equal(np.where(marks.scored, marks.values, 0.0), values)
     np.testing.assert_array_equal(marks.scored, scored)
@@ -159,3 +160,14 @@ def test_the_python_calls_take_the_clis_defaults(gens):
     r = score_generation(gens["srl"], "green", fpr=0.01)
     assert r.fpr == 0.01 and score_generation(gens["srl"], "green").fpr == 1e-4
     np.testing.assert_array_equal(r.watermarked, r.log10_p <= -2)
+
+
+def test_a_siphash_generations_prefix_curve_reads_its_own_green_lists():
+    """The prefix curve of SipHash-keyed texts comes from the SipHash colours (the marks of the score), so its
+    last prefix is the text's p-value and tokens_to_detect is that of the texts' own detection."""
+    gen = sims.generate(LM, "srl", n=2, T=64, seed=0, key=7, prf="siphash")
+    fam = families.of("srl")
+    for dedup in (False, True):
+        res, prefix, _ = fam.answer(gen, None, algo="srl", key=7, dedup=dedup, gamma=None)
+        np.testing.assert_array_equal(prefix[:, -1], res.log10_p)
+        assert (res.log10_p < -4).all() and not np.isnan(sims.tokens_to_detect(prefix)).any()
