@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from sims.detect import multiple, sequential
+from sims.detect import detectors, multiple, sequential
 from sims.detect import scores as detect
 
 V = 32000
@@ -64,7 +64,7 @@ def ems_keys_seconds(toks, prompts) -> dict:
     meta = dict(lm="uniform", vocab_size=V, algo="ems", key=KEY, h=1, gamma=0.25, green_kind="bernoulli")
     gen = Generation(toks, prompts, z, z, z, z, z, meta)
     t0 = time.perf_counter()
-    lp, _ = multiple.score_keys(gen, range(1, 1001), dedup=True)
+    lp, _ = detectors.score_keys(gen, range(1, 1001), dedup=True)
     multiple.holm(lp, 1e-4)
     return {f"ems_keys_1000_texts_{n}x{T}_dedup_seconds": time.perf_counter() - t0}
 

@@ -63,12 +63,12 @@ def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
 def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) -> list[dict]:
     """Tokens to detection of the anytime and fixed-length tests per watermark configuration."""
     from paper_figs._data import generations
-    from sims.detect import scores, sequential
+    from sims.detect import detectors, scores
 
     rows = []
     for j, (algo, params) in enumerate(CONFIGS):
         gen = generations(lm, algo, n, T, 100 + j, key=KEY, vocab_size=vocab_size, **params)
-        res = sequential.sequential_score(gen, alpha=alpha, dedup=True)
+        res = detectors.sequential_score(gen, alpha=alpha, dedup=True)
         stop = np.where(res.stop > 0, res.stop, np.inf)
         stat = "ems" if algo == "ems" else "green"
         pre = scores.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], KEY, stat=stat, gamma=None if algo == "ems" else gen.meta["gamma"],
@@ -106,15 +106,15 @@ def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1)
     """Realised FDR (mean false-discovery proportion over corpora, with its standard error) and power
     on corpora of N texts, 20 % watermarked with SRL delta = 1."""
     from paper_figs._data import generations
-    from sims.detect import multiple, scores, sequential
+    from sims.detect import detectors, multiple
 
     n1 = N // 5
     wm = generations(lm, "srl", corpora * n1, T, 8, key=KEY, vocab_size=vocab_size, delta=1.0)
     plain = generations(lm, "none", corpora * (N - n1), T, 9, key=KEY, vocab_size=vocab_size)
     lp, le = [], []
     for g in (wm, plain):
-        lp.append(scores.score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log10_p)
-        le.append(sequential.sequential_score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log_e)
+        lp.append(detectors.score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log10_p)
+        le.append(detectors.sequential_score(g, dedup=True, key=KEY, gamma=GAMMA, algo="srl").log_e)
     truth = np.arange(N) < n1
     out = {}
     for rule in ("bh", "e-bh", "uncorrected"):

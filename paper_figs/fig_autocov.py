@@ -22,7 +22,7 @@ ATTACKS = ("deletion", "insertion", "substitution")
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect import scores as detect
+    from sims.detect import detectors
     from sims.experiments.attacks import attack
 
     plt = agg()
@@ -35,7 +35,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     rows, gens = [], {}
     for algo, params in CONFIGS:
         g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
-        lp = detect.score(g).log10_p
+        lp = detectors.score(g).log10_p
         c = dict(algo=algo, params=params, kl=float(g.kl.mean()), median_log10_p=float(np.median(lp)), tpr_at_1e_4=float(np.mean(lp <= -4)))
         summary["configs"].append(c)
         rows.append([label(algo, params), c["kl"], c["median_log10_p"], c["tpr_at_1e_4"]])
@@ -48,7 +48,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     for j, kind in enumerate(ATTACKS):
         for algo in ("autocov", "dualga"):
             g = gens[algo, 0.3]
-            med = [float(np.median(detect.score(attack(g, kind, r, seed=1) if r > 0 else g).log10_p)) for r in rates]
+            med = [float(np.median(detectors.score(attack(g, kind, r, seed=1) if r > 0 else g).log10_p)) for r in rates]
             summary["robustness"].setdefault(kind, {})[algo] = med
             axes[j + 1].plot(rates, med, "o-", label=f"{algo} Delta=0.3")
         axes[j + 1].axhline(-4, c="k", ls="--", lw=1)

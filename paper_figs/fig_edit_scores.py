@@ -73,11 +73,11 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     import json
 
     from paper_figs._data import generations, get_lm
+    from sims.detect import score_families
     from sims.detect.score_families import score_generation
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
     from sims.experiments.splice import splice
-    from sims.watermarks import registry
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     names = tuple(lms or (("news",) if quick else ("news", "lfqa")))
@@ -101,12 +101,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
                 else:
                     gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
                 for name in score_names:
-                    if registry.get_score(name).needs_lm:
+                    if score_families.get_score(name).needs_lm:
                         lp = keyed_prefix_log10p(name, gen, lm, [10**9], resamples)[:, -1]
                     else:
                         lp = score_generation(gen, name, lm).log10_p
                     k = int(np.sum(lp <= math.log10(level) + 1e-12))
-                    rows.append(dict(lm=lm_name, algo=algo, attack_label=_label(kind, rate), score=name, default=registry.get_score(name).default,
+                    rows.append(dict(lm=lm_name, algo=algo, attack_label=_label(kind, rate), score=name, default=score_families.get_score(name).default,
                                      n=n, T=T, level=level, tpr=k / n, tpr_ci99=clopper_pearson(k, n, 0.99), median_log10_p=float(np.median(lp))))
                     print(f"fig_edit_scores: {lm_name} {algo} {_label(kind, rate)} {name}: TPR@{level:g} {k}/{n}", flush=True)
     old = pathlib.Path(out_dir) / "fig_edit_scores.json"  # read last: keep the pairs not run now

@@ -35,7 +35,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     from paper_figs._oracle import oracle_contributions, score_oracle
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
-    from sims.detect import scores as detect
+    from sims.detect import detectors
     from sims.experiments.attacks import KINDS, attack
     from sims.experiments.evaluate import clopper_pearson
 
@@ -61,14 +61,14 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
                 continue
             gen = gens[key] = generations(name, algo, n, T, 0, vocab_size=V, **params)
             label = f"{key} (KL {gen.kl.mean():.2f})"
-            lp0 = detect.score(gen, lm).log10_p  # rate 0: the same texts under every attack
+            lp0 = detectors.score(gen, lm).log10_p  # rate 0: the same texts under every attack
             contrib = oracle_contributions(gen, lm)  # the score oracle's ranking, the same at every rate
             for kind in kinds:
                 if algo == "synthid" and kind == "entropy":  # that attack swaps in red tokens: it has no tournament form
                     bar.update()
                     continue
                 att = (lambda r: score_oracle(gen, lm, r, contrib=contrib)) if kind == "score_oracle" else (lambda r: attack(gen, kind, r, seed=1, lm=lm))
-                lps = [detect.score(att(r), lm).log10_p if r > 0 else lp0 for r in rates]
+                lps = [detectors.score(att(r), lm).log10_p if r > 0 else lp0 for r in rates]
                 hits = [int(np.sum(lp <= -4.0)) for lp in lps]  # TPR at FPR 1e-4 (exact null)
                 summary["attacks"].setdefault(kind, {})[label] = dict(
                     median_log10_p=[float(np.median(lp)) for lp in lps], median_log10_p_ci95=[list(median_ci(lp)) for lp in lps],
@@ -92,14 +92,14 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     # Prop. adv_robust: realised green excess after worst-case attacks vs Delta'
     gen = gens.get("dualga Delta=0.4") or generations(name, "dualga", n, T, 0, vocab_size=V, Delta=0.4)
     gamma = gen.meta["gamma"]
-    s0 = detect.score(gen, lm)
+    s0 = detectors.score(gen, lm)
     e0 = float(np.mean(s0.score / s0.n_scored - gamma))
     ax = axes[6]
     ls = np.array([0.0, 0.05, 0.1, 0.2, 0.3])
     for kind, name in (("worst_deletion", "deletion"), ("worst_insertion", "insertion"), ("worst_edit", "edit")):
         real = []
         for l in ls:
-            s1 = detect.score(attack(gen, kind, l, 0) if l > 0 else gen, lm)
+            s1 = detectors.score(attack(gen, kind, l, 0) if l > 0 else gen, lm)
             real.append(float(np.mean(s1.score / s1.n_scored - gamma)))
         c = ax.plot(ls, real, "o", label=f"{name}: realised")[0].get_color()
         ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T) for l in ls], "-", c=c, label=f"{name}: Delta'")

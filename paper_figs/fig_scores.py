@@ -5,7 +5,7 @@ by their most probable red token), on the synthetic presets, the fitted ``smollm
 SmolLM2 texts (``smollm2``).
 
 Scores: every detector family the algorithm registry lists for the algorithm
-(:func:`sims.watermarks.registry.score_names`, registered by :mod:`sims.detect.score_families`):
+(:func:`sims.detect.score_families.score_names`, registered by :mod:`sims.detect.score_families`):
 SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
 ``green-local`` and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
@@ -145,19 +145,18 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import json
 
-    import sims.detect.score_families  # noqa: F401  (registers the score families this runs)
     from paper_figs._data import generations, get_lm, is_synthetic, sized
+    from sims.detect import score_families
     from sims.detect.lr_scores import lr_token_inputs
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
-    from sims.watermarks import registry
 
     names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit", "smollm2")))
     rows = []
     for lm_name in names:
         lm = get_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
         for algo, params in ALGOS.items():
-            score_names = registry.score_names(algo)
+            score_names = score_families.score_names(algo)
             n, T = sized(lm_name, *((12, 60) if quick else (N_FULL, T_FULL[algo])))
             lengths = [T * (j + 1) // PREFIXES for j in range(PREFIXES)]
             gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=2000 if quick and lm_name != "smollm2-fit" else None, **params)
@@ -171,7 +170,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                     med = float(np.median(ttd))
                     med = med if math.isfinite(med) else math.nan
                     r = dict(lm=lm_name, algo=algo, attack=rate, attack_kind=kind, attack_label=_label(kind, rate), score=name,
-                             default=registry.get_score(name).default, n=n, T=T, tokens_to_detect_median=med, tokens_to_detect_median_ci95=median_ci(ttd))
+                             default=score_families.get_score(name).default, n=n, T=T, tokens_to_detect_median=med, tokens_to_detect_median_ci95=median_ci(ttd))
                     for a in LEVELS:
                         k = int(rej[a][:, -1].sum())
                         r[f"tpr_at_{a:g}"], r[f"tpr_at_{a:g}_ci99"] = k / n, clopper_pearson(k, n, 0.99)
@@ -185,8 +184,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib.Path]:
     """Write fig_scores' JSON, table and figure from its ``rows`` (those :func:`main` draws, or a saved
     ``fig_scores.json``'s): the table gives each TPR with its 99 % Clopper-Pearson interval."""
-    import sims.detect.score_families  # noqa: F401  (registers the score families this reads)
-    from sims.watermarks import registry
+    from sims.detect import score_families
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
@@ -209,14 +207,14 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
                            if (r["lm"], r["algo"], r["attack_label"]) == k)]
     fig, axes = plt.subplots(1, len(ALGOS), figsize=(18, 4.6), sharey=True)
     for ax, algo in zip(axes, ALGOS):
-        score_names = registry.score_names(algo)
+        score_names = score_families.score_names(algo)
         settings = [(lm_name, _label(*a)) for lm_name in all_lms for a in ATTACKS]
         width = 0.8 / len(score_names)
         for s_i, name in enumerate(score_names):
             vals = [next((r["tpr_at_1e-06"] for r in rows if (r["lm"], r["attack_label"], r["algo"], r["score"]) == (lm_name, lab, algo, name)), np.nan)
                     for lm_name, lab in settings]
             ax.bar(np.arange(len(settings)) + s_i * width, vals, width,
-                   label=name + (" (default)" if registry.get_score(name).default else ""))
+                   label=name + (" (default)" if score_families.get_score(name).default else ""))
         ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2)
         ax.set_xticklabels([f"{lm_name}\n{lab.replace('substitution', 'sub').replace('entropy', 'ent')}" for lm_name, lab in settings],
                            fontsize=6, rotation=90)

@@ -38,7 +38,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from sims.detect import scores as detect
+    from sims.detect import detectors
     from sims.experiments import steal
     from sims.experiments.attacks import attack
     from sims.lm.synthetic import get_lm
@@ -54,7 +54,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         gen = generate(lm, "srl", n=cfg["n"], T=cfg["T"], seed=0, key=15485863, h=cfg["h_edit"], seeding=s, **PARAMS)
         row = dict(kl_per_token=float(gen.kl.mean()), dg_per_token=float(gen.dg.mean()), edits={})
         for j, kind in enumerate(EDITS):
-            lps = [detect.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, dedup=True).log10_p for r in cfg["rates"]]
+            lps = [detectors.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, dedup=True).log10_p for r in cfg["rates"]]
             row["edits"][kind] = dict(median_log10_p=[float(np.median(lp)) for lp in lps], tpr_at_1e_4=[float(np.mean(lp <= -4.0)) for lp in lps])
             axes[0, j].plot(cfg["rates"], row["edits"][kind]["median_log10_p"], "o-", ms=3, label=f"{s} (KL {row['kl_per_token']:.3f})")
         haul = steal.make_haul(slm, "srl", n_max=cfg["Ns"][-1], T=cfg["steal_T"], n_eval=cfg["n_eval"], h=cfg["h_steal"], seeding=s, **shared,

@@ -31,7 +31,7 @@ KEY = 15485863
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect.scores import score
+    from sims.detect.detectors import score
     from sims.detect.tournament_scores import score_tournament
     from sims.watermarks.generate import generate, sample_prompts
     from sims.watermarks.tournament import generate_tournament

@@ -25,7 +25,7 @@ PCT = (0, 10, 50, 90, 100)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect import scores as detect
+    from sims.detect import detectors
 
     plt = agg()
     lm = (lms or ("lfqa",))[0]
@@ -37,7 +37,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("ems", EMS)):
         for params in grid:
             g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
-            z = detect.score(g).z
+            z = detectors.score(g).z
             dg, kl = g.dg.mean(axis=1), float(g.kl.mean())
             name = label(algo, params)
             c = dict(algo=algo, params=params, kl=kl, dg_mean=float(dg.mean()), dg_sd=float(dg.std(ddof=1)), z_percentiles=np.percentile(z, PCT),

@@ -53,10 +53,10 @@ def _rejections(lp: np.ndarray) -> dict[str, int]:
 
 
 def _score(g, algo: str, gamma, lm):
-    from sims.detect import scores as detect
+    from sims.detect import detectors
 
     oracle = lm if group(algo) == "uw" else None
-    return detect.score(g, oracle, dedup=True, algo=algo, **({} if gamma is None else dict(gamma=gamma))).log10_p
+    return detectors.score(g, oracle, dedup=True, algo=algo, **({} if gamma is None else dict(gamma=gamma))).log10_p
 
 
 def _previous(out_dir: pathlib.Path) -> dict:

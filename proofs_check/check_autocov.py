@@ -21,6 +21,7 @@ from scipy.stats import t as student
 
 import theory
 from proofs_check._check import Check
+from sims.detect import detectors
 from sims.detect import scores as detect
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
@@ -60,7 +61,7 @@ def run(quick: bool, rng) -> list[Check]:
     lm = get_lm("lfqa", vocab_size=4000)
     m = 16 if quick else 128
     g = generate(lm, "autocov", n=m, T=400, seed=int(rng.integers(2**31)), key=99, gamma=gamma, Delta=0.2)
-    Zw = detect.score(g, lm).z
+    Zw = detectors.score(g, lm).z
     hi = float(Zw.mean() + student.ppf(LEVEL, m - 1) * Zw.std(ddof=1) / np.sqrt(m))
     out.append(Check(RESULT, "DualGA-AutoCov texts: upper end of the one-sided CI of mean Z_T", hi, "< 0 (shifted)",
                      f"{LEVEL:.1%} one-sided t-interval", hi < 0, f"{m} generated texts, T = 400, Delta = 0.2; mean Z_T = {Zw.mean():.2f}"))

@@ -27,9 +27,10 @@ import numpy as np
 from proofs_check._check import Check
 from sims.core import defaults
 from sims.detect import gumbel_scores as gs
+from sims.detect.detectors import score
 from sims.detect.lr_scores import lr_delta
 from sims.detect.score_families import score_generation
-from sims.detect.scores import score, token_scores
+from sims.detect.scores import token_scores
 from sims.experiments import plan as plan_mod
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson

@@ -48,7 +48,7 @@ _HOMES = {
     "repeated_ngram_mask": ("sims.experiments.repetition", "repeated_ngram_mask"),
     "repetition_rate": ("sims.experiments.repetition", "repetition_rate"),
     "sample_prompts": ("sims.watermarks.generate", "sample_prompts"),
-    "score": ("sims.detect.scores", "score"),
+    "score": ("sims.detect.detectors", "score"),
     "score_redgreen": ("sims.detect.scores", "score_redgreen"),
     "simulate": ("sims.reduced.runner", "simulate"),
     "tokens_to_detect": ("sims.detect.scores", "tokens_to_detect"),

@@ -99,7 +99,7 @@ def _load_npz(args):
             raise ValueError(f"--{name} applies to --text only (an .npz carries its own)")
     if args.scheme != "wmstats":
         raise ValueError(f"scheme must be 'wmstats' for an .npz of this package's generations; got {args.scheme!r}")
-    gen = Generation.load(args.file)
+    gen = Generation.load(args.file, records=False)  # detection reads the texts, not the per-token records
     m = gen.meta
     if args.vocab_size is not None and args.vocab_size != m["vocab_size"]:
         raise ValueError(f"--vocab-size must equal the generation's vocab_size {m['vocab_size']} (vocabulary mismatch); got {args.vocab_size}")
@@ -108,24 +108,26 @@ def _load_npz(args):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
-    from sims.detect import decision, scores
+    from sims.detect import decision, families
     from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
     m = gen.meta
     if args.score is not None:  # issue 31: the families of sims.detect.score_families
-        from sims.detect.score_families import score_generation
-        from sims.watermarks.registry import get_score
+        from sims.detect.score_families import get_score, score_generation
 
         lm = lm_of(m) if get_score(args.score, algo).needs_lm else None  # the likelihood-ratio score reads the LM's probabilities
         res = score_generation(gen, args.score, lm, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
-    else:  # ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
-        lm = lm_of(m) if algo in scores.KEYED_ORDER_ALGOS else None
-        res = scores.score(gen, lm, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo, stat=args.stat)
+        prefix = marks = None
+    else:  # the family's answer from one hashing pass; ITS / UW read the LM's probabilities (a real LM's teacher-forced softmax)
+        family = families.of(algo)
+        lm = lm_of(m) if family.needs_lm else None
+        res, prefix, marks = family.answer(gen, lm, algo=algo, key=key, dedup=args.dedup, gamma=args.gamma, stat=args.stat)
     pieces, ids = piece_maker(m) if want_marks else (None, True)
     doc, marked = decision.generation_document(gen, res, key=key, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, algo=algo,
                                                want_marks=want_marks, pieces=pieces,
-                                               statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None))
+                                               statistic=args.score or ("weighted g-value sum" if args.stat == "weighted" else None), prefix=prefix,
+                                               marks=marks)
     return doc, marked, ids
 
 
@@ -146,30 +148,31 @@ def build_arguments(argv: list[str]) -> argparse.Namespace:
 
 def _sequential(args, key: int, fpr: float) -> dict:
     """The ``--sequential`` document of an .npz (ITS / UW read the LM's probabilities)."""
-    from sims.detect import decision, scores, sequential
+    from sims.detect import decision, detectors, families
     from sims.experiments.lms import lm_of
 
     gen, algo = _load_npz(args)
-    lm = lm_of(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    lm = lm_of(gen.meta) if families.of(algo).needs_lm else None
     if args.score is not None:  # a registered score family's e-process (sims.detect.sequential_scores)
         from sims.detect.sequential_scores import sequential_score_family
 
         res = sequential_score_family(gen, args.score, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
         return dict(decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo), score=args.score)
-    res = sequential.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
+    res = detectors.sequential_score(gen, lm, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
     return decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo)
 
 
 def _many_keys(args, keys: list[int], fpr: float) -> dict:
     """The many-keys document of an .npz (every detector family; keyed orders on synthetic LMs' texts)."""
-    from sims.detect import decision, scores
+    from sims.detect import decision, families
     from sims.lm.kind import is_real
     from sims.lm.synthetic import lm_from_meta
 
     gen, algo = _load_npz(args)
-    if algo in scores.KEYED_ORDER_ALGOS and is_real(gen.meta["lm"]):
+    needs_lm = families.of(algo).needs_lm
+    if needs_lm and is_real(gen.meta["lm"]):
         raise ValueError(f"several keys detect algo {algo!r} on synthetic LMs' texts only (it reads the model's probabilities)")
-    lm = lm_from_meta(gen.meta) if algo in scores.KEYED_ORDER_ALGOS else None
+    lm = lm_from_meta(gen.meta) if needs_lm else None
     return decision.keys_document(gen, keys, fpr=fpr, dedup=args.dedup, input=str(args.file), gamma=args.gamma, lm=lm, algo=algo)
 
 

@@ -76,9 +76,9 @@ def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: st
 
 
 def _prefix(green, scored, lengths, g_eff):
-    from sims.detect import report
+    from sims.detect import families
 
-    return report.redgreen_from_marks(green, scored, lengths, g_eff)
+    return families.get("redgreen").from_marks(families.Marks(green, scored, lengths, g_eff))
 
 
 def text_anytime(args, keys: list[int], fpr: float):
@@ -122,10 +122,11 @@ def npz_marks(gen, key: int, dedup: bool, gamma=None):
 def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
     """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors)."""
     from sims.cli.text_input import piece_maker
-    from sims.watermarks import registry
+    from sims.detect import families
 
-    if registry.get(algo).family != "redgreen":
-        raise ValueError(f"--html with --sequential or several keys colours red-green tokens; got algo {algo!r} (family {registry.get(algo).family!r})")
+    family = families.of(algo)
+    if not family.colours:
+        raise ValueError(f"--html with --sequential or several keys colours red-green tokens; got algo {algo!r} (family {family.name!r})")
     fn, ids = piece_maker(gen.meta)
     h = gen.meta["h"]
     marks = [npz_marks(gen, k, args.dedup, args.gamma) for k in keys]

@@ -126,8 +126,11 @@ class Generation:
         return int(n) * int(T) * 8 * (1 + len(RECORDS))
 
     @classmethod
-    def load(cls, path) -> Generation:
-        """Read a file written by :meth:`save`; a clear ``ValueError`` for anything else."""
+    def load(cls, path, *, records: bool = True) -> Generation:
+        """Read a file written by :meth:`save`; a clear ``ValueError`` for anything else.
+
+        ``records=False`` leaves the per-token records (:data:`RECORDS`) unread: each is then a read-only
+        view of nan (what detection, which reads the texts only, loads)."""
         path = pathlib.Path(path)
         if not path.is_file():
             raise ValueError(f"{path}: no such file")
@@ -142,4 +145,6 @@ class Generation:
             if missing:
                 raise ValueError(f"{path} is not a wmstats generation file: missing arrays {sorted(missing)}")
             extra = {k: z[k] for k in ("prompt_lens", "lengths") if k in z.files}
-            return cls(z["tokens"], z["prompts"], *(z[k] for k in RECORDS), meta=json.loads(str(z["meta"])), **extra)
+            tokens = z["tokens"]
+            recs = [z[k] for k in RECORDS] if records else [np.broadcast_to(np.float64(np.nan), tokens.shape)] * len(RECORDS)
+            return cls(tokens, z["prompts"], *recs, meta=json.loads(str(z["meta"])), **extra)

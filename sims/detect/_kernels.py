@@ -118,6 +118,26 @@ def scan_tokens(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokm
 
 
 @njit(cache=True, parallel=True)
+def scan_marks(tokens, prompts, lengths, key, h, dedup, stream, code, thr, tokmix, values, scored):
+    """Per token of each text: its statistic (``values``, for repeated (context, token) pairs too) and
+    whether it is scored (the first occurrence of its pair when ``dedup``); 0 and False past the text's
+    end.  One hash per token: what :func:`scan_tokens` (values of scored tokens) and the colours of the
+    repeated ones would take two scans for."""
+    seed_c, size = _scan_setup(tokens.shape[1], key, dedup, stream)
+    P = prompts.shape[1]
+    for i in prange(tokens.shape[0]):
+        values[i, :] = 0.0
+        scored[i, :] = False
+        table = np.zeros(size, dtype=np.uint64)
+        has_zero = np.zeros(1, dtype=np.bool_)
+        for t in range(lengths[i]):
+            ctx = _ctx(seed_c, prompts, tokens, i, t, P, h)
+            pair = ctx ^ prf.mix64_nb(np.uint64(tokens[i, t]) + np.uint64(prf.C_TOKEN))
+            values[i, t] = _value(code, ctx, prf.mix64_nb(pair), thr, tokmix)
+            scored[i, t] = not (dedup and seen_before(table, pair, has_zero))
+
+
+@njit(cache=True, parallel=True)
 def scan_tokens_siphash(tokens, prompts, lengths, k0, k1, h, dedup, thr, values, scored):
     """:func:`scan_tokens` for Bernoulli green lists keyed by SipHash-2-4 (:mod:`sims.core.prf_crypto`):
     the 64-bit SipHash word of (stream, window, token) is both the colour and, with ``dedup``,

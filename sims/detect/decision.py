@@ -14,9 +14,8 @@ import math
 import numpy as np
 
 from sims.core import defaults
-from sims.detect import report, scores, sequential
+from sims.detect import detectors, families, report, scores, sequential
 from sims.detect.report_html import MarkedText, id_pieces
-from sims.watermarks import registry
 
 
 def n_tokens(gen) -> np.ndarray:
@@ -27,7 +26,7 @@ def n_tokens(gen) -> np.ndarray:
 
 
 def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, dedup: bool, input: str, gamma: float | None = None,
-                        algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None):
+                        algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None, prefix=None, marks=None):
     """The ``wmstats.detect`` document (:mod:`sims.detect.report`) of a generation scored as ``res``,
     and with ``want_marks`` the :class:`~sims.detect.report_html.MarkedText` of each text
     (red-green detectors only).
@@ -36,7 +35,7 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     ----------
     gen : Generation
     res : DetectResult
-        Its fixed-length detection (:func:`sims.detect.scores.score`, or the real-LM scorer).
+        Its fixed-length detection (:func:`sims.detect.detectors.score`, or the real-LM scorer).
     key, fpr, dedup, input :
         The key, the decision's false-positive rate, dedup, and the name of the input shown.
     gamma, algo : optional
@@ -47,34 +46,30 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     statistic : str, optional
         The score family ``res`` used when it is not the algorithm's default
         (:mod:`sims.detect.score_families`); then no prefix p-values (they are the default score's).
+    prefix, marks : optional
+        The prefix curve and the :class:`~sims.detect.families.Marks` that gave ``res``
+        (:meth:`sims.detect.families.DetectorFamily.answer`); computed here where not given.
     """
     pieces = id_pieces if pieces is None else pieces
     m = gen.meta
     algo = algo or m["algo"]
     gamma = m.get("gamma") if gamma is None else gamma
     kind = m.get("green_kind", defaults.GREEN_KIND)
-    family = registry.get(algo).family  # the detector family of :func:`sims.detect.scores.score`
-    redgreen = family == "redgreen"
-    kw = dict(h=m["h"], vocab_size=m["vocab_size"], lengths=gen.lengths)
-    ctx = gen.prompts[:, -m["h"]:]
-    seeded = dict(seeding=m["seeding"]) if redgreen and "seeding" in m else {}  # the green lists' seeding scheme (sims.core.seeding)
-    prefix, g_eff = None, None
-    if (redgreen or algo == "ems") and statistic is None:
-        prefix = scores.prefix_log10p(gen.tokens, ctx, key, stat="green" if redgreen else "ems", gamma=gamma if redgreen else None, green_kind=kind,
-                                      dedup=dedup, **kw, **seeded)
-    if redgreen:
-        g_eff = report.null_green_probability(gamma, kind, m["vocab_size"])
+    family = families.of(algo)  # the detector family of :func:`sims.detect.detectors.score`
+    if statistic is None and prefix is None:
+        prefix = family.prefix_curve(gen, key, gamma=gamma, dedup=dedup)
+    g_eff = report.null_green_probability(gamma, kind, m["vocab_size"]) if family.colours else None
     rows = report.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=statistic or report.STATISTICS[family], key=key, gamma=gamma, h=m["h"],
+    doc = report.document(rows, input=input, scheme="wmstats", algo=algo, statistic=statistic or family.statistic, key=key, gamma=gamma, h=m["h"],
                           dedup=dedup, vocab_size=m["vocab_size"], fpr=fpr)
     if not want_marks:
         return doc, None
     if statistic is not None:
         raise ValueError(f"--html colours the default green-count detection; got --score {statistic!r} (drop one of them)")
-    if not redgreen:
+    if not family.colours:
         raise ValueError(f"--html colours red-green detections (algo one of {scores.REDGREEN_ALGOS}); got algo {algo!r}")
-    green = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, **kw, **seeded)[0] > 0.5
-    scored = scores.token_scores(gen.tokens, ctx, key, gamma=gamma, green_kind=kind, dedup=dedup, **kw, **seeded)[1]
+    marks = family.marks(gen, key, gamma=gamma, dedup=dedup) if marks is None else marks
+    green, scored = marks.values > 0.5, marks.scored
     marked = []
     for i, r in enumerate(rows):
         L = r["n_tokens"]
@@ -90,9 +85,9 @@ def marks_document(green, scored, lengths, *, g_eff: float, fpr: float, context_
     ``g_eff`` the exact null probability of green; ``context_pieces[i]`` / ``text_pieces[i]`` the
     shown pieces of text i's context and tokens; the other fields (and ``fields``) go into the document.
     """
-    res, prefix = report.redgreen_from_marks(green, scored, lengths, g_eff)
+    res, prefix = families.get("redgreen").from_marks(families.Marks(green, scored, lengths, g_eff))  # the .npz's path from marks
     rows = report.text_rows(res, fpr, n_tokens=lengths, prefix_log10p=prefix, gamma=g_eff)
-    doc = report.document(rows, input=input, scheme=scheme, algo="redgreen", statistic=report.STATISTICS["redgreen"], key=key, gamma=gamma, h=h,
+    doc = report.document(rows, input=input, scheme=scheme, algo="redgreen", statistic=families.get("redgreen").statistic, key=key, gamma=gamma, h=h,
                           dedup=dedup, vocab_size=vocab_size, fpr=fpr, lm=lm, **fields)
     marked = [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], prefix[i, : lengths[i]])
               for i in range(len(rows))]
@@ -107,7 +102,7 @@ def sequential_document(gen, res: sequential.SequentialResult, *, key: int, dedu
     :mod:`sims.detect.sequential` reached 1/alpha (null if never), its final log10 e-value and the
     decision (``"watermarked"`` once flagged: P(a null text is ever flagged) <= alpha)."""
     algo = algo or gen.meta["algo"]
-    return sequential_document_from(res, n_tokens(gen), key=key, dedup=dedup, input=input, algo=algo, family=sequential.family_of(algo))
+    return sequential_document_from(res, n_tokens(gen), key=key, dedup=dedup, input=input, algo=algo, family=families.of(algo).name)
 
 
 def sequential_document_from(res: sequential.SequentialResult, n_tok, *, key: int, dedup: bool, input: str, algo: str, family: str, **fields) -> dict:
@@ -126,11 +121,10 @@ def keys_document(gen, keys, *, fpr: float, dedup: bool, input: str, gamma: floa
     """The many-keys answer for a generation of any detector family: every key's exact log10 p-value per
     text, the Holm-adjusted ones, and the keys that marked each text with family-wise error <= ``fpr``
     under any dependence between keys (:func:`sims.detect.multiple.holm`); ``lm`` for keyed orders."""
-    from sims.detect import multiple
 
     m = gen.meta
     gamma = m.get("gamma") if gamma is None else gamma
-    lp, n = multiple.score_keys(gen, keys, lm, dedup=dedup, gamma=gamma, algo=algo)
+    lp, n = detectors.score_keys(gen, keys, lm, dedup=dedup, gamma=gamma, algo=algo)
     return keys_document_from(lp, n, n_tokens(gen), keys, fpr=fpr, input=input, algo=algo or m["algo"], gamma=gamma, dedup=dedup)
 
 

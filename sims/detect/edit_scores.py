@@ -51,9 +51,10 @@ from sims.core import rng
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.detect import _edit_kernels as EK
 from sims.detect.scores import DetectResult, _check_inputs, lm_step_probs
+from sims.watermarks import registry
 
 EDIT_SCORES = ("its-edit",)
-EDIT_ALGOS = ("its",)  # position-keyed: the only watermark here an insertion or deletion misaligns
+EDIT_ALGOS = registry.names(edit_score=True)  # position-keyed: the only watermark here an insertion or deletion misaligns
 EDIT_BAND = 32  # largest net shift |t - j| the alignment follows
 EDIT_GAP = 1.0  # nats per unmatched text token or skipped key position
 EDIT_RESAMPLES = 9999  # fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
@@ -171,7 +172,7 @@ def score_its_edit(gen, lm, *, key: int | None = None, band: int = EDIT_BAND, ga
 
     Returns
     -------
-    DetectResult whose ``score`` is the alignment score S (nats), ``z`` nan; empty texts flagged with p = 1.
+    DetectResult whose ``score`` is the alignment score S (nats), ``z`` nan; empty texts too short to test (p = 1).
     """
     if lm is None:
         raise ValueError("the edit-tolerant ITS score reads the model's probabilities: pass lm")

@@ -334,7 +334,7 @@ def score_gumbel(tokens, prompts, key: int, name: str = "ems-ars", *, Delta: flo
     Returns
     -------
     DetectResult whose ``score`` is the statistic (``z`` is nan); texts with at most one scored
-    token are flagged with p = 1.
+    token are too short to test (p = 1).
     """
     if name not in GUMBEL_SCORES:
         raise ValueError(f"score must be one of {GUMBEL_SCORES}; got {name!r}")
@@ -346,5 +346,5 @@ def score_gumbel(tokens, prompts, key: int, name: str = "ems-ars", *, Delta: flo
     for i in range(n_txt):
         if n[i] > 1:
             stat[i], logp[i] = text_statistic(name, v[i][scored[i]], Delta=Delta, s=s)
-    flagged = n <= 1
-    return DetectResult(n, stat, np.full(n_txt, np.nan), np.where(flagged, 0.0, logp / LN10), flagged)
+    short = n <= 1
+    return DetectResult(n, stat, np.full(n_txt, np.nan), np.where(short, 0.0, logp / LN10), short)

@@ -48,6 +48,7 @@ from sims.core import seeding as seeding_mod
 from sims.detect import _local_kernels as LK
 from sims.detect.nulls import LN10
 from sims.detect.scores import REDGREEN_ALGOS, DetectResult, _check_inputs, _stat_code, token_scores
+from sims.watermarks import registry
 
 LOCAL_ALGOS = REDGREEN_ALGOS  # the green count's algorithms: context-keyed red-green watermarks and plain text
 LOCAL_QMAX = 16  # a + b at most: the lattice of the weights (states of the null chain grow with a)
@@ -84,17 +85,13 @@ def local_rho(meta: dict, gamma: float | None = None) -> float:
     DualGA: :math:`\gamma + \Delta` (its target green probability); SRL / ATW: the green probability of
     a boost :math:`\delta` on a flat distribution, :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)`
     (:math:`\delta` = ``defaults.DELTA`` where the record has none, e.g. plain text); hard: ``RHO_MAX``.
+    The rule is the record's :meth:`sims.watermarks.registry.Boost.green_rate` (the flat-distribution one
+    for an algorithm without a boost of one green list, or without a record).
     """
     gamma = float(meta["gamma"] if gamma is None else gamma)
     algo = meta.get("algo")
-    if algo == "dualga" and meta.get("Delta") is not None:
-        rho = gamma + float(meta["Delta"])
-    elif algo == "hard":
-        rho = RHO_MAX
-    else:
-        d = meta.get("delta")
-        e = math.exp(float(defaults.DELTA if d is None else d))
-        rho = gamma * e / (gamma * e + 1.0 - gamma)
+    boost = registry.get(algo).boost if algo in registry.names() else None
+    rho = registry.flat_green_rate(meta, gamma) if boost is None else boost.green_rate(meta, gamma)
     return min(rho, RHO_MAX)
 
 
@@ -171,7 +168,7 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
     Returns
     -------
     DetectResult
-        ``score`` = H (in lattice units), ``z`` nan, exact log10 p; texts with at most one scored token flagged (p = 1).
+        ``score`` = H (in lattice units), ``z`` nan, exact log10 p; texts with at most one scored token too short to test (p = 1).
 
     Examples
     --------
@@ -188,9 +185,9 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
     if Hrun.shape[1] == 0:
         Hrun, nrun = np.zeros((Hrun.shape[0], 1), dtype=np.int64), np.zeros((Hrun.shape[0], 1), dtype=np.int64)
     H, n = Hrun[:, -1], nrun[:, -1]
-    flagged = n <= 1
-    logp = np.where(flagged, 0.0, local_logsf(H, n, g_eff, a, b) / LN10)
-    return DetectResult(n, H.astype(np.float64), np.full(n.size, np.nan), logp, flagged)
+    short = n <= 1
+    logp = np.where(short, 0.0, local_logsf(H, n, g_eff, a, b) / LN10)
+    return DetectResult(n, H.astype(np.float64), np.full(n.size, np.nan), logp, short)
 
 
 def _generation_args(gen, key, gamma, rho, algo) -> tuple[tuple, dict]:

@@ -48,9 +48,10 @@ from sims.detect import _score_kernels as SK
 from sims.detect._seeding_kernels import seeded_green_masses, shared_coin_mass
 from sims.detect.nulls import LN10
 from sims.detect.scores import DetectResult, token_scores
+from sims.watermarks import registry
 
 LR_SCORES = ("lr",)
-LR_ALGOS = ("srl", "dualga", "hard")  # boosting watermarks with a known boost
+LR_ALGOS = registry.names(lr_score=True)  # boosting watermarks with a known boost (their records' lr_score)
 LR_LEVELS = 64  # weight levels of the quantised score
 
 
@@ -123,15 +124,13 @@ def first_contexts(seq: np.ndarray, P: int, L: int, h: int) -> np.ndarray:
 
 
 def lr_delta(meta: dict) -> float:
-    """The boost the LR weights use for a generation's algorithm (module docstring)."""
+    """The boost the LR weights use for a generation's algorithm (module docstring): its record's
+    :meth:`sims.watermarks.registry.Boost.lr` (SRL's delta, DualGA's lambda_1, the hard watermark's inf)."""
     algo = meta["algo"]
-    if algo == "srl":
-        return float(meta["delta"])
-    if algo == "dualga":
-        return float(meta["lam1"])
-    if algo == "hard":
-        return math.inf
-    raise ValueError(f"algo must be one of {LR_ALGOS} for the LR score; got {algo!r}")
+    rec = registry.get(algo) if algo in registry.names() else None
+    if rec is None or not rec.lr_score:
+        raise ValueError(f"algo must be one of {LR_ALGOS} for the LR score; got {algo!r}")
+    return rec.boost.lr(meta)
 
 
 def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
@@ -204,5 +203,5 @@ def score_lr(gen, lm, *, key: int | None = None, gamma: float | None = None, del
         s = int(k[X[keep]].sum())
         S[i], n[i] = s, keep.sum()
         logp[i] = weighted_bernoulli_logsf(k, s, g_eff) if n[i] > 1 else 0.0
-    flagged = n <= 1
-    return DetectResult(n, S, np.full(n_txt, np.nan), np.where(flagged, 0.0, logp / LN10), flagged)
+    short = n <= 1
+    return DetectResult(n, S, np.full(n_txt, np.nan), np.where(short, 0.0, logp / LN10), short)

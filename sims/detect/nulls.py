@@ -30,6 +30,9 @@ def _as_counts(name: str, a) -> np.ndarray:
     return a.astype(np.int64)
 
 
+TAIL_TABLE_MAX = 1 << 22  # binom_logsf reads every length's tail from one table up to this many entries (32 MiB)
+
+
 def binom_logsf(k, n, gamma: float) -> np.ndarray | float:
     r"""Natural log of the binomial upper tail :math:`P(\mathrm{Bin}(n, \gamma) \ge k)`, exact.
 
@@ -58,15 +61,26 @@ def binom_logsf(k, n, gamma: float) -> np.ndarray | float:
     k, n = np.broadcast_arrays(_as_counts("k", k), _as_counts("n", n))
     if n.size and n.min() < 0:
         raise ValueError(f"n must be in [0, inf); got {n.min()}")
-    out = np.zeros(k.shape, dtype=np.float64)
     lg, l1g = np.log(gamma), np.log1p(-gamma)
-    for nn in np.unique(n):
-        sel = n == nn
+
+    def tail(nn):  # tail[k] = ln P(S >= k), k = 0..nn
         j = np.arange(nn + 1)
         terms = gammaln(nn + 1.0) - gammaln(j + 1.0) - gammaln(nn - j + 1.0) + j * lg + (nn - j) * l1g
-        tail = np.minimum(np.logaddexp.accumulate(terms[::-1])[::-1], 0.0)  # tail[k] = ln P(S >= k)
+        return np.minimum(np.logaddexp.accumulate(terms[::-1])[::-1], 0.0)
+
+    lengths = np.unique(n)
+    if (lengths + 1).sum() <= TAIL_TABLE_MAX:  # every length's tail in one table, read at each (n, k) in one pass
+        starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]]).astype(np.int64)
+        table = np.concatenate([tail(nn) for nn in lengths]) if lengths.size else np.zeros(0)
+        out = np.array(table[starts[np.searchsorted(lengths, n)] + np.clip(k, 0, n)] if k.size else np.zeros(k.shape), dtype=np.float64)
+        out[k <= 0] = 0.0
+        out[k > n] = -np.inf
+        return out if out.ndim else float(out)
+    out = np.zeros(k.shape, dtype=np.float64)
+    for nn in lengths:  # one length at a time
+        sel = n == nn
         kk = k[sel]
-        res = tail[np.clip(kk, 0, nn)]
+        res = tail(nn)[np.clip(kk, 0, nn)]
         res[kk <= 0] = 0.0
         res[kk > nn] = -np.inf
         out[sel] = res

@@ -37,14 +37,12 @@ import math
 import numpy as np
 
 from sims.detect import scores
-from sims.detect.nulls import LN10, binom_logsf
+from sims.detect.nulls import LN10, binom_logsf, gamma_logsf
 from sims.detect.scores import DetectResult, tokens_to_detect
 
 SCHEMA = "wmstats.detect"
 SCHEMA_VERSION = 1
 DECISIONS = ("watermarked", "not watermarked", "too short to score", "too short for this fpr")
-STATISTICS = {"redgreen": "green count", "ems": "EMS sum", "autocov": "AutoCov S_T", "keyed": "keyed-order hits",
-              "tournament": "mean g-value sum"}
 
 
 def check_fpr(fpr, name: str = "fpr") -> float:
@@ -66,7 +64,7 @@ def decide(res: DetectResult, fpr: float, gamma: float | None = None) -> list[st
     """
     lvl = math.log10(check_fpr(fpr))
     out = []
-    for n, lp, short in zip(res.n_scored, res.log10_p, res.flagged):
+    for n, lp, short in zip(res.n_scored, res.log10_p, res.too_short):
         if short:
             out.append("too short to score")
         elif lp <= lvl:
@@ -141,3 +139,27 @@ def redgreen_from_marks(green, scored, lengths, gamma: float) -> tuple[DetectRes
     prefix = np.where(n <= 1, 0.0, binom_logsf(k, n, gamma) / LN10)
     prefix = np.where(np.arange(green.shape[1])[None, :] < lengths[:, None], prefix, np.nan)
     return DetectResult(nn, kk.astype(np.float64), z, lp, short), prefix
+
+
+def ems_from_marks(values, scored, lengths) -> tuple[DetectResult, np.ndarray]:
+    r"""EMS result and prefix curve from per-token marks, as :func:`redgreen_from_marks` for the green count.
+
+    ``values[i, t]`` is token t's EMS score :math:`-\ln(1 - r_{t,y_t})` (any value where not ``scored``),
+    ``scored`` and ``lengths`` as there.  Returns the :class:`DetectResult` of
+    :func:`sims.detect.scores.score_ems` (sum, z, exact Gamma(n, 1) log10 p, eq. ems_pval) and the
+    log10 p of every prefix (:func:`sims.detect.scores.prefix_log10p` with ``stat="ems"``), the sums
+    taken token by token in text order as the scan does.
+    """
+    scored = np.asarray(scored, dtype=bool)
+    lengths = np.asarray(lengths, dtype=np.int64)
+    s = np.cumsum(np.where(scored, values, 0.0), axis=1)
+    n = np.cumsum(scored, axis=1)
+    ss = s[:, -1] if s.shape[1] else np.zeros(s.shape[0])
+    nn = n[:, -1] if n.shape[1] else np.zeros(n.shape[0], dtype=np.int64)
+    short = nn <= 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = (ss - nn) / np.sqrt(nn)
+    z[nn == 0] = np.nan
+    res = DetectResult(nn, ss, z, np.where(short, 0.0, gamma_logsf(ss, nn) / LN10), short)
+    prefix = np.where(n <= 1, 0.0, gamma_logsf(s, n) / LN10)
+    return res, np.where(np.arange(s.shape[1])[None, :] < lengths[:, None], prefix, np.nan)

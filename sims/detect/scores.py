@@ -2,7 +2,7 @@
 the AutoCov statistic Z_T, the keyed-order tests of ITS / UW, prefix and windowed detection.
 
 Every score returns log10 p-values computed by :mod:`sims.detect.nulls` (exact far below 1e-300).
-A text with at most one scored token gets p = 1 and ``flagged=True``.
+A text with at most one scored token gets p = 1 and ``too_short=True`` (no test).
 
 Token layout (every function): ``tokens`` (n, T) generated ids, ``prompts`` (n, P) with
 P >= h; text i is ``tokens[i, :L_i]`` where ``L_i = lengths[i]`` (default T) cut at the first
@@ -20,6 +20,7 @@ its colour and the test is anti-conservative on repetitive text.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,9 +35,6 @@ from sims.watermarks import registry
 REDGREEN_ALGOS = registry.names(family="redgreen")
 KEYED_ORDER_ALGOS = registry.names(family="keyed")
 DETECTABLE_ALGOS = registry.names()
-FAMILY_SCORERS: dict = {}
-"""Detectors of the families whose module registers one here, called by :func:`score` as
-``f(gen, algo=, key=, dedup=, gamma=, stat=, params=)`` ("tournament": :mod:`sims.detect.tournament_scores`)."""
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
@@ -45,25 +43,29 @@ PARALLEL_MIN_TOKENS = 1 << 20  # below this many tokens the counting kernel runs
 
 @dataclass
 class DetectResult:
-    """Per-text detection.
+    """Per-text detection, one result type for every detector family: the statistic, its exact
+    p-value and the decision at a false-positive rate, under the field names of ``sims detect --json``.
 
     Attributes
     ----------
     n_scored : int array
         Tokens scored (after dedup).
     score : float array
-        The statistic: green count (red-green), EMS sum, AutoCov S_T, keyed-order hits.
+        The statistic: green count (red-green), EMS sum, AutoCov S_T, keyed-order hits, g-value score.
     z : float array
         z-score (nan where undefined).
     log10_p : float array
-        log10 of the p-value (0 for flagged texts).
-    flagged : bool array
-        True where at most one token was scored (p set to 1).
+        log10 of the exact p-value (0 for texts too short to test).
+    too_short : bool array
+        True where the text is too short to test (at most one token scored, AutoCov: fewer than two;
+        p set to 1): the document's decision ``"too short to score"``.
+    fpr : float
+        The false-positive rate of :attr:`watermarked` (default ``defaults.FPR`` = 1e-4).
 
     Parameters
     ----------
-    n_scored, score, z, log10_p, flagged
-        The attributes above (built by the detectors, e.g. :func:`score`).
+    n_scored, score, z, log10_p, too_short, fpr
+        The attributes above (built by the detectors, e.g. :func:`sims.detect.detectors.score`).
 
     Returns
     -------
@@ -84,13 +86,21 @@ class DetectResult:
     >>> r = sims.score(gen)
     >>> type(r).__name__, r.n_scored.tolist(), r.score.tolist()
     ('DetectResult', [20, 20], [13.0, 13.0])
+    >>> r.watermarked.tolist(), r.too_short.tolist(), r.fpr  # p = 10**-3.74 is above 1e-4
+    ([False, False], [False, False], 0.0001)
     """
 
     n_scored: np.ndarray
     score: np.ndarray
     z: np.ndarray
     log10_p: np.ndarray
-    flagged: np.ndarray
+    too_short: np.ndarray
+    fpr: float = defaults.FPR
+
+    @property
+    def watermarked(self) -> np.ndarray:
+        """The decision at :attr:`fpr`: p <= fpr (never for a text too short to test), as the document's ``watermarked``."""
+        return (self.log10_p <= math.log10(self.fpr)) & ~np.asarray(self.too_short, dtype=bool)
 
     @property
     def green(self) -> np.ndarray:
@@ -188,6 +198,37 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
         return values, scored
     K.scan_tokens(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix, values, scored)
     return values, scored
+
+
+def token_marks(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
+                dedup: bool = False, vocab_size: int | None = None, lengths=None, prf: str = defaults.PRF,
+                seeding: str = seeding_mod.DEFAULT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The marks of every token in one hashing pass: its statistic (repeated pairs included: a repeated
+    token keeps its colour) and the scored mask of :func:`token_scores` (arguments as there).
+
+    Returns
+    -------
+    values : (n, T) float64
+        Each token's statistic inside its text (0 past the end); ``np.where(scored, values, 0)`` is
+        :func:`token_scores`' ``values``.
+    scored : (n, T) bool
+        As :func:`token_scores`.
+    lengths : (n,) int64
+        Each text's length (its ``lengths`` cut at the first -1 pad).
+    """
+    tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
+    if prf != defaults.PRF or seeding_mod.code(seeding) != seeding_mod.LEFTHASH:  # their own kernels: colours, then the dedup's mask
+        kw = dict(stat=stat, gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
+        values, scored = token_scores(tokens, prompts, key, **kw)
+        if dedup:
+            scored = token_scores(tokens, prompts, key, dedup=True, **kw)[1]
+        return values, scored, lengths
+    code, stream, thr, _, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
+    _check_key(key, prf)
+    values = np.empty(tokens.shape, dtype=np.float64)
+    scored = np.empty(tokens.shape, dtype=np.bool_)
+    K.scan_marks(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), stream, code, thr, tokmix, values, scored)
+    return values, scored, lengths
 
 
 def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", gamma: float | None = None, h: int = defaults.H,
@@ -300,12 +341,12 @@ def _sums(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_size, l
 
 
 def _redgreen_result(counts, n, gamma) -> DetectResult:
-    flagged = n <= 1
+    short = n <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (counts - gamma * n) / np.sqrt(n * gamma * (1 - gamma))
     z[n == 0] = np.nan
     logp = binom_logsf(np.rint(counts).astype(np.int64), n, gamma) / LN10
-    return DetectResult(n, counts, z, np.where(flagged, 0.0, logp), flagged)
+    return DetectResult(n, counts, z, np.where(short, 0.0, logp), short)
 
 
 def score_redgreen(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False,
@@ -368,11 +409,11 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
     :math:`r_{t,k}` = ``prf.uniforms(context_hash(key, ctx, prf.EMS), k)``.
     """
     s, n, _ = _sums(tokens, prompts, key, "ems", None, h, "bernoulli", dedup, vocab_size, lengths)
-    flagged = n <= 1
+    short = n <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
         z = (s - n) / np.sqrt(n)
     z[n == 0] = np.nan
-    return DetectResult(n, s, z, np.where(flagged, 0.0, gamma_logsf(s, n) / LN10), flagged)
+    return DetectResult(n, s, z, np.where(short, 0.0, gamma_logsf(s, n) / LN10), short)
 
 
 def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
@@ -387,13 +428,13 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.detect.nulls.autocov_logcdf`
     (exact for key-independent text whose (context, token) pairs do not repeat; repeated
     pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
-    flagged (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
+    too short to test (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
     g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths,
                              prf=prf, seeding=seeding)
     T = scored.sum(axis=1)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
-    flagged = T < 2
+    short = T < 2
     A = np.sum(g[:, :-1] * g[:, 1:], axis=1).astype(np.int64)
     K = g.sum(axis=1).astype(np.int64)
     rows = np.arange(g.shape[0])
@@ -402,12 +443,12 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     with np.errstate(invalid="ignore", divide="ignore"):
         S = (A - g_eff * (2 * K - c1 - cT) + (T - 1) * g_eff**2) / T
         Z = np.sqrt(T) * S / (g_eff * (1 - g_eff))
-    S[flagged], Z[flagged] = np.nan, np.nan
+    S[short], Z[short] = np.nan, np.nan
     logp = np.zeros(g.shape[0])
-    live = ~flagged
+    live = ~short
     if live.any():
         logp[live] = autocov_logcdf(A[live], K[live], c1[live], cT[live], T[live], g_eff) / LN10
-    return DetectResult(T, S, Z, logp, flagged)
+    return DetectResult(T, S, Z, logp, short)
 
 
 def lm_step_probs(lm, gen):
@@ -453,7 +494,7 @@ def keyed_order_marks(gen, step_probs, *, key: int | None = None, algo: str | No
     from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
-    if registry.get(algo).family != "keyed":
+    if registry.get(algo).keyed_mode is None:
         raise ValueError(f"algo must be one of {KEYED_ORDER_ALGOS}; got {algo!r}")
     key = gen.meta["key"] if key is None else int(key)
     h, V = gen.meta["h"], gen.meta["vocab_size"]
@@ -617,87 +658,3 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
         lp = np.where(n <= 1, 0.0, binom_logsf(k, n, g_eff) / LN10)
         out[i] = min(0.0, lp.min() + (np.log10(k.size) if bonferroni else 0.0))
     return out
-
-
-def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: float | None = None, algo: str | None = None,
-          stat: str | None = None, params: dict | None = None) -> DetectResult:
-    """The detector matching a :class:`~sims.watermarks.generate.Generation`'s algorithm, by its
-    record's family (:mod:`sims.watermarks.registry`).
-
-    red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
-    :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
-    :func:`score_keyed_order` (needs ``lm``); tournament (synthid):
-    :func:`sims.detect.tournament_scores.score_tournament`, its ``stat`` "mean" (default) or "weighted".
-
-    ``key`` defaults to the generation's (another key scores the text as a stranger would:
-    the null).  ``gamma`` defaults to the generation's; a different gamma for a watermarked
-    generation is refused (a gamma mismatch between generation and detection gives a
-    meaningless test).  ``algo`` (default the generation's) picks the detector, e.g. to
-    score unwatermarked ("none") texts with a watermark's detector.  ``params``: the parameters of
-    ``algo`` the detector reads (the tournament's ``m`` and ``mask_repeated``), default the
-    generation's where it is of ``algo``, else the registry's defaults.
-
-    Parameters
-    ----------
-    gen : Generation
-        The texts and their record (``meta`` names algorithm, key, gamma, h).
-    lm : LM or SyntheticLM, optional
-        The LM (:func:`sims.get_lm`), needed by the keyed-order detectors only.
-    dedup : bool
-        Score each (context, token) pair once.
-    key, gamma, algo : optional
-        Overrides of the generation's key, green-list ratio and algorithm (see above).
-    stat, params : optional
-        The tournament family's statistic (``"mean"`` default, ``"weighted"``) and parameters (see above).
-
-    Returns
-    -------
-    DetectResult
-        One entry per text.
-
-    References
-    ----------
-    Towards Better Statistical Understanding of Watermarking LLMs, the z-score eq. (7) (eq:z_score), the exact
-    p-values eqs. (17)-(19) of App. F (eq:three_brick_p, eq:ems_zscore, eq:ems_pval) and Prop. B.1
-    (prop:type_I&II).
-
-    Examples
-    --------
-    >>> import sims
-    >>> lm = sims.get_lm("tiny")
-    >>> gen = sims.generate(lm, "srl", n=2, T=20, seed=0, key=42, gamma=0.25, delta=2.0, prompt_len=4)
-    >>> r = sims.score(gen)
-    >>> [round(float(x), 3) for x in r.log10_p]
-    [-3.736, -3.736]
-    """
-    m = gen.meta
-    algo = m["algo"] if algo is None else algo
-    family = registry.get(algo).family
-    key = m["key"] if key is None else key
-    if family in FAMILY_SCORERS:
-        return FAMILY_SCORERS[family](gen, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params)
-    if stat is not None:
-        raise ValueError(f"stat chooses a tournament detector's score (algo {registry.names(family='tournament')}); got stat={stat!r} for algo {algo!r}")
-    prf = m.get("prf", defaults.PRF)
-    if prf != defaults.PRF and not registry.get(algo).siphash:
-        raise ValueError(f"prf {prf!r} keys red-green green lists only; algo must be one of {registry.names(siphash=True)}; got {algo!r}")
-    if gamma is None:
-        gamma = m["gamma"]
-    elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
-        raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
-    if lm is not None and lm.vocab_size != m["vocab_size"]:
-        raise ValueError(f"lm vocab_size must equal the generation's {m['vocab_size']} (vocabulary mismatch); got {lm.vocab_size}")
-    kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
-    green_kind = m.get("green_kind", "bernoulli")
-    prompts = gen.prompts[:, -m["h"]:]  # the first token's context; the rest (and any -1 left padding) is never read
-    seeding = m.get("seeding", seeding_mod.DEFAULT)  # recorded where not lefthash (sims.core.seeding)
-    if family == "redgreen":
-        return score_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
-    if family == "autocov":
-        return score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
-    if family == "ems":
-        return score_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
-    if lm is None:
-        raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)  # sims.get_lm's LM: batched on a real LM
-    return score_keyed_order(gen, step_probs, key=key, algo=algo)

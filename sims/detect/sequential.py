@@ -69,9 +69,6 @@ from sims.detect import _seq_kernels as SK
 from sims.detect import scores
 from sims.detect.e_mixtures import GRID, LinearMixture, SequentialResult, bernoulli_mixture, check_alpha, check_grid, exponential_mixture, linear_thresholds  # noqa: F401 (public here too)
 
-FAMILIES = ("redgreen", "ems", "autocov", "keyed", "tournament")
-"""Detector families of :data:`sims.watermarks.registry.FAMILIES` that have an e-process here."""
-
 
 @functools.lru_cache(maxsize=64)
 def _linear_table(stat: str, g_eff: float, grid: tuple | None, n_max: int, alpha: float):
@@ -174,66 +171,6 @@ def sequential_keyed_order(gen, step_probs, *, key: int | None = None, algo: str
     hits, probs_hit, n = scores.keyed_order_marks(gen, step_probs, key=key, algo=algo)
     out = np.array([SK.hit_crossings(hits[i], probs_hit[i], n[i], c, math.log(1.0 / alpha)) for i in range(len(n))]).reshape(len(n), 3)
     return SequentialResult(n, hits.sum(axis=1).astype(np.float64), out[:, 0], out[:, 2].astype(np.int64), alpha)
-
-
-def family_of(algo: str) -> str:
-    """The e-process family of a detector name: its registry record's detector family
-    (:mod:`sims.watermarks.registry`); a ValueError names an unknown algorithm, or a family
-    without an e-process in :data:`FAMILIES`."""
-    from sims.watermarks import registry
-
-    family = registry.get(algo).family
-    if family not in FAMILIES:
-        raise ValueError(f"algo {algo!r} has detector family {family!r}, which has no anytime-valid e-process (families with one: {FAMILIES})")
-    return family
-
-
-def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool = True, key: int | None = None, gamma: float | None = None,
-                     algo: str | None = None, grid=None) -> SequentialResult:
-    """The anytime-valid detector matching a generation's algorithm (as :func:`sims.detect.scores.score`).
-
-    ``dedup`` applies to the red-green, AutoCov and EMS families; the tournament family (SynthID)
-    skips repeated contexts by its own ``mask_repeated`` (the generation's, else the registry's default).
-
-    Examples
-    --------
-    >>> import sims
-    >>> from sims.detect.sequential import sequential_score
-    >>> gen = sims.generate(sims.get_lm("news"), "srl", n=4, T=200, seed=0, key=7, delta=2.0)
-    >>> r = sequential_score(gen, alpha=1e-4)
-    >>> bool(r.detected.all()), bool((r.stop < 200).all())
-    (True, True)
-    """
-    m = gen.meta
-    algo = m["algo"] if algo is None else algo
-    family = family_of(algo)
-    key = m["key"] if key is None else key
-    prf = m.get("prf", defaults.PRF)
-    if gamma is None:
-        gamma = m.get("gamma")
-    elif m["algo"] != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
-        raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
-    kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid)
-    prompts = gen.prompts[:, -m["h"]:]
-    green_kind = m.get("green_kind", defaults.GREEN_KIND)
-    seeded = dict(seeding=m["seeding"]) if "seeding" in m else {}  # the green lists' scheme (sims.core.seeding), recorded where not lefthash
-    if family == "redgreen":
-        return sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **seeded, **kw)
-    if family == "autocov":
-        return sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, **seeded, **kw)
-    if family == "ems":
-        return sequential_ems(gen.tokens, prompts, key, dedup=dedup, **kw)
-    if family == "tournament":
-        from sims.detect.sequential_laws import sequential_tournament
-        from sims.watermarks import registry
-
-        own = m if m["algo"] == algo else {}
-        prm = registry.resolve(algo, **{k: own.get(k) for k in registry.get(algo).params})
-        return sequential_tournament(gen.tokens, prompts, key, prm["m"], alpha=alpha, h=m["h"], mask_repeated=bool(prm["mask_repeated"]),
-                                     lengths=gen.lengths, grid=grid)
-    if lm is None:
-        raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-    return sequential_keyed_order(gen, scores.lm_step_probs(lm, gen), key=key, algo=algo, alpha=alpha, grid=grid)
 
 
 def log_e_path(values, scored, mix: LinearMixture) -> np.ndarray:

@@ -1,4 +1,4 @@
-r"""Anytime-valid e-processes for the detection score families of the registry (``registry.Score``).
+r"""Anytime-valid e-processes for the detection score families (:class:`sims.detect.score_families.Score`).
 
 A score family whose statistic is a sum of per-token terms of known null law gets the tilt
 e-process of that law (:mod:`sims.detect.sequential_laws`): the mixture over a grid of exponential
@@ -27,10 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from sims.core import defaults
-from sims.detect import e_mixtures, scores, sequential
+from sims.detect import detectors, e_mixtures, score_families, scores
 from sims.detect.gumbel_scores import log_pivot
 from sims.detect.sequential_laws import log_uniform_law, sequential_values
-from sims.watermarks import registry
 
 SEQUENTIAL_SCORES = ("green", "ems-ars", "ems-log")
 """Registered score families with an e-process here."""
@@ -38,7 +37,7 @@ SEQUENTIAL_SCORES = ("green", "ems-ars", "ems-log")
 
 def check_score(name: str, algo: str) -> str:
     """``name`` if it is a registered score family of ``algo`` with an e-process, else a ValueError naming it."""
-    registry.get_score(name, algo)  # unknown or inapplicable: the registry's message
+    score_families.get_score(name, algo)  # unknown or inapplicable: the score table's message
     if name not in SEQUENTIAL_SCORES:
         raise ValueError(f"score {name!r} has no anytime-valid e-process (scores with one: {SEQUENTIAL_SCORES})")
     return name
@@ -57,7 +56,7 @@ def sequential_score_family(gen, name: str, *, alpha: float = defaults.FPR, dedu
     ----------
     gen : Generation
     name : one of :data:`SEQUENTIAL_SCORES`
-        A score family of ``algo`` (:func:`sims.watermarks.registry.get_score`).
+        A score family of ``algo`` (:func:`sims.detect.score_families.get_score`).
     alpha : float in (0, 1)
         Level: under the null P(some prefix is flagged) <= alpha.
     dedup : bool
@@ -85,7 +84,7 @@ def sequential_score_family(gen, name: str, *, alpha: float = defaults.FPR, dedu
     check_score(name, algo)
     alpha = e_mixtures.check_alpha(alpha)
     if name != "ems-log":  # green and ems-ars are the families' default e-processes
-        return sequential.sequential_score(gen, alpha=alpha, dedup=dedup, key=key, gamma=gamma, algo=algo, grid=grid)
+        return detectors.sequential_score(gen, alpha=alpha, dedup=dedup, key=key, gamma=gamma, algo=algo, grid=grid)
     key = m["key"] if key is None else key
     v, scored = scores.token_scores(gen.tokens, gen.prompts[:, -m["h"]:], key, stat="ems", h=m["h"], dedup=dedup, vocab_size=m["vocab_size"],
                                     lengths=gen.lengths)

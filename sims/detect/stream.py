@@ -114,13 +114,14 @@ class SequentialDetector:
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
                  mask_repeated: bool = True, score: str | None = None, seeding: str = seeding_mod.DEFAULT, weights=None):
-        self.family = sequential.family_of(algo)
+        from sims.detect import families
         from sims.watermarks import registry
 
+        self.family = families.of(algo)
         self.seeding = seeding
         self.seeded = registry.check_seeding(algo, seeding, green_kind=green_kind) != seeding_mod.LEFTHASH
-        if weights is not None and self.family != "tournament":
-            raise ValueError(f"weights are the tournament family's layer weights; algo {algo!r} has family {self.family!r}")
+        if weights is not None and not self.family.takes_weights:
+            raise ValueError(f"weights are the tournament family's layer weights; algo {algo!r} has family {self.family.name!r}")
         if score is not None:
             from sims.detect.sequential_scores import check_score
 
@@ -137,52 +138,9 @@ class SequentialDetector:
         self.gamma = defaults.GAMMA if gamma is None else float(gamma)
         self.green_kind, self.vocab_size = green_kind, vocab_size
         self.kw = dict(h=self.h, vocab_size=vocab_size)
-        f = sequential.check_grid(grid)
-        if self.family in ("redgreen", "autocov"):
-            self.g_eff = scores._stat_code("green", self.gamma, green_kind, vocab_size)[3]
-        if self.family == "redgreen":
-            self.mix = sequential.bernoulli_mixture(self.g_eff, f)
-        elif self.family == "ems" and score == "ems-log":
-            from sims.detect import sequential_laws
-
-            self.mix = sequential_laws.tilt_mixture(sequential_laws.log_uniform_law(), f)
-        elif self.family == "ems":
-            self.mix = sequential.exponential_mixture(f)
-        elif self.family == "tournament":
-            from sims.detect import sequential_laws
-
-            self.m = registry.resolve(algo, m=m)["m"]
-            from sims.detect.tournament_scores import layer_weights
-
-            self.weights = layer_weights(self.m, weights)
-            self.mix = sequential_laws.tilt_mixture(sequential_laws.weighted_bernoulli_law(self.weights), f)
-            self.mask_repeated = bool(mask_repeated)
-        elif self.family == "autocov":
-            q_red, q_green = sequential.autocov_grids(self.g_eff, f)
-            self.steps = {False: (np.log(q_red / self.g_eff), np.log((1 - q_red) / (1 - self.g_eff))),
-                          True: (np.log(q_green / self.g_eff), np.log((1 - q_green) / (1 - self.g_eff)))}
-            self.w = {False: np.zeros(f.size), True: np.zeros(f.size)}
-            self.prev_green = False
-        else:
-            self.c, self.w_keyed, self.probs = f, np.zeros(f.size), []
+        self.family.stream_setup(self, sequential.check_grid(grid), algo=algo, score=score, m=m, weights=weights, mask_repeated=mask_repeated)
         self.seen: set = set()
         self.s, self.n, self.log_e, self.max_log_e, self.stop = 0.0, 0, 0.0, 0.0, -1
-
-    def _values(self, new: np.ndarray) -> np.ndarray:
-        """Per-token statistic of the new tokens (no dedup: that is done here, across chunks)."""
-        prompt = np.asarray(self.seq[-self.h :], dtype=np.int64)[None, :]
-        if self.family == "tournament":
-            from sims.detect.sequential_laws import tournament_token_scores
-
-            return tournament_token_scores(new[None, :], prompt, self.key, self.m, weights=self.weights, h=self.h, mask_repeated=False)[0][0]
-        stat = "ems" if self.family == "ems" else "green"
-        v, _ = scores.token_scores(new[None, :], prompt, self.key, stat=stat, gamma=None if stat == "ems" else self.gamma,
-                                   green_kind=self.green_kind, seeding=self.seeding, **self.kw)
-        if self.score == "ems-log":
-            from sims.detect.sequential_scores import ems_log_terms
-
-            return ems_log_terms(v[0])
-        return v[0]
 
     def _seed_pairs(self, new: np.ndarray) -> list[tuple[int, int]]:
         """The (seed, token) pair of each new token under a seeding scheme other than left-hash: what
@@ -222,48 +180,18 @@ class SequentialDetector:
         new = new.astype(np.int64)
         if new.size and (new.min() < 0 or (self.vocab_size is not None and new.max() >= self.vocab_size)):
             raise ValueError(f"tokens must be in [0, {self.vocab_size}); got min {new.min()}, max {new.max()}")
-        if self.family == "keyed":
-            if probs is None:
-                raise ValueError(f"probs must be given for algo {self.algo!r} (keyed orders are detected with the model's probabilities)")
-            hits, pi = self._keyed_hits(new, probs)
-        else:
-            values = self._values(new) if new.size else new.astype(np.float64)
+        marks = self.family.stream_marks(self, new, probs)
         pairs = self._seed_pairs(new) if self.seeded and self.dedup else None
         t0 = len(self.seq) - self.P
         for j, y in enumerate(new):
             window = tuple(self.seq[-self.h :])
             self.seq.append(int(y))
-            if self.family == "tournament":
-                if self.mask_repeated and window in self.seen:
-                    continue
-                self.seen.add(window)
-            elif self.dedup and self.family != "keyed":
-                pair = (window, int(y)) if pairs is None else pairs[j]
-                if pair in self.seen:
-                    continue
-                self.seen.add(pair)
+            if self.family.stream_skip(self, window, (window, int(y)) if pairs is None else pairs[j]):
+                continue
             self.n += 1
-            if self.family == "keyed":
-                p = max(pi[j], 1e-300)
-                self.w_keyed += np.log1p(self.c * (1 - p) / p) if hits[j] else np.log1p(-self.c)
-                self.log_e = _logmeanexp(self.w_keyed)
-                self.s += float(hits[j])
-            elif self.family == "autocov":
-                x = bool(values[j] > 0.5)
-                up, dn = self.steps[self.prev_green]
-                self.w[self.prev_green] += up if x else dn
-                self.log_e = _logmeanexp(self.w[False]) + _logmeanexp(self.w[True])
-                self.prev_green = x
-                self.s += float(x)
-            else:
-                self.s += float(values[j])
-                self.log_e = float(self.mix.log_e(self.s, self.n))
+            self.family.stream_step(self, marks, j)
             self.max_log_e = max(self.max_log_e, self.log_e)
             if self.stop < 0 and self.log_e >= self.bound:
                 self.stop = t0 + j + 1
         return SequentialState(len(self.seq) - self.P, self.n, self.log_e, self.max_log_e, self.stop, self.alpha)
 
-
-def _logmeanexp(w: np.ndarray) -> float:
-    m = float(w.max())
-    return m + math.log(float(np.exp(w - m).mean()))

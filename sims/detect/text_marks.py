@@ -50,7 +50,6 @@ def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: in
     lengths = np.array([max(0, len(r) - h) for r in rows], dtype=np.int64)
     tokens = padded_texts(rows, h)
     prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])
-    kw = dict(stat="green", gamma=gamma, h=h, vocab_size=vocab_size, lengths=lengths, seeding=seeding)
-    g_all, _ = scores.token_scores(tokens, prompts, key, **kw)
-    _, scored = scores.token_scores(tokens, prompts, key, dedup=dedup, **kw)
+    g_all, scored, _ = scores.token_marks(tokens, prompts, key, stat="green", gamma=gamma, h=h, vocab_size=vocab_size, lengths=lengths, seeding=seeding,
+                                          dedup=dedup)  # one hashing pass: every token's colour and the scored mask
     return g_all > 0.5, scored, lengths, report.null_green_probability(gamma, "bernoulli", vocab_size)

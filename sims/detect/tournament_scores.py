@@ -44,7 +44,7 @@ from sims.core import prf
 from sims.core.record import Generation
 from sims.core.wordset import seen_before, set_size
 from sims.detect.nulls import LN10, binom_logsf
-from sims.detect.scores import FAMILY_SCORERS, DetectResult, _check_inputs
+from sims.detect.scores import DetectResult, _check_inputs
 from sims.watermarks import registry
 from sims.watermarks import tournament as tn
 
@@ -448,7 +448,7 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
     -------
     DetectResult
         ``score`` the (weighted) g-value sum, ``z`` its standardised value, ``log10_p`` exact,
-        ``n_scored`` the scored tokens; texts with at most one scored token are flagged (p = 1).
+        ``n_scored`` the scored tokens; texts with at most one scored token are too short to test (p = 1).
     """
     if stat not in STATS:
         raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
@@ -470,17 +470,17 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
     cnt = np.zeros(tokens.shape[0], dtype=np.int64)
     none = np.zeros((0, 0), dtype=np.uint64)
     _scan(tokens, prompts, lengths, np.uint64(int(key)), int(h), bool(mask_repeated), w, False, none, none.astype(np.bool_), sums, cnt)
-    flagged = cnt <= 1
+    short = cnt <= 1
     mean = 0.5 * cnt * w.sum()
     sd = np.sqrt(0.25 * cnt * float(w @ w))
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(cnt > 0, (sums - mean) / sd, np.nan)
     lnp = mean_logsf(sums, cnt, w.size) if stat == "mean" else weighted_logsf(sums, cnt, w)
-    return DetectResult(cnt, sums.astype(np.float64), z, np.where(flagged, 0.0, lnp / LN10), flagged)
+    return DetectResult(cnt, sums.astype(np.float64), z, np.where(short, 0.0, lnp / LN10), short)
 
 
 def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
-    """:func:`sims.detect.scores.score` for the registry's "tournament" family: the mean (default) or
+    """:func:`sims.detect.detectors.score` for the registry's "tournament" family: the mean (default) or
     weighted score with the parameters of ``algo`` (``params``, default the generation's where it is
     of ``algo``, else the registry's defaults)."""
     if dedup or gamma is not None:
@@ -490,9 +490,6 @@ def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
         params = gen.meta if gen.meta["algo"] == algo else {}
     prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
     return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat, mask_repeated=bool(prm["mask_repeated"]))
-
-
-FAMILY_SCORERS["tournament"] = score_family
 
 
 # -------------------------------------------------------------------- Bayesian score

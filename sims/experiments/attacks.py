@@ -83,7 +83,7 @@ def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) ->
     return most_probable_outside(lm.next_probs(context), m["key"], context[-m["h"]:], gamma=m["gamma"], scheme=m.get("seeding", seeding.DEFAULT))
 
 
-def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM | None = None) -> Generation:
+def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: SyntheticLM | None = None) -> Generation:
     """Apply one attack to every text of ``gen`` (see module docstring).
 
     Parameters
@@ -95,9 +95,10 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
     rate : float
         Fraction of tokens attacked, in [0, 1].
     seed : int
-        Seed of the attack.
-    lm : SyntheticLM, optional
-        The LM, for the attacks that sample from it.
+        Seed of the attack (default 0, as ``sims attack --seed``).
+    lm : SyntheticLM or LM, optional
+        The LM, for the attacks that read its next-token probabilities (entropy, color, paraphrase); default
+        the LM the generation's record names (:func:`sims.experiments.lms.lm_of`), as ``sims attack`` opens it.
 
     Returns
     -------
@@ -123,7 +124,9 @@ def attack(gen: Generation, kind: str, rate: float, seed: int, lm: SyntheticLM |
     rows = _rows(gen)
     changed = 0
     if kind in LM_KINDS and lm is None:
-        raise ValueError(f"attack {kind!r} needs the LM (pass lm)")
+        from sims.experiments.lms import lm_of
+
+        lm = lm_of(gen.meta)
     if kind == "synonym":
         by_cluster = np.argsort(seeding.clusters(np.arange(V)), kind="stable")
         starts = np.searchsorted(seeding.clusters(np.arange(V))[by_cluster], np.arange(seeding.CLUSTERS + 1))

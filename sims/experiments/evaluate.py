@@ -17,6 +17,7 @@ import numpy as np
 
 from sims.core import defaults
 from sims.core.progress import progress
+from sims.detect import detectors, families
 from sims.detect import scores as detect
 from sims.experiments.lms import get_lm
 from sims.watermarks import registry
@@ -25,14 +26,6 @@ FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
 CI_LEVEL = 0.95
 TTD_LEVEL = 1e-4  # tokens_to_detect: prefix p-value at or below this level from then on
-PREFIX_ALGOS = registry.names(prefix_pvalues=True)  # algorithms with exact prefix p-values
-DETECTORS = {
-    "redgreen": "red-green count, exact binomial tail P(Bin(n, gamma) >= k)",
-    "ems": "EMS sum of -log(1 - r), exact Gamma(n, 1) tail",
-    "autocov": "AutoCov Z_T, exact lower tail under i.i.d. Bernoulli(gamma) colours",
-    "keyed": "keyed-order hits, exact Poisson-binomial tail given the LM's probabilities",
-    "tournament": "tournament mean g-value, exact Binomial(m n, 1/2) tail over unrepeated contexts",
-}  # each detector family's name (:data:`sims.watermarks.registry.FAMILIES`)
 
 
 def _fpr_key(a: float) -> str:
@@ -94,7 +87,7 @@ def _rates(log10_p: np.ndarray, prefix: str, level: float = CI_LEVEL) -> dict:
     return out
 
 
-def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KEY, dedup: bool = False,
+def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: int = defaults.KEY, dedup: bool = False,
              n_null: int | None = None, return_arrays: bool = False, prompts=None, batch: int | None = None, engine: str | None = None,
              **params) -> dict:
     """Watermarked and unwatermarked texts of one LM, scored with the key: distortion and detection.
@@ -109,7 +102,8 @@ def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KE
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
-        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).
+        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).  Defaults:
+        ``sims evaluate``'s 100 texts of 200 tokens, seed 0, ``defaults.KEY``.
     dedup : bool
         Score each (context, token) pair once (red-green and EMS).
     return_arrays : bool
@@ -158,10 +152,10 @@ def evaluate(lm, algo: str, *, n: int, T: int, seed: int, key: int = defaults.KE
         null.meta["key"] = gen.meta["key"]  # scored with the watermark's key (a SipHash key as the generation stored it)
         bar.update()
         t0 = time.perf_counter()
-        res = detect.score(gen, model, dedup=dedup)
+        res = detectors.score(gen, model, dedup=dedup)
         det_s = time.perf_counter() - t0
         bar.update()
-        res0 = detect.score(null, model, dedup=dedup, algo=algo, params=gen.meta)
+        res0 = detectors.score(null, model, dedup=dedup, algo=algo, params=gen.meta)
         bar.update()
         ttd = redgreen_ttd(gen, dedup)
         bar.update()
@@ -183,9 +177,10 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
     """Tokens to detect (prefix p <= TTD_LEVEL from then on) of each text; None for detectors
     without exact prefix p-values."""
     algo, m = gen.meta["algo"], gen.meta
-    if algo not in PREFIX_ALGOS:
+    family = families.of(algo)
+    if not family.prefix:
         return None
-    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat="ems" if registry.get(algo).family == "ems" else "green",
+    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat=family.prefix_stat,
                                 gamma=m["gamma"], h=m["h"], green_kind=m.get("green_kind", "bernoulli"), dedup=dedup,
                                 vocab_size=m["vocab_size"])
     return detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
@@ -202,13 +197,13 @@ def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int,
     out = dict(
         lm=lm, algo=algo, n=int(n), n_null=int(n_null), T=int(T), seed=int(seed), key=int(key), dedup=bool(dedup),
         params={k: gen.meta[k] for k in (*registry.PARAMS, "h", "green_kind") if k in gen.meta},
-        detector=DETECTORS[registry.get(algo).family],
+        detector=families.of(algo).description,
         kl_per_token=float(gen.kl.mean()), kl_per_text_sd=float(gen.kl.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
         realized_dg=float(gen.dg.mean()), realized_dg_per_text_sd=float(gen.dg.mean(axis=1).std(ddof=1)) if n > 1 else 0.0,
         mean_entropy=float(gen.entropy.mean()),
         median_log10_p=float(np.median(lp)),
         z_mean=float(np.nanmean(res.z)) if np.isfinite(res.z).any() else None,
-        flagged=int(res.flagged.sum()),
+        too_short=int(res.too_short.sum()),
         **_rates(lp, "tpr"),
         **_rates(res0.log10_p, "empirical_fpr"),
         tokens_to_detect_median=_median_or_none(ttd),
@@ -296,7 +291,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
     else:
         model = get_lm(lm)
         g = model.generate("none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
-        lps.append(detect.score(g, model, dedup=dedup, key=key, gamma=gamma).log10_p)
+        lps.append(detectors.score(g, model, dedup=dedup, key=key, gamma=gamma).log10_p)
         source = f"unwatermarked texts of {model.name} (V={model.vocab_size})"
         V = model.vocab_size
     lp = np.concatenate(lps)

@@ -130,7 +130,7 @@ class LM:
         return self.synthetic.vocab_size if not self.real else self._load()[2]
 
     # -- generation -------------------------------------------------------------------------------
-    def generate(self, algo: str, *, n: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
+    def generate(self, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
                  prompt_len: int | None = None, batch: int | None = None, engine: str = "loop", stop_at_eos: bool = False,
                  show: bool | None = None, **params) -> Generation:
         """``n`` texts of ``T`` tokens with watermark ``algo`` (any registry algorithm), as one :class:`~sims.core.record.Generation`.
@@ -140,7 +140,8 @@ class LM:
         algo : str
             One of :data:`sims.ALGOS`.
         n, T, seed, key, h, **params :
-            As :func:`sims.watermarks.generate.generate` (text i draws from the counter stream (seed, i)).
+            As :func:`sims.watermarks.generate.generate` (text i draws from the counter stream (seed, i));
+            ``n``, ``T``, ``seed`` and ``key`` default to ``sims generate``'s 100, 200, 0 and ``defaults.KEY``.
         prompts : optional
             A synthetic LM: an (n, P) id array (default ``n`` prompts of ``prompt_len`` tokens sampled
             from the LM, :func:`sims.sample_prompts`); a real LM: a prompt set (``lfqa``, the default,

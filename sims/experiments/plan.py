@@ -43,8 +43,10 @@ PLAN_T0 = 256  # tokens per sampled text
 DEDUP_T0 = 2048  # tokens per sampled text under dedup: repeats grow with length (loopy: 1.3 % of pairs by 256 tokens, 5.3 % by 1024)
 DEDUP_EVERY = 64  # PrefixCountLaws keeps every 64th state of the dedup sample (64 x 34 x 2049 doubles, 36 MB)
 PLAN_SEED = 20240531  # seed of the LM sample
-PLAN_ALGOS = ("srl", "hard", "dualga", "ems")
 PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("green", "lr"), "ems": ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")}
+"""The records' :attr:`~sims.watermarks.registry.Algorithm.plan_scores` (tested equal): the planner checks a query
+against this copy, since reading the registry loads Numba and a query answered from the cache loads none."""
+PLAN_ALGOS = tuple(PLAN_SCORES)
 PI_QUANTILES = 256  # the EMS mixture over pi is taken on this many quantiles of the sample
 SUM_CELLS = 400  # lattice cells of ems-ars / ems-log per token (width 0.1 nats)
 SUM_RANGE = 40.0
@@ -74,6 +76,7 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
     def build():
         from sims.detect.scores import token_scores
         from sims.lm.synthetic import get_lm
+        from sims.watermarks import registry
         from sims.watermarks.generate import generate
 
         model = get_lm(lm)
@@ -81,7 +84,7 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
         prompts = g.prompts[:, g.prompts.shape[1] - h :]
         X, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
         out = {"G": g.G, "first": first}
-        if algo != "none":  # the dedup sample: scored tokens are new pairs
+        if algo != registry.NULL:  # the dedup sample: scored tokens are new pairs
             out["G_new"] = new_pair_green_mass(model, g, X > 0.5, h)
         return out
 
@@ -233,7 +236,7 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
         from sims.experiments import plan_scores as PS
 
         return PS.order_power_function(score[4:], lm_token_probs(lm, key), fpr, lambda T: clean_share(T, rate, int(h)))
-    if algo == "ems":
+    if score in ("ems-ars", "ems-log", "ems-opt"):  # EMS's sums (its only planned scores besides HC and Tr-GoF)
         pi = lm_token_probs(lm, key)
         wm, eps = _ems_token_law(score, pi, 1.0)
         null, _ = _ems_token_law(score, pi, 0.0)
@@ -315,10 +318,11 @@ def redgreen_green_probs(algo, lm, gamma, delta, Delta, h, key, dedup=False) -> 
 def text_boost(algo: str, info: dict, G: np.ndarray):
     """The boost of each text of green masses ``G`` (n, T) for :func:`theory.power.green_probs`: DualGA's
     certainty-equivalent per text (``dualga_text_boost``), SRL's delta, the hard watermark's inf
-    (``info``: :func:`sims.watermarks.generate.algo_params`'s)."""
-    if algo == "dualga":
-        return tp.dualga_text_boost(G, float(info["Delta"]), float(info["M"]))
-    return math.inf if algo == "hard" else float(info["delta"])
+    (``info``: :func:`sims.watermarks.generate.algo_params`'s), by its record's
+    :meth:`sims.watermarks.registry.Boost.per_text`."""
+    from sims.watermarks import registry
+
+    return registry.get(algo).boost.per_text(info, G)
 
 
 def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, h: int = defaults.H, key: int = defaults.KEY) -> float:
@@ -327,18 +331,18 @@ def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, 
     ``theory.dg_step(delta, G_t)``; hard: the mean of 1 - G_t), EMS's mean score (:func:`~sims.detect.proportion.ems_signal`)."""
     if algo not in PLAN_ALGOS:
         raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
-    if algo == "ems":
+    from sims.watermarks import registry
+
+    boost = registry.get(algo).boost
+    if boost is None:  # EMS: no boost of a green list
         from sims.detect.proportion import ems_signal
 
         return ems_signal(lm_token_probs(lm, key))
     from sims.watermarks.generate import algo_params
-    from theory.soft import dg_step
 
     _, info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)
-    if algo == "dualga":
-        return float(info["Delta"])
-    G = lm_sample(lm, "none", PLAN_T0, float(info["gamma"]), None, None, int(h), key)["G"]
-    return float(np.mean(1.0 - G if algo == "hard" else dg_step(float(info["delta"]), G)))
+    G = None if not boost.signal_reads_masses else lm_sample(lm, registry.NULL, PLAN_T0, float(info["gamma"]), None, None, int(h), key)["G"]
+    return boost.signal(info, G)
 
 
 def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | None = None, curve: tuple[int, ...] = (), **kw) -> dict:

@@ -49,8 +49,8 @@ from sims.detect import lr_scores as lr
 from sims.experiments import plan_kernels as PK
 from sims.experiments.plan_lr import LR_SEED, LR_T0, LR_TEXTS
 from sims.lm.synthetic import get_lm
+from sims.watermarks import registry
 from sims.watermarks.generate import algo_params, generate
-from theory import power as tp
 
 ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
@@ -65,8 +65,7 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
     d_lr = lr.lr_delta(dict(info, algo=algo))
     model = get_lm(lm)
     gen = generate(model, "none", n=LR_TEXTS, T=LR_T0, seed=LR_SEED, key=key, gamma=gam, h=h)
-    boost = (tp.dualga_text_boost(gen.G, float(info["Delta"]), float(info["M"])) if algo == "dualga"
-             else np.full(LR_TEXTS, math.inf if algo == "hard" else float(info["delta"])))
+    boost = np.broadcast_to(registry.get(algo).boost.per_text(info, gen.G), (LR_TEXTS,)).astype(np.float64)  # per text (DualGA) or one boost
     L = lr.LR_LEVELS
     out = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))
     uniform = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))

@@ -193,14 +193,15 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)`` with DualGA at target ``Delta``
     (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
     """
-    from sims.detect import scores as detect
+    from sims.detect import detectors
+    from sims.watermarks import registry
     from sims.watermarks.generate import generate
 
     lm = loop_lm(vocab_size, p_loop)
     out = dict(lm=lm.name, vocab_size=lm.vocab_size, p_loop=float(p_loop), n=n, T=T, Delta=Delta, ngram=NGRAM, key=key,
                repetition={})
     for algo, kw in ALGOS_STUDIED:
-        kw = dict(Delta=Delta) if algo == "dualga" else kw
+        kw = dict(kw, Delta=Delta) if "Delta" in registry.get(algo).params else kw  # DualGA at the study's target
         out["repetition"][algo] = repetition_rate(generate(lm, algo, n=n, T=T, seed=0, key=key, **kw).tokens)
     train = generate(lm, "dualga", n=n, T=T, seed=0, key=key, Delta=Delta)
     test = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta)
@@ -213,7 +214,7 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     out["mitigation"] = []
     for M in caps:
         g = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta, M=M)
-        res = detect.score(g, lm)
+        res = detectors.score(g, lm)
         out["mitigation"].append(dict(M=float(M), repetition=repetition_rate(g.tokens), kl_per_token=float(g.kl.mean()),
                                       realized_dg=float(g.dg.mean()), median_log10_p=float(np.median(res.log10_p)),
                                       tpr_at_1e_4=float(np.mean(res.log10_p <= -4.0))))

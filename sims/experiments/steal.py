@@ -39,7 +39,7 @@ re-samples each token it believes green, from the base LM given the new left con
 restricted to tokens outside :math:`\hat G(c)`, up to an edit budget; the ``blind`` baseline
 re-samples random positions at the same rate from the unrestricted base LM (a paraphrase
 with no stolen knowledge).  Both are scored by the owner's exact detector
-(:func:`sims.detect.scores.score` with the owner's key).
+(:func:`sims.detect.detectors.score` with the owner's key).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from sims.core import defaults, prf, prf_crypto, rng, windows
 from sims.core import seeding as seeding_mod
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
-from sims.detect import scores as detect
+from sims.detect import detectors
 from sims.detect import spoof as spoof_test
 from sims.experiments.lms import DEFAULT_PROMPTS, get_lm
 from sims.lm import synthetic as lm_mod
@@ -384,8 +384,8 @@ def spoof(lm: SyntheticLM, est: GreenEstimate, owner_meta: dict, *, n: int, T: i
     """``n`` texts of the base LM boosted by ``boost`` towards the estimated green lists.
 
     The returned :class:`Generation` carries ``owner_meta`` (the owner's algorithm, key, gamma,
-    h), so :func:`sims.detect.scores.score` scores it with the owner's detector; records are nan.
-    AutoCov (``owner_meta["algo"] == "autocov"``) is spoofed by alternating: ``-boost`` after a
+    h), so :func:`sims.detect.detectors.score` scores it with the owner's detector; records are nan.
+    AutoCov (its record's ``alternating``) is spoofed by alternating: ``-boost`` after a
     token the attacker believes green.
     """
     if lm.vocab_size != est.vocab_size:
@@ -400,7 +400,7 @@ def spoof(lm: SyntheticLM, est: GreenEstimate, owner_meta: dict, *, n: int, T: i
     if prompts.shape[0] != n or prompts.shape[1] < max(lm.order, est.h) or prompts.min() < 0 or prompts.max() >= lm.vocab_size:
         raise ValueError(f"prompts must have shape (n={n}, P >= {max(lm.order, est.h)}) with ids in [0, {lm.vocab_size - 1}]; got {prompts.shape}")
     out = np.empty((int(n), int(T)), dtype=np.int64)
-    alternate = registry.get(owner_meta["algo"]).family == "autocov"
+    alternate = registry.get(owner_meta["algo"]).alternating
     _spoof_kernel(*_lm_args(lm), prompts, int(T), int(seed), est.h, *_est_args(est), float(boost), alternate, out)
     return _as_owner(out, prompts, owner_meta, dict(spoofed=dict(n_stolen=est.n_stolen, boost=float(boost))))
 
@@ -490,12 +490,12 @@ def attack_point(haul: Haul, n_stolen: int, *, use_base: bool = True, boost: flo
     acc = estimate_accuracy(est, m["key"], m["gamma"], haul.held_out, seeding=m.get("seeding", seeding_mod.DEFAULT))
     n_eval, T = haul.targets.tokens.shape
     sp = spoof(haul.lm, est, m, n=n_eval, T=T, seed=seed + SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
-    lp_spoof = detect.score(sp, haul.lm).log10_p
-    det0 = detect.score(haul.targets, haul.lm).log10_p <= math.log10(level)
+    lp_spoof = detectors.score(sp, haul.lm).log10_p
+    det0 = detectors.score(haul.targets, haul.lm).log10_p <= math.log10(level)
     scrubbed, rate = scrub(haul.lm, est, haul.targets, seed=seed + SPOOF_SEED_OFFSET, budget=budget)
-    det1 = detect.score(scrubbed, haul.lm).log10_p <= math.log10(level)
+    det1 = detectors.score(scrubbed, haul.lm).log10_p <= math.log10(level)
     blind, brate = scrub(haul.lm, est, haul.targets, seed=seed + SPOOF_SEED_OFFSET, budget=1.0, blind_rate=float(rate.mean()))
-    det_blind = detect.score(blind, haul.lm).log10_p <= math.log10(level)
+    det_blind = detectors.score(blind, haul.lm).log10_p <= math.log10(level)
     removed = lambda d: float(np.sum(det0 & ~d) / max(1, det0.sum()))  # noqa: E731
     return dict(
         algo=m["algo"], h=int(m["h"]), gamma=float(m["gamma"]), delta=m.get("delta"), Delta=m.get("Delta"), n_stolen=int(n_stolen),
@@ -554,7 +554,7 @@ def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = Non
     est = estimate_green(haul.wm, haul.base, n_stolen=n_stolen)
     n_eval, T = haul.targets.tokens.shape
     sp = spoof(haul.lm, est, m, n=n_eval, T=T, seed=seed + SPOOF_SEED_OFFSET, boost=boost, prompt_len=haul.targets.prompts.shape[1])
-    flagged = lambda g: detect.score(g, haul.lm).log10_p <= math.log10(LEVEL)  # noqa: E731
+    flagged = lambda g: detectors.score(g, haul.lm).log10_p <= math.log10(LEVEL)  # noqa: E731
     cal = owner_texts(haul, n_calibration, seed + CALIB_SEED_OFFSET)
     keep = flagged(cal)
     test = spoof_test.SpoofTest.fit(haul.wm.tokens[:nref], haul.wm.prompts[:nref], cal.tokens[keep], cal.prompts[keep], key=m["key"],

@@ -66,7 +66,7 @@ from numba import njit, prange
 from sims.core import prf, rng, windows
 from sims.core import seeding as seeding_mod
 from sims.core.record import Generation
-from sims.detect import scores as detect
+from sims.detect import detectors
 from sims.experiments import steal
 from sims.lm import synthetic as lm_mod
 from sims.watermarks.generate import sample_prompts
@@ -332,7 +332,7 @@ def _spoof_aware_kernel(V, order, lm_seed, lm_params, levels, base, prompts, T, 
 def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, seed: int, boost: float = 4.0,
                 threshold: float | None = None, prompt_len: int | None = None) -> Generation:
     """``n`` texts of the base LM boosted by ``boost`` towards the set S of the module docstring (``threshold``
-    None: the adaptive k), carrying the owner's meta so that :func:`sims.detect.scores.score` scores them (prompts
+    None: the adaptive k), carrying the owner's meta so that :func:`sims.detect.detectors.score` scores them (prompts
     and draws as :func:`sims.experiments.steal.spoof`'s)."""
     if lm.vocab_size != est.vocab_size:
         raise ValueError(f"lm vocab_size must equal the estimate's {est.vocab_size}; got {lm.vocab_size}")
@@ -360,7 +360,7 @@ def attack_point_aware(haul: steal.Haul, n_stolen: int, *, boost: float = 4.0, t
     n_eval, T = haul.targets.tokens.shape
     sp = spoof_aware(haul.lm, est, m, n=n_eval, T=T, seed=seed + steal.SPOOF_SEED_OFFSET, boost=boost, threshold=threshold,
                      prompt_len=haul.targets.prompts.shape[1])
-    lp = detect.score(sp, haul.lm).log10_p
+    lp = detectors.score(sp, haul.lm).log10_p
     win = windows.windows(sp.tokens, sp.prompts, est.h)
     green = (seeding_mod.words(int(m["key"]), win, sp.tokens, m.get("seeding", seeding_mod.DEFAULT)) >> np.uint64(11)) < np.uint64(
         prf.green_threshold(float(m["gamma"])))

@@ -31,15 +31,14 @@ import numpy as np
 
 from sims.core import rng
 from sims.core.record import Generation
-from sims.detect import peeking
+from sims.detect import detectors, families, peeking
 from sims.detect import scores as detect
 from sims.detect.lr_scores import lr_delta
 from sims.detect.score_families import score_generation
 from sims.detect.tournament_scores import score_tournament
 from sims.experiments.attacks import attack
-from sims.experiments.evaluate import PREFIX_ALGOS
 from sims.experiments.lms import get_lm
-from sims.experiments.sweep_grid import OWN_DEDUP, dedup_rule
+from sims.experiments.sweep_grid import dedup_rule
 from sims.watermarks import registry
 from sims.watermarks.null_sampler import generate_null
 
@@ -72,10 +71,10 @@ def _detect(gen, lm, task: dict, algo: str, wm_meta: dict):
     """The grid's detector of ``algo`` on texts ``gen``: its ``score`` family if the grid names one, else the
     default; the LR score's boost is the watermarked generation's (``wm_meta``), controls included.  The
     grid's ``dedup`` runs as :func:`sims.experiments.sweep_grid.dedup_rule` says for the algorithm's family."""
-    if task.get("score") is None and registry.get(algo).family == "tournament":
+    if task.get("score") is None and families.of(algo).own_dedup is not None:  # the tournament: its own dedup rule
         return _detect_tournament(gen, task, wm_meta)
     if task.get("score") is None:
-        return detect.score(gen, lm, dedup=task["dedup"], algo=algo)
+        return detectors.score(gen, lm, dedup=task["dedup"], algo=algo)
     delta = lr_delta(wm_meta) if task["score"] == "lr" else None
     return score_generation(gen, task["score"], lm, dedup=task["dedup"], algo=algo, delta=delta)
 
@@ -93,9 +92,10 @@ def _metrics(gen, res, task: dict, algo: str) -> dict:
     m = len(res.log10_p)
     out = dict(kl=_per_text(gen.kl), dg=_per_text(gen.dg), entropy=_per_text(gen.entropy), z=res.z, log10_p=res.log10_p,
                n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
-    if "tokens_to_detect" in task["metrics"] and algo in PREFIX_ALGOS and task.get("score") is None:
+    family = families.of(algo)
+    if "tokens_to_detect" in task["metrics"] and family.prefix and task.get("score") is None:
         meta = gen.meta
-        stat = "ems" if registry.get(algo).family == "ems" else "green"
+        stat = family.prefix_stat
         pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat=stat, gamma=meta["gamma"],
                                     h=meta["h"], green_kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
         out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
@@ -106,7 +106,7 @@ def _metrics(gen, res, task: dict, algo: str) -> dict:
 
 def _peek(gen, task: dict, algo: str) -> tuple[np.ndarray, np.ndarray]:
     """Naive every-prefix and anytime-valid log10 p-values of red-green texts (nan for other detectors)."""
-    if registry.get(algo).family != "redgreen":
+    if not families.of(algo).colours:
         nan = np.full(gen.tokens.shape[0], np.nan)
         return nan, nan.copy()
     m = gen.meta
@@ -119,7 +119,7 @@ def _peek(gen, task: dict, algo: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _draw(lm, algo: str, task: dict, **kw) -> Generation:
     """Texts of ``algo`` from ``lm``: by the ``levels`` sampler where the grid asks for it and the texts are unwatermarked."""
-    if algo == "none" and task.get("sampler") == "levels":
+    if algo == registry.NULL and task.get("sampler") == "levels":
         return generate_null(lm.synthetic, **kw)
     return lm.generate(algo, **kw)
 
@@ -172,7 +172,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
         const = dict(config=cfg["id"], lm=cfg["lm"], algo=algo, **{p: np.nan if meta.get(p) is None else float(meta[p]) for p in PARAM_COLUMNS},
                      h=int(meta["h"]), green_kind=meta.get("green_kind", "none"), T=int(task["T"]), seed=int(task["seed"]), chunk=int(task["chunk"]),
                      null=is_null, attack=att_name)
-        if registry.get(algo).family in OWN_DEDUP:  # a family with its own dedup names the rule that ran on each row
+        if families.of(algo).own_dedup is not None:  # a family with its own dedup names the rule that ran on each row
             const["dedup"] = rule
         block = {k: np.full(m, v, dtype=object if isinstance(v, str) else None) for k, v in const.items()}
         block["text"] = np.arange(first, first + m, dtype=np.int64)

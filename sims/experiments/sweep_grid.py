@@ -56,10 +56,6 @@ SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
 
 
-OWN_DEDUP = {"tournament": ("context-mask", "generation")}
-"""Families whose detector has its own dedup: the rule run with the grid's ``dedup`` on and off (:func:`dedup_rule`)."""
-
-
 def dedup_rule(algo: str, dedup: bool) -> str:
     """What the grid's ``dedup`` does for algorithm ``algo``.
 
@@ -72,9 +68,11 @@ def dedup_rule(algo: str, dedup: bool) -> str:
     ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
     hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
     """
-    fam = registry.get(algo).family
-    if fam in OWN_DEDUP:
-        return OWN_DEDUP[fam][0 if dedup else 1]
+    from sims.detect import families
+
+    own = families.of(algo).own_dedup  # the family's own rule, on and off
+    if own is not None:
+        return own[0 if dedup else 1]
     return "pairs" if dedup else "off"
 
 
@@ -125,7 +123,7 @@ class Grid:
     ttd_level: float
     metrics: tuple[str, ...]
     attacks: tuple[tuple[str, float], ...]
-    score: str | None = None  # a registered score family (registry.score_names) or None: each algorithm's default detector
+    score: str | None = None  # a registered score family (sims.detect.score_families.score_names) or None: each algorithm's default detector
     sampler: str | None = None  # "levels": algorithm none and the controls drawn by sims.watermarks.null_sampler; None: the generator
 
     @property
@@ -310,7 +308,7 @@ def load_grid(path) -> Grid:
     if len({c.id for c in configs}) < len(configs):
         raise GridError(f"{path}: the grid lists a configuration twice")
     attacks = _attacks(loc, raw.get("attack", []))
-    if any(c.lm in NULL_LMS and c.algo != "none" for c in configs):
+    if any(c.lm in NULL_LMS and c.algo != registry.NULL for c in configs):
         raise loc.error("name", f"lm {NULL_LMS[0]!r} draws i.i.d. tokens: its only algorithm is 'none'")
     return Grid(str(path), configs, n, T, chunk, tuple(seeds), int(key), raw["dedup"], raw["controls"], plen, tuple(float(a) for a in fprs),
                 float(ttd), tuple(metrics), attacks, _score(loc, raw.get("score"), configs), sampler=_sampler(loc, raw.get("sampler"), configs))
@@ -332,9 +330,11 @@ def _score(loc: _Locator, name, configs) -> str | None:
     """The grid's ``score`` key: a registered score family that scores every algorithm of the grid."""
     if name is None:
         return None
+    from sims.detect import score_families
+
     for cfg in configs:
         try:
-            registry.get_score(name, cfg.algo)
+            score_families.get_score(name, cfg.algo)
         except ValueError as exc:
             raise loc.error("score", str(exc)) from None
     return name

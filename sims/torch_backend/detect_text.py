@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sims.detect import families
 from sims.detect import scores as detect
 
 
@@ -24,7 +25,7 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     for i, r in enumerate(rows):
         tokens[i, : len(r) - h] = r[h:]
     prompts = np.stack([r[:h] for r in rows])
-    if algo == "ems":
+    if families.of(algo).prefix_stat == "ems":  # the EMS sum; else the green count
         return detect.score_ems(tokens, prompts, key, vocab_size=V, h=h, dedup=dedup)
     return detect.score_redgreen(tokens, prompts, key, gamma, vocab_size=V, h=h, dedup=dedup)
 

@@ -238,7 +238,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
         dual = "eta" in registry.get(algo).params  # lambda learned online (DualGA), else a fixed boost delta (none: 0)
         lam1, eta, Delta = (info["lam1"], info["eta"], info["Delta"]) if dual else (info["delta"] or 0.0, 0.0, 0.0)
         sampler = FusedBoost(key, info["gamma"], V, B, T, dec.device, h=h, lam1=lam1, Delta=Delta, eta=eta, M=info["M"],
-                             watermark=algo != "none" or records, backend=backend,
+                             watermark=algo != registry.NULL or records, backend=backend,
                              sample_keys=[stream_key(seed, int(r)) for r in rows])
         loop = _Loop(dec, inp, T, sampler)
         proc = None
@@ -264,7 +264,7 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
         meta = processor_meta(None, V, seed)
         meta.update(algo=algo, key=int(key), gamma=info["gamma"], h=h,
                     **{k: float(info[k]) for k in registry.get(algo).params})
-        if algo == "none":
+        if algo == registry.NULL:
             stacked.pop("lam", None)  # no boost: nan, as the processors record
         engine = f"static/{dec.kernels}/{sampler.backend}" + ("+cuda-graph" if graphs else "")
     else:

@@ -153,11 +153,11 @@ def score_ids(ids, keys, ngram_len: int, *, table_seed: int = 0, table_size: int
         keep = repetition_mask(row, n, history=history, zero_context=zero_context)[0] if mask_repeated else np.ones(g.shape[0], dtype=bool)
         sums[b] = int((g[keep].astype(np.int64) @ w).sum())
         cnt[b] = int(keep.sum())
-    flagged = cnt <= 1
+    short = cnt <= 1
     with np.errstate(invalid="ignore", divide="ignore"):
         z = np.where(cnt > 0, (sums - rate * cnt * w.sum()) / np.sqrt(rate * (1 - rate) * cnt * float(w @ w)), np.nan)
     lnp = binom_logsf(sums, m * cnt, rate) if stat == "mean" else weighted_logsf(sums, cnt, w, rate=rate)
-    return DetectResult(cnt, sums.astype(np.float64), z, np.where(flagged, 0.0, lnp / LN10), flagged)
+    return DetectResult(cnt, sums.astype(np.float64), z, np.where(short, 0.0, lnp / LN10), short)
 
 
 class TransformersSynthIDProcessor(TournamentProcessor):

@@ -45,8 +45,8 @@ from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
-"""Detector families (:func:`sims.detect.scores.score`): green count, AutoCov Z_T, EMS sum, keyed-order hits,
-tournament g-value score (:func:`sims.detect.tournament_scores.score_tournament`)."""
+"""The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
+registered in :mod:`sims.detect.families`: green count, AutoCov Z_T, EMS sum, keyed-order hits, tournament g-value score."""
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
 NULL = "none"
@@ -121,6 +121,102 @@ PARAMS = {p.name: p for p in (
 """Every parameter by name, in the order of the records' ``meta``."""
 
 
+class Boost:
+    r"""How a boosting algorithm tilts the green list: the numbers the detectors and the planner read of it.
+
+    One object per kind of boost (:data:`FIXED`, :data:`HARD`, :data:`DUAL`), held by the records
+    (:attr:`Algorithm.boost`).  ``meta`` is a generation's record, ``info`` the resolved parameters
+    (:func:`sims.watermarks.generate.algo_params`), ``G`` (n, T) green masses of the LM's next-token
+    distributions.
+    """
+
+    signal_reads_masses = True
+    """:meth:`signal` reads ``G`` (else it may be None)."""
+
+    def lr(self, meta: dict) -> float:
+        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.lr_scores.lr_delta`)."""
+        raise NotImplementedError
+
+    def per_text(self, info: dict, G: np.ndarray):
+        """The boost of each text for :func:`theory.power.green_probs` (a float, or one per row of ``G``)."""
+        raise NotImplementedError
+
+    def green_rate(self, meta: dict, gamma: float) -> float:
+        r"""The green rate :math:`
+ho` the local score seeks (:func:`sims.detect.local_scores.local_rho`, before its cap):
+        the green probability of the record's boost :math:`\delta` on a flat distribution,
+        :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none)."""
+        return flat_green_rate(meta, gamma)
+
+    def signal(self, info: dict, G: np.ndarray) -> float:
+        """The mean DG per token on texts of green masses ``G`` (:func:`sims.experiments.plan.watermark_signal`)."""
+        raise NotImplementedError
+
+
+def flat_green_rate(meta: dict, gamma: float) -> float:
+    """:meth:`Boost.green_rate` of the record's ``delta`` (``defaults.DELTA`` where it has none)."""
+    d = meta.get("delta")
+    e = math.exp(float(defaults.DELTA if d is None else d))
+    return gamma * e / (gamma * e + 1.0 - gamma)
+
+
+class FixedBoost(Boost):
+    """A fixed logit boost ``delta`` of the green list (SRL; ATW where the entropy exceeds alpha)."""
+
+    def lr(self, meta):
+        return float(meta["delta"])
+
+    def per_text(self, info, G):
+        return float(info["delta"])
+
+    def signal(self, info, G):
+        from theory.soft import dg_step
+
+        return float(np.mean(dg_step(float(info["delta"]), G)))
+
+
+class HardBoost(Boost):
+    """An infinite boost: the green list only (the hard watermark)."""
+
+    def lr(self, meta):
+        return math.inf
+
+    def per_text(self, info, G):
+        return math.inf
+
+    def green_rate(self, meta, gamma):
+        return 1.0
+
+    def signal(self, info, G):
+        return float(np.mean(1.0 - G))
+
+
+class DualBoost(Boost):
+    """The boost learned by dual gradient ascent to a target DG ``Delta`` (DualGA), starting at ``lam1``."""
+
+    signal_reads_masses = False
+
+    def lr(self, meta):
+        return float(meta["lam1"])
+
+    def per_text(self, info, G):
+        from theory.power import dualga_text_boost
+
+        return dualga_text_boost(G, float(info["Delta"]), float(info["M"]))
+
+    def green_rate(self, meta, gamma):
+        if meta.get("Delta") is None:
+            return flat_green_rate(meta, gamma)
+        return gamma + float(meta["Delta"])
+
+    def signal(self, info, G):
+        return float(info["Delta"])
+
+
+FIXED, HARD, DUAL = FixedBoost(), HardBoost(), DualBoost()
+"""The kinds of boost (:class:`Boost`) the records hold."""
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """One watermark algorithm.
@@ -154,6 +250,18 @@ class Algorithm:
         The key-averaged q equals p.
     point_mass : bool
         q is a point mass at the token drawn (KL = -log p(y)).
+    alternating : bool
+        Boosts the green list after a red token and the red list after a green one (DualGA-AutoCov).
+    boost : Boost, optional
+        How it tilts one green list (:data:`FIXED`, :data:`HARD`, :data:`DUAL`); None where it does not.
+    lr_score : bool
+        The likelihood-ratio score (:mod:`sims.detect.lr_scores`) applies: a known boost of one green list.
+    edit_score : bool
+        The edit-tolerant alignment (:mod:`sims.detect.edit_scores`) applies: position-keyed, so that an
+        insertion or deletion misaligns it.
+    plan_scores : tuple of str
+        The detection scores the planner (:mod:`sims.experiments.plan`) plans for it, its default first;
+        empty where it is not planned.
     backends : tuple of str
         Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
         in ``generate.STEPS``, or its own Numba ``generator``), ``"torch"`` (its processor in
@@ -181,15 +289,15 @@ class Algorithm:
     stealable: bool = False
     distortion_free: bool = False
     point_mass: bool = False
+    alternating: bool = False
+    boost: Boost | None = None
+    lr_score: bool = False
+    edit_score: bool = False
+    plan_scores: tuple[str, ...] = ()
     backends: tuple[str, ...] = ("numba", "torch")
     generator: Callable | None = None
     generator_reference: Callable | None = None
     doc: str = ""
-
-    @property
-    def prefix_pvalues(self) -> bool:
-        """Its detector has exact prefix p-values (tokens to detect)."""
-        return self.family in ("redgreen", "ems")
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -380,21 +488,24 @@ def _lam1_star(v: dict) -> float:
 _DUAL = dict(params=("Delta", "eta", "lam1", "M"), defaults=dict(gamma=_gamma_star, lam1=_lam1_star), siphash=True, stealable=True)
 
 register(Algorithm("none", 0, (), "redgreen", _ref_none, siphash=True, fused=True, distortion_free=True, doc="sample from p"))
-register(Algorithm("srl", 1, ("delta",), "redgreen", _ref_srl, siphash=True, fused=True, stealable=True,
-                   doc="soft red list, fixed boost delta (Algorithm kirchen)"))
-register(Algorithm("hard", 2, (), "redgreen", _ref_hard, siphash=True, stealable=True, doc="hard red list (delta = inf)"))
-register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=True, **_DUAL,
+_GREEN_PLAN = ("green", "lr")
+register(Algorithm("srl", 1, ("delta",), "redgreen", _ref_srl, siphash=True, fused=True, stealable=True, boost=FIXED, lr_score=True,
+                   plan_scores=_GREEN_PLAN, doc="soft red list, fixed boost delta (Algorithm kirchen)"))
+register(Algorithm("hard", 2, (), "redgreen", _ref_hard, siphash=True, stealable=True, boost=HARD, lr_score=True, plan_scores=_GREEN_PLAN,
+                   doc="hard red list (delta = inf)"))
+register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=True, boost=DUAL, lr_score=True, plan_scores=_GREEN_PLAN, **_DUAL,
                    doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta"))
-register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, **_DUAL,
+register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, alternating=True, **_DUAL,
                    doc="Algorithm DualGA_autocov: green after a red token, red after a green one"))
-register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True, doc="exponential minimum sampling (Gumbel-max), stream EMS"))
-register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True,
+register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True,
+                   plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS"))
+register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True, edit_score=True,
                    doc="inverse transform sampling over the keyed order (Kuditipudi et al.)"))
 register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, keyed_mode=1, distortion_free=True, point_mass=True,
                    doc="unbiased watermark, delta-reweight"))
 register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, keyed_mode=2, distortion_free=True,
                    doc="unbiased watermark, gamma-reweight"))
-register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True,
+register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True, boost=FIXED,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
 
 
@@ -415,73 +526,3 @@ def check_seeding(name: str, seeding: str, *, green_kind: str = defaults.GREEN_K
         raise ValueError(f"seeding {seeding!r} seeds the Bernoulli SplitMix64 green lists of {SEEDING_ALGOS}; got algo={name!r}, "
                          f"green_kind={green_kind!r}, prf={prf!r} (only 'lefthash' there)")
     return c
-
-
-# ---------------------------------------------------------------------------------------------
-# Detector score families (issue 31): each score a detector of the algorithms it applies to
-
-
-@dataclass(frozen=True)
-class Score:
-    """One detection score family, registered by the detection module that computes it.
-
-    Attributes
-    ----------
-    name : str
-        What ``sims detect --score``, a sweep grid's ``score`` key and the figures call it.
-    algos : tuple of str
-        The registered algorithms whose texts it scores with an exact null.
-    needs_lm : bool
-        It reads the LM's next-token probabilities (the likelihood-ratio score).
-    statistic, null : str
-        What it sums or maximises, and how its null tail is computed.
-    scorer : callable
-        ``scorer(gen, lm, *, key, gamma, dedup, algo, **options) -> DetectResult``.
-    default : bool
-        Today's default detector of its algorithms (the green count, the EMS sum).
-    """
-
-    name: str
-    algos: tuple[str, ...]
-    needs_lm: bool
-    statistic: str
-    null: str
-    scorer: Callable
-    default: bool = False
-
-
-_SCORES: dict[str, Score] = {}
-
-
-def register_score(score: Score) -> Score:
-    """Add detector score family ``score`` (its name unused, its algorithms registered); returns it."""
-    if score.name in _SCORES:
-        raise ValueError(f"score {score.name!r} is registered already")
-    unknown = [a for a in score.algos if a not in _REGISTRY]
-    if unknown or not score.algos:
-        raise ValueError(f"score {score.name!r}: algos must be registered algorithms {names()}; got {score.algos}")
-    _SCORES[score.name] = score
-    return score
-
-
-def score_names(algo: str | None = None) -> tuple[str, ...]:
-    """The registered score families in registration order; with ``algo``, those that score its texts (default first)."""
-    if algo is None:
-        return tuple(_SCORES)
-    get(algo)
-    fits = [s for s in _SCORES.values() if algo in s.algos]
-    return tuple(s.name for s in sorted(fits, key=lambda s: not s.default))
-
-
-def get_score(name: str, algo: str | None = None) -> Score:
-    """The score family ``name``; with ``algo``, checked to apply to its texts.
-
-    Raises ValueError naming the score and the registered ones (unknown name), or the algorithm
-    and the scores that apply to it (inapplicable score).
-    """
-    s = _SCORES.get(name) if isinstance(name, str) else None
-    if s is None:
-        raise ValueError(f"score must be one of {tuple(_SCORES)}; got {name!r}")
-    if algo is not None and algo not in s.algos:
-        raise ValueError(f"score {name!r} does not apply to algo {algo!r} (it scores {s.algos}); scores of {algo!r}: {score_names(algo)}")
-    return s

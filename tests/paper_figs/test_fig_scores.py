@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from paper_figs import fig_scores
+from sims.detect import score_families
 from sims.detect.lr_scores import lr_token_inputs
 from sims.detect.score_families import score_generation
 from sims.lm.synthetic import get_lm
-from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "results" / "fig_scores.json"
@@ -36,8 +36,8 @@ def test_every_registered_score_agrees_with_its_detector(algo, small):
     """For each score of ``algo`` (registry order), the whole-text column of fig_scores' exact test
     rejects exactly the texts whose registered p-value is at or below the level, at a level between
     every two consecutive p-values (so the test's ordering of the texts and its threshold are both checked)."""
-    names = registry.score_names(algo)
-    assert names and registry.get_score(names[0]).default
+    names = score_families.score_names(algo)
+    assert names and score_families.get_score(names[0]).default
     n, T = 12, (20 if algo == "ems" else 60)
     gen = generate(small, algo, n=n, T=T, seed=3, key=fig_scores.KEY, **fig_scores.ALGOS[algo])
     inputs = [lr_token_inputs(gen, small, fig_scores.KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in names else None
@@ -63,8 +63,8 @@ def test_committed_table_has_every_registered_score():
     assert {lm for lm, _, _ in settings} >= {"news", "smollm2-fit"}
     assert len(settings) == len({lm for lm, _, _ in settings}) * len(fig_scores.ALGOS) * len(fig_scores.ATTACKS)
     for (lm, algo, attack), rows in settings.items():
-        assert [r["score"] for r in rows] == list(registry.score_names(algo)), (lm, algo, attack)
-        assert [r["default"] for r in rows] == [registry.get_score(r["score"]).default for r in rows]
+        assert [r["score"] for r in rows] == list(score_families.score_names(algo)), (lm, algo, attack)
+        assert [r["default"] for r in rows] == [score_families.get_score(r["score"]).default for r in rows]
         for r in rows:
             assert r["n"] >= 32 and r["n"] == rows[0]["n"]
             for lv in ("0.0001", "1e-06"):

@@ -9,14 +9,14 @@ import math
 import numpy as np
 
 import sims
-from sims.detect import decision, scores, sequential
+from sims.detect import decision, detectors, scores
 from sims.detect.report import tokens_to_detect
 
 LM = sims.get_lm("lfqa", vocab_size=500)
 
 
 def _doc(gen, **kw):
-    res = scores.score(gen, gamma=kw.get("gamma"), dedup=False)
+    res = detectors.score(gen, gamma=kw.get("gamma"), dedup=False)
     return decision.generation_document(gen, res, key=gen.meta["key"], fpr=1e-3, dedup=False, input="x", **kw)[0]
 
 
@@ -58,8 +58,8 @@ def test_prefix_p_values_follow_the_generations_seeding_scheme():
 
 def test_sequential_rows_are_the_stop_and_the_log10_e_value():
     wm = sims.generate(LM, "srl", n=2, T=80, seed=3, key=7, delta=4.0)
-    res = sequential.sequential_score(wm, alpha=1e-3)
-    null = sequential.sequential_score(wm, alpha=1e-3, key=8)
+    res = detectors.sequential_score(wm, alpha=1e-3)
+    null = detectors.sequential_score(wm, alpha=1e-3, key=8)
     assert (res.stop > 0).all() and (null.stop == -1).all()
     for r_ in (res, null):
         doc = decision.sequential_document(wm, r_, key=7, dedup=True, input="x")

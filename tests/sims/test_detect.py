@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sims.core import prf
+from sims.detect import detectors
 from sims.detect import scores as detect
 from sims.detect.nulls import LN10, binom_logsf
 from sims.experiments.evaluate import clopper_pearson
@@ -139,7 +140,7 @@ def test_repetition_inflates_the_false_positive_rate_without_dedup():
     lo, _ = clopper_pearson(int(np.sum(rej)), 2000, 0.999)
     assert lo > 0.2
     dd = detect.score_redgreen(np.repeat(toks, 3, axis=0), np.repeat(prompts, 3, axis=0), 3, 0.25, vocab_size=10, dedup=True)
-    assert np.all(dd.n_scored == 1) and np.all(dd.flagged) and np.all(dd.log10_p == 0.0)
+    assert np.all(dd.n_scored == 1) and np.all(dd.too_short) and np.all(dd.log10_p == 0.0)
 
 
 def test_prefix_p_values_end_at_the_full_score_and_tokens_to_detect():
@@ -178,9 +179,9 @@ def test_generated_watermarks_are_detected_and_strangers_are_not():
     for algo in ("srl", "dualga", "ems", "its", "uw-delta", "uw-gamma", "autocov", "hard"):
         takes = registry.get(algo).params  # each algorithm gets the parameters it takes (a foreign one is refused)
         g = generate(lm, algo, n=4, T=150, seed=1, key=11, **{k: v for k, v in dict(Delta=0.3, delta=2.0).items() if k in takes})
-        assert np.all(detect.score(g, lm).log10_p < -4.0), algo
+        assert np.all(detectors.score(g, lm).log10_p < -4.0), algo
     g = generate(lm, "dualga", n=20, T=150, seed=1, key=11, Delta=0.3)
-    assert np.median(detect.score(g, lm, key=12).log10_p) > -2.0
+    assert np.median(detectors.score(g, lm, key=12).log10_p) > -2.0
 
 
 def _keyed_order_reference(gen, lm, algo):
@@ -225,7 +226,7 @@ def test_keyed_order_kernel_matches_a_step_by_step_reference(algo):
     np.testing.assert_allclose(lm.probs_along(seq, P, 60), np.stack([lm.probs(seq[: P + t]) for t in range(60)]), rtol=1e-12, atol=1e-300)
     for key in (5, 6):
         g.meta["key"] = key
-        res = detect.score(g, lm)
+        res = detectors.score(g, lm)
         for i, (hits, pi) in enumerate(_keyed_order_reference(g, lm, algo)):
             assert res.score[i] == hits, (algo, key, i)
             assert res.log10_p[i] == pytest.approx(detect._poisson_binomial_logsf(hits, pi) / LN10, rel=1e-9, abs=1e-12)
@@ -237,9 +238,9 @@ def test_short_texts_are_flagged_with_p_one():
     toks = np.array([[-1, -1, -1], [4, -1, -1], [4, 4, 2]])
     for res in (detect.score_redgreen(toks, prompts, 1, 0.25, vocab_size=10), detect.score_ems(toks, prompts, 1, vocab_size=10),
                 detect.score_autocov(toks, prompts, 1, 0.25, vocab_size=10)):
-        assert list(res.flagged) == [True, True, False] and res.log10_p[0] == 0.0 and res.log10_p[1] == 0.0
+        assert list(res.too_short) == [True, True, False] and res.log10_p[0] == 0.0 and res.log10_p[1] == 0.0
     res = detect.score_redgreen(toks[2:], prompts[2:], 1, 0.25, lengths=np.array([1]))
-    assert res.flagged[0] and res.n_scored[0] == 1
+    assert res.too_short[0] and res.n_scored[0] == 1
 
 
 def test_bad_input():
@@ -267,11 +268,11 @@ def test_bad_input():
     lm = get_lm("lfqa", vocab_size=500)
     g = generate(lm, "srl", n=1, T=5, seed=0, key=1, gamma=0.25)
     with pytest.raises(ValueError, match="gamma mismatch"):
-        detect.score(g, lm, gamma=0.5)
+        detectors.score(g, lm, gamma=0.5)
     with pytest.raises(ValueError, match="vocabulary mismatch"):
-        detect.score(g, get_lm("lfqa", vocab_size=501))
+        detectors.score(g, get_lm("lfqa", vocab_size=501))
     with pytest.raises(ValueError, match="algo must be one of"):
-        detect.score(g, lm, algo="nope")
+        detectors.score(g, lm, algo="nope")
 
 
 def test_log10_p_is_exact_far_below_1e300():

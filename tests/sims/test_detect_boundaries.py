@@ -24,8 +24,8 @@ LN10 = math.log(10.0)
 # ------------------------------------------------------------------ decide / text_rows
 
 
-def _res(n, lp, flagged=False):
-    return DetectResult(np.array([n]), np.array([0.0]), np.array([np.nan]), np.array([lp]), np.array([flagged]))
+def _res(n, lp, too_short=False):
+    return DetectResult(np.array([n]), np.array([0.0]), np.array([np.nan]), np.array([lp]), np.array([too_short]))
 
 
 def test_decide_at_the_level_and_one_ulp_above():
@@ -40,7 +40,7 @@ def test_too_short_for_this_fpr_flips_at_n_log10_gamma_equal_to_the_level():
     assert 4 * math.log10(0.1) == math.log10(1e-4)
     assert report.decide(_res(4, -3.0), 1e-4, gamma=0.1) == ["not watermarked"]
     assert report.decide(_res(3, -2.9), 1e-4, gamma=0.1) == ["too short for this fpr"]
-    assert report.decide(_res(1, 0.0, flagged=True), 1e-4, gamma=0.1) == ["too short to score"]
+    assert report.decide(_res(1, 0.0, too_short=True), 1e-4, gamma=0.1) == ["too short to score"]
 
 
 # ------------------------------------------------------------------ prefix functions
@@ -95,14 +95,14 @@ def test_prefix_log10p_is_one_until_two_tokens_are_scored(stat):
 
 
 def test_redgreen_score_of_one_and_two_scored_tokens():
-    """A one-token text is flagged with p = 1; a two-token text of two greens is not, p = gamma^2."""
+    """A one-token text is too short to test (p = 1); a two-token text of two greens is not, p = gamma^2."""
     key, gamma, V = 11, 0.25, 500
     tokens, prompt = _green_first_text(key, gamma, V)
     one = scores.score_redgreen(tokens[:, :1], prompt, key, gamma, vocab_size=V)
     two = scores.score_redgreen(tokens[:, :2], prompt, key, gamma, vocab_size=V)
     g_eff = report.null_green_probability(gamma, "bernoulli", V)
-    assert one.flagged.tolist() == [True] and one.log10_p[0] == 0.0
-    assert two.flagged.tolist() == [False] and two.log10_p[0] == pytest.approx(2 * math.log10(g_eff), rel=1e-12)
+    assert one.too_short.tolist() == [True] and one.log10_p[0] == 0.0
+    assert two.too_short.tolist() == [False] and two.log10_p[0] == pytest.approx(2 * math.log10(g_eff), rel=1e-12)
     w = scores.windowed_log10p(tokens[:, :2], prompt, key, gamma, window=2, vocab_size=V)
     assert w[0] == pytest.approx(2 * math.log10(g_eff), rel=1e-12)
     w1 = scores.windowed_log10p(tokens[:, :2], prompt, key, gamma, window=1, vocab_size=V, bonferroni=False)
@@ -110,21 +110,21 @@ def test_redgreen_score_of_one_and_two_scored_tokens():
 
 
 def test_marks_and_ems_scores_of_one_and_two_scored_tokens():
-    """redgreen_from_marks (raw-text detection) and score_ems: p = 1 and flagged while at most one
+    """redgreen_from_marks (raw-text detection) and score_ems: p = 1 and too_short while at most one
     token is scored; the exact tail from two on."""
     g = 0.25
     green = np.array([[True, True, False]])
     res, prefix = report.redgreen_from_marks(green, np.array([[True, False, False]]), np.array([3]), g)
-    assert res.flagged.tolist() == [True] and res.log10_p[0] == 0.0 and prefix[0].tolist() == [0.0, 0.0, 0.0]
+    assert res.too_short.tolist() == [True] and res.log10_p[0] == 0.0 and prefix[0].tolist() == [0.0, 0.0, 0.0]
     res, prefix = report.redgreen_from_marks(green, np.ones((1, 3), dtype=bool), np.array([3]), g)
-    assert res.flagged.tolist() == [False] and res.log10_p[0] == pytest.approx(math.log10(g * g * (3 - 2 * g)), rel=1e-12)
+    assert res.too_short.tolist() == [False] and res.log10_p[0] == pytest.approx(math.log10(g * g * (3 - 2 * g)), rel=1e-12)
     assert prefix[0, 0] == 0.0 and prefix[0, 1] == pytest.approx(2 * math.log10(g), rel=1e-12)
     key, V = 11, 500
     tokens, prompt = _green_first_text(key, g, V)
     one = scores.score_ems(tokens[:, :1], prompt, key, vocab_size=V)
     two = scores.score_ems(tokens[:, :2], prompt, key, vocab_size=V)
-    assert one.flagged.tolist() == [True] and one.log10_p[0] == 0.0
-    assert two.flagged.tolist() == [False] and two.log10_p[0] < 0.0
+    assert one.too_short.tolist() == [True] and one.log10_p[0] == 0.0
+    assert two.too_short.tolist() == [False] and two.log10_p[0] < 0.0
 
 
 def test_naive_thresholds_take_a_tail_exactly_at_the_level():

@@ -16,7 +16,7 @@ import pytest
 
 import sims
 from sims.cli.main import main
-from sims.detect import report, scores
+from sims.detect import detectors, report, scores
 from sims.detect.report_html import MarkedText, id_pieces, render
 
 KEY = 15485863
@@ -45,7 +45,7 @@ def test_json_document_and_decisions(npz, capsys):
     assert rc == 0 and doc["schema"] == "wmstats.detect" and doc["version"] == 1
     assert list(doc)[:2] == ["schema", "version"] and list(doc)[-1] == "texts"
     assert doc["statistic"] == "green count" and doc["fpr"] == 1e-9 and doc["dedup"] is True
-    res = scores.score(gen, dedup=True)
+    res = detectors.score(gen, dedup=True)
     prefix = scores.prefix_log10p(gen.tokens, gen.prompts, KEY, gamma=0.25, dedup=True, vocab_size=gen.meta["vocab_size"])
     ttd = scores.tokens_to_detect(prefix, -9.0)
     for i, r in enumerate(doc["texts"]):
@@ -98,7 +98,7 @@ def test_marks_match_the_package_detector(npz):
     g, scored = scores.token_scores(gen.tokens, gen.prompts, KEY, **kw)
     res, prefix = report.redgreen_from_marks(g > 0.5, scored, np.full(4, 60), report.null_green_probability(0.25, "bernoulli", None))
     ref = scores.score_redgreen(gen.tokens, gen.prompts, KEY, **kw)
-    for a in ("n_scored", "score", "z", "log10_p", "flagged"):
+    for a in ("n_scored", "score", "z", "log10_p", "too_short"):
         np.testing.assert_array_equal(getattr(res, a), getattr(ref, a))
     np.testing.assert_array_equal(prefix, scores.prefix_log10p(gen.tokens, gen.prompts, KEY, **kw))
 

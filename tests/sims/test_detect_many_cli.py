@@ -9,7 +9,7 @@ import pytest
 
 import sims
 from sims.cli.main import main
-from sims.detect import multiple, sequential
+from sims.detect import detectors, multiple
 
 KEY = 15485863
 
@@ -33,7 +33,7 @@ def test_sequential_document(npz, capsys):
     gen, path = npz
     rc, out, _ = run_cli(capsys, path, "--key", KEY, "--sequential", "--dedup", "--fpr", "1e-3", "--json")
     doc = json.loads(out)
-    res = sequential.sequential_score(gen, alpha=1e-3, dedup=True)
+    res = detectors.sequential_score(gen, alpha=1e-3, dedup=True)
     assert rc == 0 and doc["schema"] == "wmstats.detect-sequential" and doc["alpha"] == 1e-3 and doc["family"] == "redgreen"
     for r, s in zip(doc["texts"], res.stop):
         assert r["first_flagged"] == (int(s) if s > 0 else None) and r["watermarked"] == (s > 0)

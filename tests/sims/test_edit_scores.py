@@ -11,11 +11,10 @@ import pytest
 import sims  # noqa: F401  (registers the families)
 from sims.core.keys import keyed_order
 from sims.detect import _edit_kernels as EK
+from sims.detect import detectors, score_families, scores
 from sims.detect import edit_scores as E
-from sims.detect import scores
 from sims.experiments.attacks import attack
 from sims.lm.synthetic import get_lm
-from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 
@@ -84,7 +83,7 @@ def test_alignment_survives_insertions_and_deletions(small):
     for kind in ("insertion", "deletion"):
         g = attack(gen, kind, 0.1, seed=2)
         edit = E.score_its_edit(g, small, resamples=999)
-        default = scores.score(g, small)
+        default = detectors.score(g, small)
         assert np.all(edit.log10_p <= -3 + 1e-9), kind
         assert np.sum(default.log10_p <= -3) < 8, kind
     assert np.all(E.score_its_edit(gen, small, resamples=999).log10_p <= -3 + 1e-9)
@@ -95,10 +94,10 @@ def test_registered_and_usable_from_the_cli(tmp_path, capsys, small):
 
     from sims.cli.main import main
 
-    assert registry.score_names("its") == ("hits", "its-edit")
-    assert registry.get_score("its-edit").needs_lm and not registry.get_score("its-edit").default
+    assert score_families.score_names("its") == ("hits", "its-edit")
+    assert score_families.get_score("its-edit").needs_lm and not score_families.get_score("its-edit").default
     with pytest.raises(ValueError, match="score 'its-edit' does not apply to algo 'uw-delta'"):
-        registry.get_score("its-edit", "uw-delta")
+        score_families.get_score("its-edit", "uw-delta")
     path = tmp_path / "its.npz"
     generate(get_lm("news"), "its", n=2, T=30, seed=1, key=7).save(path)
     assert main(["detect", str(path), "--key", "7", "--score", "its-edit", "--json"]) == 0
@@ -126,6 +125,6 @@ def test_fig_scores_reads_the_keyed_families(small):
     gen = attack(plain, "insertion", 0.1, seed=2)
     for g in (plain, gen):
         lp = keyed_prefix_log10p("hits", g, small, [10, 20, 30])
-        assert np.allclose(lp[:, -1], scores.score(g, small).log10_p, rtol=1e-9, atol=1e-12)
+        assert np.allclose(lp[:, -1], detectors.score(g, small).log10_p, rtol=1e-9, atol=1e-12)
     rej = fig_scores._prefix_rejects("its-edit", gen, None, [10, 20, 30], (1e-3,), small)[1e-3]
     assert np.array_equal(rej[:, -1], E.score_its_edit(gen, small).log10_p <= -3)

@@ -17,10 +17,10 @@ from scipy.stats import beta
 import sims  # noqa: F401  (registers the families)
 from sims.detect import _local_kernels as LK
 from sims.detect import local_scores as LS
+from sims.detect import score_families
 from sims.detect.score_families import score_generation
 from sims.experiments.splice import splice
 from sims.lm.synthetic import get_lm
-from sims.watermarks import registry
 from sims.watermarks.generate import generate
 
 
@@ -163,10 +163,10 @@ def test_registered_and_usable_from_the_cli_and_fig_scores(tmp_path, capsys, sma
     from paper_figs import fig_scores
     from sims.cli.main import main
 
-    fam = registry.get_score("green-local")
+    fam = score_families.get_score("green-local")
     assert not fam.needs_lm and not fam.default and "srl" in fam.algos and "dualga" in fam.algos
     with pytest.raises(ValueError, match="score 'green-local' does not apply to algo 'ems'"):
-        registry.get_score("green-local", "ems")
+        score_families.get_score("green-local", "ems")
     gen = generate(small, "srl", n=3, T=60, seed=1, key=fig_scores.KEY)
     gen.save(tmp_path / "srl.npz")
     want = score_generation(gen, "green-local")

@@ -27,20 +27,20 @@ def test_one_token_is_flagged_with_p_one_two_get_the_exact_tail():
     r = LS.score_local(tokens, prompts, KEY, GAMMA, rho=RHO, vocab_size=V)
     _, _, _, _, g, (a, b) = LS.local_segments(tokens, prompts, KEY, GAMMA, rho=RHO, vocab_size=V)
     green = _colours(tokens, prompts)[:, 0]
-    assert 0 < green.sum() < 40 and r.flagged.all() and (r.log10_p == 0.0).all()
+    assert 0 < green.sum() < 40 and r.too_short.all() and (r.log10_p == 0.0).all()
     np.testing.assert_array_equal(r.score, np.where(green, a, 0))
     # two greens in a row: t1 green after context 5, t2 green after context t1
     t1 = int(np.flatnonzero(green)[0])
     nxt = _colours(np.arange(40)[:, None], np.full((40, 1), t1))[:, 0]
     t2 = int(np.flatnonzero(nxt)[0])
     two = LS.score_local(np.array([[t1, t2]]), np.array([[5]]), KEY, GAMMA, rho=RHO, vocab_size=V)
-    assert not two.flagged[0] and two.score[0] == 2 * a
+    assert not two.too_short[0] and two.score[0] == 2 * a
     assert two.log10_p[0] == pytest.approx(2 * math.log10(g), rel=1e-12)
 
 
 def test_empty_texts_score_zero():
     r = LS.score_local(np.zeros((2, 0), dtype=np.int64), np.full((2, 1), 5), KEY, GAMMA, rho=RHO, vocab_size=V)
-    assert r.flagged.all() and (r.score == 0).all() and (r.log10_p == 0).all() and (r.n_scored == 0).all()
+    assert r.too_short.all() and (r.score == 0).all() and (r.log10_p == 0).all() and (r.n_scored == 0).all()
 
 
 def _gen(algo):

@@ -63,3 +63,9 @@ def test_lr_delta_of_each_algorithm():
     assert lr.lr_delta(dict(algo="hard", delta=2.0, lam1=1.5)) == math.inf
     with pytest.raises(ValueError, match="algo must be one of .* got 'ems'"):
         lr.lr_delta(dict(algo="ems", delta=2.0, lam1=1.5))
+
+
+def test_lr_algorithms_are_the_records_with_lr_score():
+    from sims.watermarks import registry
+
+    assert set(lr.LR_ALGOS) == {a for a in registry.names() if registry.get(a).lr_score} == {"srl", "dualga", "hard"}

@@ -1,7 +1,9 @@
 """sims.experiments.plan and ``sims plan``: sane answers, monotone in the signal (query time: bench/bench_plan.py)."""
 
 import json
+import math
 
+import numpy as np
 import pytest
 
 from sims.cli.main import main
@@ -104,3 +106,13 @@ def test_new_pair_green_mass_against_the_green_lists():
             assert got[i, t] == pytest.approx(want, abs=1e-12)
             changed += bool(seen) and abs(want - g.G[i, t]) > 1e-6
     assert changed > 20  # the restriction matters on most positions
+
+
+def test_the_planned_scores_are_the_records():
+    """The planner's numba-free copy of what it plans equals the records' ``plan_scores``; the boosts it reads are the records'."""
+    from sims.experiments import plan
+    from sims.watermarks import registry
+
+    assert plan.PLAN_SCORES == {a: registry.get(a).plan_scores for a in registry.names() if registry.get(a).plan_scores}
+    G = np.array([[0.2, 0.5], [0.4, 0.1]])
+    assert plan.text_boost("srl", dict(delta=1.5), G) == 1.5 and plan.text_boost("hard", {}, G) == math.inf

@@ -80,7 +80,8 @@ def test_siphash_generation_round_trip():
     (Numba) are the NumPy reference's, every text is detected at p < 1e-4 with its key and none with
     a key differing in one bit, and a saved record keeps prf and key."""
     from sims.core import windows
-    from sims.detect.scores import score, token_scores
+    from sims.detect.detectors import score
+    from sims.detect.scores import token_scores
     from sims.lm.synthetic import get_lm
     from sims.watermarks.generate import generate
 

@@ -251,14 +251,14 @@ def _cli(argv):
 
 
 def test_an_unknown_name_is_one_clear_error_everywhere(tmp_path):
-    from sims.detect import scores
+    from sims.detect import detectors
     from sims.experiments.evaluate import evaluate
     from sims.experiments.steal import make_haul
 
     lm = get_lm("tiny")
     gen = generate(lm, "srl", n=1, T=3, seed=0, key=1)
     calls = [lambda: registry.get("kgw"), lambda: generate(lm, "kgw", n=1, T=2, seed=0, key=1),
-             lambda: evaluate(lm, "kgw", n=1, T=2, seed=0), lambda: scores.score(gen, lm, algo="kgw"),
+             lambda: evaluate(lm, "kgw", n=1, T=2, seed=0), lambda: detectors.score(gen, lm, algo="kgw"),
              lambda: _exact.step("kgw", lm, 1, np.array([1]), 0, (0.0, False), {"gamma": 0.25}),
              lambda: make_haul(lm, "kgw", n_max=1)]
     for call in calls:

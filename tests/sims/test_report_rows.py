@@ -47,8 +47,8 @@ def test_redgreen_from_marks_z_and_prefix():
     scored = np.array([[True, True, True, False, False], [False] * 5])  # padding is never scored
     res, prefix = report.redgreen_from_marks(green, scored, np.array([4, 5]), g)
     one, _ = report.redgreen_from_marks(green[:1], np.array([[True, False, False, False, False]]), np.array([5]), g)
-    assert one.flagged[0] and one.log10_p[0] == 0.0 and one.z[0] == pytest.approx((1 - g) / math.sqrt(g * (1 - g)), rel=1e-14)  # one token: a z, no test
-    assert res.n_scored.tolist() == [3, 0] and res.score.tolist() == [2.0, 0.0] and res.flagged.tolist() == [False, True]
+    assert one.too_short[0] and one.log10_p[0] == 0.0 and one.z[0] == pytest.approx((1 - g) / math.sqrt(g * (1 - g)), rel=1e-14)  # one token: a z, no test
+    assert res.n_scored.tolist() == [3, 0] and res.score.tolist() == [2.0, 0.0] and res.too_short.tolist() == [False, True]
     assert res.z[0] == pytest.approx((2 - 3 * g) / math.sqrt(3 * g * (1 - g)), rel=1e-14) and np.isnan(res.z[1])
     assert res.log10_p[0] == pytest.approx(binom_logsf(2, 3, g) / math.log(10), rel=1e-14) and res.log10_p[1] == 0.0
     want = [0.0, 2 * math.log10(g), binom_logsf(2, 3, g) / math.log(10), binom_logsf(2, 3, g) / math.log(10)]

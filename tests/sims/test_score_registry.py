@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import sims  # noqa: F401  (registers the families)
+from sims.detect import score_families
 from sims.detect.score_families import score_generation
 from sims.lm.synthetic import get_lm
 from sims.watermarks import registry
@@ -20,36 +21,36 @@ def small():
 
 
 def test_registry_lists_the_families_per_algorithm():
-    assert registry.score_names("dualga") == ("green", "green-local", "lr")
-    assert registry.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
-    assert registry.score_names("its") == ("hits", "its-edit")
-    for name in registry.score_names():
-        s = registry.get_score(name)
+    assert score_families.score_names("dualga") == ("green", "green-local", "lr")
+    assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
+    assert score_families.score_names("its") == ("hits", "its-edit")
+    for name in score_families.score_names():
+        s = score_families.get_score(name)
         assert s.algos and all(a in registry.names() for a in s.algos)
         assert s.default == (name in ("green", "ems-ars", "hits"))
-    assert registry.get_score("lr").needs_lm and not registry.get_score("ems-hc").needs_lm
+    assert score_families.get_score("lr").needs_lm and not score_families.get_score("ems-hc").needs_lm
 
 
 def test_unknown_or_inapplicable_score_is_one_clear_error():
     with pytest.raises(ValueError, match=r"score must be one of \('green', 'green-local', 'lr', 'ems-ars'.*got 'nope'"):
-        registry.get_score("nope")
+        score_families.get_score("nope")
     with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems',\)\); "
                                          r"scores of 'dualga': \('green', 'green-local', 'lr'\)"):
-        registry.get_score("ems-opt", "dualga")
+        score_families.get_score("ems-opt", "dualga")
     with pytest.raises(ValueError, match="algo must be one of"):
-        registry.score_names("nope")
+        score_families.score_names("nope")
     with pytest.raises(ValueError, match="registered already"):
-        registry.register_score(registry.get_score("lr"))
+        score_families.register_score(score_families.get_score("lr"))
     with pytest.raises(ValueError, match="algos must be registered"):
-        registry.register_score(registry.Score("x", ("nope",), False, "", "", lambda *a, **k: None))
+        score_families.register_score(score_families.Score("x", ("nope",), False, "", "", lambda *a, **k: None))
 
 
 def test_registry_scorer_is_the_family_detector(small):
     """Every registered family, called through its record, flags 2 texts of its algorithm at p < 1e-2
     and not under another key (p > 1e-4)."""
     gens = {a: generate(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
-    for name in registry.score_names():
-        s = registry.get_score(name)
+    for name in score_families.score_names():
+        s = score_families.get_score(name)
         gen = gens[next(a for a in gens if a in s.algos)]
         res = s.scorer(gen, small, key=5, gamma=None, dedup=False, algo=gen.meta["algo"])
         assert np.all(res.log10_p < -2), name

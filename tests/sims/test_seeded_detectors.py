@@ -13,7 +13,7 @@ from scipy import stats
 
 from sims.core import prf, seeding
 from sims.detect import _seeding_kernels as SDK
-from sims.detect import lr_scores, multiple, scores, sequential
+from sims.detect import detectors, lr_scores, multiple, scores, sequential
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
 
@@ -47,7 +47,7 @@ def test_sequential_equals_the_fixed_length_indicators(scheme):
     and the scored count equal the mixture of the reference's dedup'd indicators; the first crossing of 1/alpha
     (alpha = 0.01) is the first prefix whose mixture reaches it."""
     _, gen = _gen(scheme)
-    r = sequential.sequential_score(gen, alpha=0.01)
+    r = detectors.sequential_score(gen, alpha=0.01)
     values, scored = _indicators(gen, KEY, dedup=True)
     k, n = np.cumsum(values, axis=1), np.cumsum(scored, axis=1)
     np.testing.assert_array_equal(r.score, k[:, -1])
@@ -66,7 +66,7 @@ def test_sequential_autocov_reads_the_scheme(scheme):
     from sims.detect import _seq_kernels as SK
 
     _, gen = _gen(scheme, algo="autocov")
-    r = sequential.sequential_score(gen)
+    r = detectors.sequential_score(gen)
     values, scored = _indicators(gen, KEY, dedup=True)
     np.testing.assert_array_equal(r.score, values.sum(axis=1))
     np.testing.assert_array_equal(r.n_scored, scored.sum(axis=1))
@@ -82,7 +82,7 @@ def test_many_keys_equal_the_fixed_length_indicators(scheme):
     binomial tail of that key's dedup'd reference indicators (scipy), with that key's scored count."""
     _, gen = _gen(scheme)
     keys = [10, 11, 12, 77]
-    lp, n = multiple.score_keys(gen, keys)
+    lp, n = detectors.score_keys(gen, keys)
     for j, key in enumerate(keys):
         values, scored = _indicators(gen, key, dedup=True)
         k, m = values.sum(axis=1), scored.sum(axis=1)
@@ -114,7 +114,7 @@ def test_many_keys_pick_the_true_key_under_minhash():
     them): Holm at FWER 1e-4 rejects key 11 alone on every text."""
     _, gen = _gen("minhash", T=100, n=4)
     keys = [11] + list(range(1000, 1019))
-    lp, _ = multiple.score_keys(gen, keys)
+    lp, _ = detectors.score_keys(gen, keys)
     rej = multiple.holm(lp, 1e-4)
     assert rej[0].all() and not rej[1:].any()
 
@@ -209,13 +209,13 @@ def test_left_hash_results_unchanged_bit_for_bit(algo):
     gen = generate(lm, algo, n=2, T=30, seed=5, key=11, h=3, **({"delta": 2.0} if algo == "srl" else {}))
     want = LEFT_HASH[algo]
     hexes = lambda a: [float(x).hex() for x in np.ravel(a)]  # noqa: E731
-    log_e = sequential.sequential_score(gen).log_e
+    log_e = detectors.sequential_score(gen).log_e
     if algo == "autocov":  # since cc8fca1 each colour's log e-value is computed from its (tokens, greens) counts: 2 ulp apart
         np.testing.assert_allclose(log_e, [float.fromhex(x) for x in want["seq"]], rtol=4e-16, atol=0)
     else:
         assert hexes(log_e) == want["seq"]
     if "keys" in want:
-        assert hexes(multiple.score_keys(gen, [11, 12, 13])[0]) == want["keys"]
+        assert hexes(detectors.score_keys(gen, [11, 12, 13])[0]) == want["keys"]
         d = lr_scores.score_lr(gen, lm)
         # the LR log10 p rounds differently on different CPUs (pinned on an earlier machine; an AMD EPYC without
         # AVX-512 gives 4 ulp more, and so does main at 7a74812 there), so it is held to 1e-14, not to the bit

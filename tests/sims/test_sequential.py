@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import sims
-from sims.detect import peeking, scores, sequential
+from sims.detect import detectors, peeking, scores, sequential
 from sims.detect.stream import SequentialDetector
 
 KEY = 15485863
@@ -79,7 +79,7 @@ def test_stream_equals_batch(lm, algo, kw):
     """SequentialDetector fed in chunks of 1 to 17 tokens (a pure-NumPy loop: the reference of the
     AutoCov and keyed-order kernels) ends in the state of the batch scan of the whole text."""
     gen = sims.generate(lm, algo, n=4, T=60, seed=5, key=KEY, **kw)
-    res = sequential.sequential_score(gen, lm, alpha=1e-3)
+    res = detectors.sequential_score(gen, lm, alpha=1e-3)
     probs = scores.lm_step_probs(lm, gen)
     cuts = np.random.default_rng(0).integers(1, 18, size=60).cumsum()
     for i in range(4):
@@ -154,7 +154,7 @@ def test_sequential_on_real_null_texts_is_valid(lm):
     n, alpha = 3000, 0.05
     gen = sims.generate(lm, "none", n=n, T=120, seed=6, key=KEY)
     for algo in ("srl", "ems", "autocov"):
-        res = sequential.sequential_score(gen, alpha=alpha, algo=algo, gamma=0.25)
+        res = detectors.sequential_score(gen, alpha=alpha, algo=algo, gamma=0.25)
         assert not peeking.exceeds_level(int(res.detected.sum()), n, alpha), algo
     pre = scores.prefix_log10p(gen.tokens, gen.prompts[:, -1:], KEY, gamma=0.25, dedup=True, vocab_size=V)
     assert peeking.exceeds_level(int((np.nanmin(pre, axis=1) <= math.log10(alpha)).sum()), n, alpha)

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binom
 
 import sims
-from sims.detect import peeking, sequential, sequential_laws
+from sims.detect import detectors, peeking, sequential, sequential_laws
 from sims.detect import tournament_scores as ts
 from sims.detect.stream import SequentialDetector
 
@@ -87,9 +87,9 @@ def test_tournament_eprocess_is_valid_and_the_naive_rule_is_not():
 
 def test_tournament_detects_synthid_and_streams_the_same():
     gen = sims.generate(sims.get_lm("loopy"), "synthid", n=4, T=120, seed=0, key=7, m=5)
-    r = sequential.sequential_score(gen, alpha=1e-4)
+    r = detectors.sequential_score(gen, alpha=1e-4)
     assert r.detected.all() and (r.stop < 120).all()
-    assert not sequential.sequential_score(gen, alpha=1e-4, key=8).detected.any()
+    assert not detectors.sequential_score(gen, alpha=1e-4, key=8).detected.any()
     for i in range(4):
         det = SequentialDetector(7, algo="synthid", context=gen.prompts[i], h=gen.meta["h"], m=5, alpha=1e-4)
         for chunk in gen.tokens[i].reshape(12, 10):
@@ -97,16 +97,17 @@ def test_tournament_detects_synthid_and_streams_the_same():
         assert st.stop == r.stop[i] and st.n_scored == r.n_scored[i] and math.isclose(st.log_e, r.log_e[i], rel_tol=1e-9)
 
 
-def test_family_of_reads_the_registry(monkeypatch):
+def test_family_of_an_algorithm_reads_the_registry(monkeypatch):
+    from sims.detect import families
     from sims.watermarks import registry
 
-    assert sequential.family_of("synthid") == "tournament" and sequential.family_of("dualga") == "redgreen"
+    assert families.of("synthid").name == "tournament" and families.of("dualga").name == "redgreen"
     with pytest.raises(ValueError, match="algo must be one of"):
-        sequential.family_of("nope")
+        families.of("nope")
     rec = registry.get("srl")
     monkeypatch.setattr(registry, "get", lambda name: type("R", (), dict(family="newfam", name=rec.name))())
     with pytest.raises(ValueError, match="family 'newfam'"):
-        sequential.family_of("srl")
+        families.of("srl")
 
 
 def test_laws_validate():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sims
-from sims.detect import sequential
+from sims.detect import detectors, sequential
 from sims.detect.sequential_laws import sequential_tournament
 
 
@@ -21,18 +21,18 @@ def test_anytime_log10p_is_the_running_max_in_log10_and_ignores_the_padding():
 
 def test_a_gamma_other_than_the_generations_is_refused():
     gen = sims.generate(sims.get_lm("tiny"), "srl", n=2, T=20, seed=0, key=3, gamma=0.25, delta=2.0)
-    same = sequential.sequential_score(gen, gamma=0.25, alpha=1e-3)
-    np.testing.assert_array_equal(same.log_e, sequential.sequential_score(gen, alpha=1e-3).log_e)
+    same = detectors.sequential_score(gen, gamma=0.25, alpha=1e-3)
+    np.testing.assert_array_equal(same.log_e, detectors.sequential_score(gen, alpha=1e-3).log_e)
     for bad in (0.5, 0.25 + 1e-9):
         with pytest.raises(ValueError, match="gamma mismatch between generation and detection"):
-            sequential.sequential_score(gen, gamma=bad, alpha=1e-3)
+            detectors.sequential_score(gen, gamma=bad, alpha=1e-3)
 
 
 def test_a_tournament_generation_is_scored_with_its_own_parameters():
     """m = 7 and no repeated-context mask, both away from the registry's defaults."""
     lm = sims.get_lm("lfqa", vocab_size=500)
     gen = sims.generate(lm, "synthid", n=2, T=30, seed=1, key=5, m=7, mask_repeated=0)
-    got = sequential.sequential_score(gen, alpha=1e-3)
+    got = detectors.sequential_score(gen, alpha=1e-3)
     want = sequential_tournament(gen.tokens, gen.prompts[:, -gen.meta["h"]:], 5, 7, alpha=1e-3, h=gen.meta["h"], mask_repeated=False,
                                  lengths=gen.lengths)
     np.testing.assert_array_equal(got.log_e, want.log_e)

@@ -11,7 +11,7 @@ from scipy.stats import gamma as gamma_dist
 import sims
 from sims.cli.main import main
 from sims.core.record import Generation
-from sims.detect import e_mixtures, peeking, sequential, sequential_laws, sequential_scores
+from sims.detect import detectors, e_mixtures, peeking, sequential, sequential_laws, sequential_scores
 from sims.detect.stream import SequentialDetector
 
 
@@ -65,7 +65,7 @@ def test_ems_log_detects_streams_the_same_and_is_refused_where_it_does_not_apply
     r = sequential_scores.sequential_score_family(gen, "ems-log", alpha=1e-4)
     assert r.detected.all() and not sequential_scores.sequential_score_family(gen, "ems-log", alpha=1e-4, key=8).detected.any()
     ars = sequential_scores.sequential_score_family(gen, "ems-ars", alpha=1e-4)
-    assert ars.stop.tolist() == sequential.sequential_score(gen, alpha=1e-4).stop.tolist()
+    assert ars.stop.tolist() == detectors.sequential_score(gen, alpha=1e-4).stop.tolist()
     for i in range(3):
         det = SequentialDetector(7, algo="ems", context=gen.prompts[i, -1:], h=1, vocab_size=2000, alpha=1e-4, score="ems-log")
         for chunk in gen.tokens[i].reshape(10, 10):

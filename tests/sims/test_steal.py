@@ -39,7 +39,7 @@ def test_spoof_and_scrub_succeed_only_with_knowledge(haul):
     assert 0 < r["scrub_edit_rate"] <= 0.5
     est = steal.estimate_green(haul.wm, haul.base, n_stolen=2000)
     plain = steal.spoof(haul.lm, est, haul.wm.meta, n=200, T=16, seed=1, boost=0.0)
-    from sims.detect.scores import score
+    from sims.detect.detectors import score
 
     assert np.mean(score(plain).log10_p <= -4) == 0.0
 

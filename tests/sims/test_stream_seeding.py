@@ -12,7 +12,7 @@ import pytest
 
 import sims
 from sims.core import seeding as seeding_mod
-from sims.detect import peeking, scores, sequential
+from sims.detect import detectors, peeking, scores, sequential
 from sims.detect.sequential_laws import sequential_tournament
 from sims.detect.stream import SequentialDetector
 from sims.detect.tournament_scores import synthid_weights
@@ -48,9 +48,9 @@ def lm():
 def test_stream_equals_batch_on_generated_text(lm, scheme, algo, kw):
     """lfqa V = 600, h = 3, 3 x 60 tokens (seed 5) generated under the scheme, fed one token at a time
     (text 0) and in chunks of 1 to 17 (texts 1, 2): scored count, final e-value and stopping time equal
-    :func:`sims.detect.sequential.sequential_score`'s (which reads the scheme from the generation)."""
+    :func:`sims.detect.detectors.sequential_score`'s (which reads the scheme from the generation)."""
     gen = sims.generate(lm, algo, n=3, T=60, seed=5, key=KEY, h=H, seeding=scheme, **kw)
-    res = sequential.sequential_score(gen, alpha=1e-3)
+    res = detectors.sequential_score(gen, alpha=1e-3)
     cuts = np.random.default_rng(0).integers(1, 18, size=60).cumsum()
     for i in range(3):
         det = SequentialDetector(KEY, algo=algo, context=gen.prompts[i], gamma=gen.meta["gamma"], h=H, vocab_size=V, alpha=1e-3, seeding=scheme)

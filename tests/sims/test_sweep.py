@@ -175,7 +175,7 @@ def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
     pytest.importorskip("torch")
     import sims
     from sims.cli.main import main
-    from sims.detect import scores
+    from sims.detect import detectors
 
     grid = _grid(tmp_path, 'lm = "random-llama"\nn = 6\nT = 12\nchunk = 3\ncontrols = true\n\n[[algo]]\nname = "srl"\ndelta = 3.0\n')
     assert main(["sweep", str(grid), "--out", str(tmp_path / "out"), "--workers", "0"]) == 0
@@ -186,13 +186,13 @@ def test_real_lm_grid_runs_through_the_torch_backend(tmp_path):
     first = rows[f"{g.configs[0].id}-s0-c000001"]
     lm = sims.get_lm("random-llama")
     gen = lm.generate("srl", n=3, T=12, seed=chunk_seed(0, 1), key=g.key, delta=3.0)
-    res = scores.score(gen, None, dedup=g.dedup)
+    res = detectors.score(gen, None, dedup=g.dedup)
     wm = ~first["null"]
     assert list(first["text"][wm]) == [3, 4, 5]
     np.testing.assert_array_equal(first["log10_p"][wm], res.log10_p)
     np.testing.assert_allclose(first["kl"][wm], gen.kl.mean(axis=1), rtol=1e-12)
     null = lm.generate("none", n=3, T=12, seed=chunk_seed(0, 1, NULL_STREAM), key=g.key, gamma=gen.meta["gamma"])
-    np.testing.assert_array_equal(first["log10_p"][first["null"]], scores.score(null, None, dedup=g.dedup, algo="srl").log10_p)
+    np.testing.assert_array_equal(first["log10_p"][first["null"]], detectors.score(null, None, dedup=g.dedup, algo="srl").log10_p)
 
 
 def test_real_lm_grid_asks_the_model_for_uw_and_lm_attacks(tmp_path):
@@ -202,7 +202,7 @@ def test_real_lm_grid_asks_the_model_for_uw_and_lm_attacks(tmp_path):
     pytest.importorskip("torch")
     import sims
     from sims.cli.main import main
-    from sims.detect import scores
+    from sims.detect import detectors
     from sims.experiments.attacks import attack
 
     grid = _grid(tmp_path, 'lm = "random-llama"\nn = 3\nT = 16\nchunk = 3\n\n[[algo]]\nname = "uw-delta"\n\n'
@@ -215,4 +215,4 @@ def test_real_lm_grid_asks_the_model_for_uw_and_lm_attacks(tmp_path):
     plain = rows["attack"] == "none"
     np.testing.assert_array_equal(rows["log10_p"][plain], sims.score(gen, lm).log10_p)
     att = attack(gen, "entropy", 0.25, seed=chunk_seed(0, 0, 2), lm=lm)
-    np.testing.assert_allclose(rows["log10_p"][rows["attack"] == "entropy:0.25"], scores.score(att, lm).log10_p, rtol=1e-12)
+    np.testing.assert_allclose(rows["log10_p"][rows["attack"] == "entropy:0.25"], detectors.score(att, lm).log10_p, rtol=1e-12)

@@ -15,7 +15,7 @@ import pytest
 import sims
 from sims.cli.main import main
 from sims.core.record import Generation
-from sims.detect import scores
+from sims.detect import detectors
 from sims.lm.synthetic import get_lm
 from sims.watermarks import registry
 
@@ -70,13 +70,13 @@ def test_library_calls_go_through_the_record():
     np.testing.assert_array_equal(gen.tokens, ref.tokens)
     np.testing.assert_array_equal(gen.kl, ref.kl)
     for stat in ("mean", "weighted"):
-        got = scores.score(gen, stat=None if stat == "mean" else stat)
+        got = detectors.score(gen, stat=None if stat == "mean" else stat)
         np.testing.assert_array_equal(got.log10_p, score_tournament(gen, stat=stat).log10_p)
-    assert (scores.score(gen).log10_p < -4).all() and (scores.score(gen, key=8).log10_p > -4).all()
+    assert (detectors.score(gen).log10_p < -4).all() and (detectors.score(gen, key=8).log10_p > -4).all()
     with pytest.raises(ValueError, match="dedup and gamma do not apply"):
-        scores.score(gen, dedup=True)
+        detectors.score(gen, dedup=True)
     with pytest.raises(ValueError, match="stat chooses a tournament detector's score"):
-        scores.score(sims.generate(lm, "srl", n=1, T=5, seed=0, key=1), stat="weighted")
+        detectors.score(sims.generate(lm, "srl", n=1, T=5, seed=0, key=1), stat="weighted")
     with pytest.raises(ValueError, match="has no green list"):
         sims.generate(lm, "synthid", n=1, T=5, seed=0, key=1, green_kind="partition")
     assert registry.get("synthid").family == "tournament" and "synthid" not in registry.names(family="redgreen")
@@ -95,4 +95,4 @@ def test_evaluate_and_attack_read_the_record():
     gen = sims.generate(lm, "synthid", n=3, T=40, seed=1, key=3, m=20)
     hit = attack(gen, "substitution", 0.1, 0, lm=lm)
     assert hit.meta["algo"] == "synthid" and (hit.tokens != gen.tokens).any()
-    assert (scores.score(hit).log10_p < -4).all()
+    assert (detectors.score(hit).log10_p < -4).all()

@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import sims  # noqa: E402
 from sims.core import seeding  # noqa: E402
-from sims.detect import scores, sequential  # noqa: E402
+from sims.detect import detectors, scores  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
 from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import make_processor  # noqa: E402
@@ -87,7 +87,7 @@ def test_detectors_read_the_scheme_of_a_real_lm_generation(scheme):
     r = sims.score(gen, dedup=True)
     ref, _ = scores.token_scores_reference(gen.tokens, gen.prompts[:, -H:], KEY, gamma=0.25, h=H, vocab_size=V, dedup=True, seeding=scheme)
     np.testing.assert_array_equal(r.score, ref.sum(axis=1))
-    assert (r.log10_p < -4).all() and sequential.sequential_score(gen, alpha=1e-4).detected.all()
+    assert (r.log10_p < -4).all() and detectors.sequential_score(gen, alpha=1e-4).detected.all()
     with pytest.raises(ValueError, match="seeding must be one of"):
         lm.generate("srl", n=1, T=4, seed=0, seeding="maxhash")
 

@@ -11,6 +11,7 @@ import theory  # noqa: E402
 from sims.core import prf  # noqa: E402
 from sims.core.lm_names import RANDOM_LMS  # noqa: E402
 from sims.core.record import RECORDS  # noqa: E402
+from sims.detect import detectors  # noqa: E402
 from sims.detect import scores as detect  # noqa: E402
 from sims.torch_backend import prf_crypto_torch, prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
@@ -114,8 +115,8 @@ def test_srl_green_lists_detected_by_sims_detect():
     model, _ = load("random-llama")
     prompts = torch.randint(0, 512, (3, 4), generator=torch.Generator().manual_seed(1))
     g = generate(model, prompts, 120, SRLProcessor(key=9, gamma=0.25, vocab_size=512, delta=4.0), seed=2)
-    assert np.all(detect.score(g).log10_p < -4)
-    assert np.all(detect.score(g, key=10).log10_p > -4)
+    assert np.all(detectors.score(g).log10_p < -4)
+    assert np.all(detectors.score(g, key=10).log10_p > -4)
 
 
 def test_siphash_processor_greens_equal_numba_and_are_detected():
@@ -137,8 +138,8 @@ def test_siphash_processor_greens_equal_numba_and_are_detected():
     st = prf_crypto_torch.context_state(key, torch.as_tensor(win.reshape(-1, 1)))
     masks = prf_crypto_torch.green_mask(st, 512, 0.25).numpy()
     assert np.array_equal(masks, prf_crypto.is_green(prf_crypto.context_state(key, win.reshape(-1, 1))[:, None, :], np.arange(512), 0.25))
-    assert np.all(detect.score(g).log10_p < -4)
-    assert np.all(detect.score(g, key=int.from_bytes(key, "little") ^ 1).log10_p > -4)
+    assert np.all(detectors.score(g).log10_p < -4)
+    assert np.all(detectors.score(g, key=int.from_bytes(key, "little") ^ 1).log10_p > -4)
     assert np.all(detect.score_redgreen(g.tokens, g.prompts, int.from_bytes(key[:8], "little"), 0.25).log10_p > -4)
 
 
@@ -173,10 +174,10 @@ def test_siphash_on_every_redgreen_processor_round_trips_through_real_lm(algo, e
                           ref[np.arange(win.shape[0]), g.tokens.ravel()])
     if algo == "none":
         return
-    assert np.all(detect.score(g).log10_p <= -4)
-    assert np.all(detect.score(g, key=k ^ (1 << 100)).log10_p > -4)
+    assert np.all(detectors.score(g).log10_p <= -4)
+    assert np.all(detectors.score(g, key=k ^ (1 << 100)).log10_p > -4)
     g.meta.pop("prf")  # the same texts read as SplitMix64 texts keyed by the key's low word
-    assert np.all(detect.score(g, key=k & (2**64 - 1)).log10_p > -4)
+    assert np.all(detectors.score(g, key=k & (2**64 - 1)).log10_p > -4)
 
 
 def test_siphash_rejected_by_schemes_it_does_not_key():
@@ -282,7 +283,7 @@ def test_rows_stop_at_their_first_end_token(algo):
             assert np.all(np.isnan(getattr(cut, k)[i, L[i]:]))
     full.lengths = L
     lm = sims.get_lm("random-llama")  # the same seeded weights
-    mine, ref = detect.score(cut, lm), detect.score(full, lm)
+    mine, ref = detectors.score(cut, lm), detectors.score(full, lm)
     np.testing.assert_array_equal(mine.n_scored, L)
     np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-12)
     with pytest.raises(ValueError, match="stop_ids needs engine='loop'"):
@@ -303,7 +304,7 @@ def test_smollm2_watermark_is_detected_within_200_tokens():
     g0 = generate(model, [ids], 200, make_processor("none", vocab_size=V, gamma=proc.gamma), seed=1, vocab_size=V)
     lp = detect.redgreen_prefix_log10p(g.tokens, g.prompts, 15485863, proc.gamma, vocab_size=V)
     assert lp[0, -1] < -4
-    assert detect.score(g0, algo="dualga").log10_p[0] > -4
+    assert detectors.score(g0, algo="dualga").log10_p[0] > -4
 
 
 def test_nan_logits_are_reported_after_generation_not_per_step():
@@ -373,7 +374,7 @@ def test_cli_generate_detect_attack_on_a_real_lm(tmp_path):
     assert main(["attack", str(f), "--kind", "deletion", "--rate", "0.2", "--out", str(f2)]) == 0
     assert Generation.load(f2).lengths.max() == 48
     assert main(["attack", str(f), "--kind", "color", "--rate", "0.5", "--out", str(f2)]) == 0  # the model's probabilities
-    assert detect.score(Generation.load(f2)).score.sum() < 0.75 * detect.score(g).score.sum()  # half the tokens: greens made red
+    assert detectors.score(Generation.load(f2)).score.sum() < 0.75 * detectors.score(g).score.sum()  # half the tokens: greens made red
     assert main(["detect", str(f), "--key", "15485863", "--json"]) == 0
     assert main(["generate", "--lm", "no-such-lm", "--out", str(f)]) == 2
     assert main(["generate", "--lm", "random-gpt2", "--n", "8", "--T", "120", "--stop-at-eos", "--out", str(f)]) == 0
@@ -403,7 +404,7 @@ def test_model_oracle_answers_as_a_fresh_forward_pass():
     for ctx in (seq[:5], seq[:9], seq[:10], np.r_[seq[:7], 3, seq[8:20]], seq[:3], np.r_[-1, -1, seq[:30]], seq[:30]):
         np.testing.assert_allclose(oracle.next_probs(ctx), fresh(ctx[ctx >= 0]), atol=1e-7)
     gen = real_lm.generate_texts(model, [[1, 2, 3], [4, 5], [6, 7, 8, 9]], 30, "uw-delta", seed=2, batch=3, show=False)
-    mine, ref = detect.score(gen, oracle), detect.score(gen, sims.get_lm("random-llama"))
+    mine, ref = detectors.score(gen, oracle), detectors.score(gen, sims.get_lm("random-llama"))
     np.testing.assert_array_equal(mine.score, ref.score)
     np.testing.assert_allclose(mine.log10_p, ref.log10_p, rtol=1e-6)
     for kind in ("entropy", "paraphrase", "color"):
