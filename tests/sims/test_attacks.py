@@ -75,6 +75,6 @@ def test_synonym_keeps_each_token_in_its_cluster_and_spares_semantic_seeds():
     changed = a.tokens != sem.tokens
     assert np.all(changed.sum(axis=1) <= 30) and changed.sum() >= 6 * 30 - 3  # a swap may draw the same token (1 in ~47)
     np.testing.assert_array_equal(seeding.clusters(a.tokens), seeding.clusters(sem.tokens))
-    lost = {name: np.median(detect.score(attack(g, "synonym", 0.3, seed=1)).log10_p) - np.median(detect.score(g).log10_p)
+    lost = {name: np.median(detectors.score(attack(g, "synonym", 0.3, seed=1)).log10_p) - np.median(detectors.score(g).log10_p)
             for name, g in (("semantic", sem), ("window", win))}
     assert lost["window"] > lost["semantic"] + 2  # decades of p: the window-hashed texts lose much more
