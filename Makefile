@@ -1,5 +1,5 @@
 # Two commands do all set-up: `make demo` and `make test` (each creates .venv if missing).
-# Both install exact versions: `make demo` only what the demo runs (requirements-demo.lock: the core and [plot], no
+# Both install exact versions: `make demo` only what the demo runs (requirements-demo.lock: the core and [demo], no
 # torch), `make test` everything (requirements.lock: [all]), into the same .venv, each with its own stamp file, so a
 # `make test` after a `make demo` adds the rest.  `make lock` rewrites both locks; `make test-latest`
 # builds .venv-latest from the newest releases pyproject allows and runs the suite there.
@@ -48,11 +48,11 @@ $(STAMP): $(LOCK) pyproject.toml
 test-install: $(STAMP)
 
 # the locks: every package of [all] at the newest version pyproject allows, torch the CPU build; then the demo's
-# (the core and [plot]) constrained to the same versions
+# (the core and [demo]) constrained to the same versions
 lock: $(DEMO_STAMP)
 	$(BIN)/uv pip compile -q pyproject.toml --extra all $(TORCH_FROM) --python-version 3.11 --upgrade --no-annotate \
 		-o $(LOCK)
-	$(BIN)/uv pip compile -q pyproject.toml --extra plot -c $(LOCK) --python-version 3.11 --no-annotate -o $(DEMO_LOCK)
+	$(BIN)/uv pip compile -q pyproject.toml --extra demo -c $(LOCK) --python-version 3.11 --no-annotate -o $(DEMO_LOCK)
 
 demo: $(DEMO_STAMP)
 	$(BIN)/python -m paper_figs.demo --out $(OUT)/demo

@@ -75,11 +75,26 @@ def test_full_install_marks_the_demo_environment_installed_too():
     assert touch and ".venv/.installed-demo" in touch[-1].split() and ".venv/.installed" in touch[-1].split(), touch
 
 
+def requirements(extra: str) -> set[str]:
+    """The distributions the core and ``extra`` name, ``wmstats[...]`` expanded."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    todo, names, seen = [extra], {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"]}, set()
+    while todo:
+        for d in project["optional-dependencies"][todo.pop()]:
+            if d.startswith("wmstats["):
+                todo += [e for e in d[len("wmstats["):-1].split(",") if e not in seen]
+                seen.update(todo)
+            else:
+                names.add(re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower())
+    return names
+
+
 def test_demo_lock_is_the_full_lock_less_the_torch_extra():
-    """Same versions as requirements.lock, every core and [plot] dependency, none of the torch extra's."""
+    """Same versions as requirements.lock, every core and [demo] dependency ([plot] and pyarrow), none of the torch extra's."""
     demo, full = pins(ROOT / "requirements-demo.lock"), pins(ROOT / "requirements.lock")
     assert {k: full.get(k) for k in demo} == demo
     assert not TORCH_ONLY & set(demo)
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = {re.split(r"[<>=\[ ;]", d, maxsplit=1)[0].lower() for d in project["dependencies"] + project["optional-dependencies"]["plot"]}
+    wanted = requirements("demo")
+    assert {"matplotlib", "pyarrow", "numba", "cvxpy"} <= wanted
     assert wanted <= set(demo), wanted - set(demo)
+    assert requirements("demo") <= requirements("all")
