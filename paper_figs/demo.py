@@ -16,8 +16,8 @@ The parts and where their time goes:
 3. *Watermarks on the synthetic LMs*: five configurations on ``news`` and ``lfqa``, 100 watermarked and
    100 unwatermarked texts of 200 tokens each, scored with the exact null.  The LMs are the presets at a
    vocabulary of ``VOCAB`` ids (the presets have 32,000): EMS and UW-gamma build p_t over the whole
-   vocabulary at every step, so their cost grows with it (at 32,000 they took most of the demo's warm
-   time), while the table's distortion and detection numbers stay within their Monte Carlo error (the
+   vocabulary at every step, so their cost grows with it (at 32,000 these four runs were the largest share
+   of the demo's warm time), while the table's distortion and detection numbers stay within their Monte Carlo error (the
    LMs' entropy profile does not depend on the vocabulary's size).  On an empty cache this part compiles
    the generator kernel :func:`sims.watermarks.generate._generate` (one signature for every algorithm,
    parallel: the costliest compile of the demo) and the red-green and EMS scans.
@@ -31,7 +31,7 @@ The parts and where their time goes:
 On an empty Numba cache (a fresh clone, or any edit to ``theory/`` or ``sims/``: see
 :mod:`theory._numba_cache`) most of the time is Numba compiling the kernels above, each once; the kernels
 compiled are those the parts call, nothing else.  A second run loads them from the cache and its time is
-the computing itself, parts 3 to 5 about evenly.
+the computing itself, proofs_check the largest part (its CVXPY solves and the DualGA theorem's simulations).
 """
 
 from __future__ import annotations
