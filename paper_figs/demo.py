@@ -1,21 +1,61 @@
-"""``python -m paper_figs.demo``: the main job on the embedded synthetic default.
+"""``python -m paper_figs.demo`` (``make demo``): the main job on the synthetic LMs, in a few minutes.
 
-Writes ``report.md`` (tables) and figures into ``--out``.
+Writes into ``--out`` (default ``out/demo``): ``report.md`` (every table and the figures), the figures
+(``fig_*.png`` with their JSON), ``proofs_check/report.md`` and ``demo.log``, which keeps whatever the parts
+printed (the proofs_check rows, progress, warnings).  Standard output gets a summary only: one line per
+part with the seconds it took, then the paths of the report, the figures, the proofs_check report and the log.
+
+The parts and where their time goes:
+
+1. *Theory*: the certainty-equivalent design table and one hindsight optimum (closed forms and one dual
+   solve, well under a second).
+2. *Online controllers*: DualGA, SRL and backpressure on a regime-switching G_t process in the reduced
+   simulator (:mod:`sims.reduced`), 32 replications of 1e5 steps each, with the hindsight optimum of each
+   replication.  On an empty Numba cache this part compiles the reduced simulator's kernels, which costs
+   several times the simulation itself.
+3. *Watermarks on the synthetic LMs*: five configurations on ``news`` and ``lfqa``, 100 watermarked and
+   100 unwatermarked texts of 200 tokens each, scored with the exact null.  The LMs are the presets at a
+   vocabulary of ``VOCAB`` ids (the presets have 32,000): EMS and UW-gamma build p_t over the whole
+   vocabulary at every step, so their cost grows with it (at 32,000 these four runs were the largest share
+   of the demo's warm time), while the table's distortion and detection numbers stay within their Monte Carlo error (the
+   LMs' entropy profile does not depend on the vocabulary's size).  On an empty cache this part compiles
+   the generator kernel :func:`sims.watermarks.generate._generate` (one signature for every algorithm,
+   parallel: the costliest compile of the demo) and the red-green and EMS scans.
+4. *Figures* at their ``--quick`` sizes: convergence (reduced simulator), Pareto (SRL, DualGA, SynthID,
+   seeding schemes on both LMs), robustness (every attack on lfqa), repetition (the looping LM).  On an
+   empty cache the Pareto figure compiles SynthID's tournament generator and the seeded and tournament scans.
+5. *proofs_check --quick* of every result of the paper (:mod:`proofs_check`), less the power planner's
+   check (``check_power_plan``, a check of the package's planner against simulation on two LMs, which
+   would take longer than all the others together): ``make proofs`` runs it.
+
+On an empty Numba cache (a fresh clone, or any edit to ``theory/`` or ``sims/``: see
+:mod:`theory._numba_cache`) most of the time is Numba compiling the kernels above, each once; the kernels
+compiled are those the parts call, nothing else.  A second run loads them from the cache and its time is
+the computing itself, proofs_check the largest part (its CVXPY solves and the DualGA theorem's simulations).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import pathlib
 import sys
+import time
+import warnings
 
 import numpy as np
 
 import theory
 
-HELP = "run the main job on the synthetic default: theory tables, simulations, figures, report"
+HELP = "run the main job on the synthetic LMs: theory tables, simulations, figures, proofs_check; a summary on stdout, the report on disk"
 
 DELTAS = (0.1, 0.2, 0.3, 0.4, 0.5)
+LMS = ("news", "lfqa")
+VOCAB = 4000  # the synthetic presets' vocabulary in part 3 (the module docstring says why)
+N_TEXTS, T_TOKENS = 100, 200
+TOKEN_CONFIGS = (("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.3)), ("ems", {}), ("uw-gamma", {}))
+FIGURES = ("fig_convergence", "fig_pareto", "fig_robustness", "fig_repetition")
+SKIPPED_CHECKS = ("check_power_plan",)  # run by `make proofs` (module docstring)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,69 +86,114 @@ def reduced_table(seed: int) -> str:
 
 
 def token_table(seed: int) -> str:
-    """Detection and distortion of the main algorithms on the two synthetic presets."""
+    """Detection and distortion of the main algorithms on the two synthetic presets (at ``VOCAB`` ids)."""
+    from paper_figs._data import get_lm
     from sims.experiments.evaluate import evaluate
 
     rows = ["| LM | algorithm | KL/token | realised DG | TPR @1e-4 | TPR @1e-6 | FPR @1e-4 (95% CI) | median log10 p | tokens to detect |",
             "|---|---|---|---|---|---|---|---|---|"]
-    for lm in ("news", "lfqa"):
-        for algo, kw in (("srl", dict(delta=2.0, gamma=0.25)), ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.3)), ("ems", {}), ("uw-gamma", {})):
-            r = evaluate(lm, algo, n=100, T=200, seed=seed, **kw)
+    for lm in LMS:
+        model = get_lm(lm, VOCAB)
+        for algo, kw in TOKEN_CONFIGS:
+            r = evaluate(model, algo, n=N_TEXTS, T=T_TOKENS, seed=seed, **kw)
             lo, hi = r["empirical_fpr_at_1e-4_ci95"]
             ttd = "-" if r["tokens_to_detect_median"] is None else f"{r['tokens_to_detect_median']:.0f}"
             label = f"{algo} " + ", ".join(f"{k}={v:g}" for k, v in kw.items())
             rows.append(f"| {lm} | {label} | {r['kl_per_token']:.3f} | {r['realized_dg']:.3f} | {r['tpr_at_1e-4']:.2f} | {r['tpr_at_1e-6']:.2f} | "
                         f"{r['empirical_fpr_at_1e-4']:.2f} [{lo:.2f}, {hi:.2f}] | {r['median_log10_p']:.1f} | {ttd} |")
-            print(f"  done: {lm} {label}", file=sys.stderr, flush=True)
     return "\n".join(rows)
 
 
-FIGURES = ("fig_convergence", "fig_pareto", "fig_robustness", "fig_repetition")
+class Summary:
+    """One stdout line per part (its label, then its seconds); what a part prints or warns goes to the log instead
+    (progress bars of :mod:`sims.core.progress` are hidden)."""
+
+    def __init__(self, log, stdout=None):
+        self.log, self.stdout, self.times = log, stdout or sys.stdout, []
+
+    def say(self, line: str) -> None:
+        print(line, file=self.stdout, flush=True)
+
+    def _warning(self, message, category, filename, lineno, file=None, line=None) -> None:
+        self.log.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    @contextlib.contextmanager
+    def part(self, label: str):
+        from sims.core.progress import shown
+
+        print(f"  {label:<72s}", end="", file=self.stdout, flush=True)
+        print(f"== {label}", file=self.log, flush=True)
+        t0 = time.perf_counter()
+        try:
+            with contextlib.redirect_stdout(self.log), contextlib.redirect_stderr(self.log), shown(False), warnings.catch_warnings():
+                warnings.showwarning = self._warning
+                yield
+        except BaseException:
+            print(" failed", file=self.stdout, flush=True)
+            raise
+        dt = time.perf_counter() - t0
+        self.times.append((label, dt))
+        print(f"{dt:6.1f} s", file=self.stdout, flush=True)
+        print(f"== {label}: {dt:.1f} s", file=self.log, flush=True)
 
 
-def run(args) -> int:
+def run(args, stdout=None) -> int:
     import importlib
-    import time
+    import json
 
+    from proofs_check.__main__ import main as proofs
+    from proofs_check.__main__ import modules
     from sims.cli.checks import writable_folder
 
     out = writable_folder("out", args.out)
     t0 = time.perf_counter()
     sections: list[str] = []
-
-    def emit(*lines: str) -> None:  # each section is printed as soon as it is computed
-        sections.extend(lines)
-        print("\n".join(lines), flush=True)
-
-    rng = np.random.default_rng(args.seed)
-    G = rng.beta(2.0, 2.0, size=200)
-    r = theory.offline_opt(G, 0.2)
-    emit("# Watermarking statistics: demo report", "",
-         "Everything below was computed by `make demo` (`python -m paper_figs.demo`) on the synthetic LMs; seed "
-         f"{args.seed}.", "",
-         "## 1. Certainty-equivalent design (appendix Choosing Green List Ratio)", "", theory_table(), "",
-         "## 2. Hindsight optimum on one Beta(2,2) sequence of 200 green masses", "",
-         f"OPT(0.2) = {r.value:.6f} nats/token at delta* = lambda* = {r.delta:.6f}; duality gap {r.duality_gap:.1e}.", "")
-    emit("## 3. Online controllers on a regime-switching G_t process (T = 1e5, 32 replications, Delta = 0.2)", "",
-         reduced_table(args.seed), "",
-         "DualGA meets the DG target in every replication (small spread) at a KL close to the hindsight optimum; "
-         "a fixed SRL boost misses or overshoots depending on the regime.", "")
-    print("## 4. computing: 5 watermarks x 2 LMs, 100 texts x 200 tokens each, with unwatermarked controls ...", flush=True)
-    emit("## 4. Watermarks on the synthetic LMs (100 texts x 200 tokens; exact KL; exact null)", "",
-         token_table(args.seed), "")
-    sections += ["## 5. Figures", ""]
-    for name in FIGURES:
-        files = importlib.import_module(f"paper_figs.{name}").main(out, True)
-        sections += [f"![{name}]({f.name})" for f in files if f.suffix == ".png"]
-        print(f"figure: {', '.join(map(str, files))}", flush=True)
-    from proofs_check.__main__ import main as proofs
-
-    code = proofs(["--quick", "--out", str(out / "proofs_check")])
-    sections += ["", "## 6. proofs_check --quick", "", f"exit status {code}; full table in [proofs_check/report.md](proofs_check/report.md).", "",
-                 f"Total time {time.perf_counter() - t0:.0f} s."]
-    report = out / "report.md"
-    report.write_text("\n".join(sections) + "\n")
-    print(f"wrote {report}")
+    figures: list[pathlib.Path] = []
+    checks = [m for m in modules() if m not in SKIPPED_CHECKS]
+    with open(out / "demo.log", "w") as log:
+        s = Summary(log, stdout)
+        s.say(f"demo: the main job on the synthetic LMs, seed {args.seed}; each part's output in {out / 'demo.log'}")
+        with s.part("1. theory: design table and hindsight optimum"):
+            G = np.random.default_rng(args.seed).beta(2.0, 2.0, size=200)
+            r = theory.offline_opt(G, 0.2)
+            sections += ["# Watermarking statistics: demo report", "",
+                         "Everything below was computed by `make demo` (`python -m paper_figs.demo`) on the synthetic LMs; seed "
+                         f"{args.seed}.", "",
+                         "## 1. Certainty-equivalent design (appendix Choosing Green List Ratio)", "", theory_table(), "",
+                         "## 2. Hindsight optimum on one Beta(2,2) sequence of 200 green masses", "",
+                         f"OPT(0.2) = {r.value:.6f} nats/token at delta* = lambda* = {r.delta:.6f}; duality gap {r.duality_gap:.1e}.", ""]
+        with s.part("2. online controllers: 3 controllers x 32 replications x 1e5 steps"):
+            sections += ["## 3. Online controllers on a regime-switching G_t process (T = 1e5, 32 replications, Delta = 0.2)", "",
+                         reduced_table(args.seed), "",
+                         "DualGA meets the DG target in every replication (small spread) at a KL close to the hindsight optimum; "
+                         "a fixed SRL boost misses or overshoots depending on the regime.", ""]
+        with s.part(f"3. watermarks: {len(TOKEN_CONFIGS)} configurations x {len(LMS)} LMs, {N_TEXTS} texts x {T_TOKENS} tokens"):
+            sections += [f"## 4. Watermarks on the synthetic LMs ({N_TEXTS} texts x {T_TOKENS} tokens, vocabulary {VOCAB}; exact KL; exact null; "
+                         f"as many unwatermarked texts for the FPR)", "", token_table(args.seed), ""]
+        sections += ["## 5. Figures", ""]
+        for name in FIGURES:
+            with s.part(f"4. figure {name} (quick sizes)"):
+                files = importlib.import_module(f"paper_figs.{name}").main(out, True)
+            figures += [f for f in files if f.suffix == ".png"]
+            sections += [f"![{name}]({f.name})" for f in files if f.suffix == ".png"]
+        with s.part(f"5. proofs_check --quick, {len(checks)} of {len(checks) + len(SKIPPED_CHECKS)} modules"):
+            code = proofs(["--quick", "--out", str(out / "proofs_check"), *(a for m in checks for a in ("--only", m))])
+        rows = json.loads((out / "proofs_check" / "report.json").read_text())["checks"]
+        passed = sum(row["passed"] for row in rows)
+        total = time.perf_counter() - t0
+        sections += ["", "## 6. proofs_check --quick", "",
+                     f"{passed}/{len(rows)} checks passed (exit status {code}) in {len(checks)} modules, all but {', '.join(SKIPPED_CHECKS)} "
+                     "(`make proofs` runs every module); full table in [proofs_check/report.md](proofs_check/report.md).", "",
+                     "## Times", "", "| part | seconds |", "|---|---|", *(f"| {label} | {dt:.1f} |" for label, dt in s.times),
+                     f"| total | {total:.1f} |"]
+        report = out / "report.md"
+        report.write_text("\n".join(sections) + "\n")
+        s.say(f"proofs_check: {passed}/{len(rows)} checks passed" + ("" if code == 0 else f" (exit status {code}: see the report)"))
+        s.say(f"total {total:.0f} s")
+        s.say(f"report:       {report}")
+        s.say(f"figures:      {', '.join(map(str, figures))}")
+        s.say(f"proofs_check: {out / 'proofs_check' / 'report.md'}")
+        s.say(f"log:          {out / 'demo.log'}")
     return code
 
 

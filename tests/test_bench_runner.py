@@ -1,0 +1,34 @@
+"""``python -m bench``: each benchmark's line says which of how many it is and how long it took last time;
+each result records its seconds."""
+
+import json
+import sys
+import types
+
+import bench.__main__ as runner
+
+
+def test_each_benchmark_line_has_its_rank_and_expected_duration(tmp_path, monkeypatch, capsys):
+    results = tmp_path / "committed"
+    results.mkdir()
+    (results / "bench_a.json").write_text(json.dumps({"seconds": 12.3}))
+    (results / "bench_b.json").write_text(json.dumps({"machine": "x"}))  # a result from before `seconds` was recorded
+    for name, res in (("bench_a", {"x": 1}), ("bench_b", {"skipped": "no GPU"})):
+        monkeypatch.setitem(sys.modules, f"bench.{name}", types.SimpleNamespace(main=lambda argv, res=res: dict(res)))
+    monkeypatch.setattr(runner, "names", lambda: ["bench_a", "bench_b"])
+    monkeypatch.setattr(runner, "RESULTS", results)
+    assert runner.main(["--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "== [1/2] bench_a (about 12 s last time)"
+    assert out[1].startswith("   done in ") and out[1].endswith(" s")
+    assert out[2] == "== [2/2] bench_b (duration not recorded yet)"
+    assert out[3] == "   skipped: no GPU"
+    written = json.loads((tmp_path / "out" / "bench_a.json").read_text())
+    assert written["x"] == 1 and written["seconds"] >= 0.0
+    assert not (tmp_path / "out" / "bench_b.json").exists()
+
+
+def test_expected_seconds_of_a_missing_or_broken_result_is_none(tmp_path):
+    (tmp_path / "bench_c.json").write_text("not json")
+    assert runner.expected_seconds("bench_c", tmp_path) is None
+    assert runner.expected_seconds("bench_none", tmp_path) is None
