@@ -1065,7 +1065,7 @@ CLAIMS = [
         "-",
     ),
     Claim(
-        "DualGA's watermarking step costs at most twice SRL's (O(|V| T_max) in all)",
+        "DualGA's watermarking step costs at most twice SRL's (O(V T_max) in all, V the vocabulary)",
         "Sec. algorithm (complexity paragraph)",
         "the watermarking step in Algorithm DualGA performs no more than twice the vector operations of Algorithm kirchen",
         "<= 2x SRL",
