@@ -57,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_algo_arguments(p)
     p.add_argument("--out", type=pathlib.Path, required=True, help="output .npz")
     p.add_argument("--seeding", default="lefthash", help="the green list's seeding scheme over the last --h tokens: lefthash "
-                   "(default), selfhash, minhash or skipgram (sims.core.seeding; red-green algorithms)")
+                   "(default), selfhash, minhash, skipgram or semantic (sims.core.seeding; red-green algorithms)")
     p.add_argument("--stop-at-eos", action="store_true",
                    help="real LMs: end each text at the model's first end token (end of turn / text), padding the rest (loop "
                         "engine); default: every text has T tokens, as in the paper's experiments")
