@@ -22,6 +22,7 @@ _HOMES = {
     "dualga_update": "theory.dual_ascent",
     "dual_step": "theory.soft",
     "dual_step_grad": "theory.soft",
+    "dualga_text_boost": "theory.power",
     "ems_expected_kl": "theory.bounds",
     "entropy": "theory.bounds",
     "gamma_star": "theory.certainty",

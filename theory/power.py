@@ -86,7 +86,42 @@ def poisson_binomial_sf(q: np.ndarray, k: int) -> np.ndarray:
 
 
 def dualga_text_boost(G: np.ndarray, Delta: float, M: float) -> np.ndarray:
-    r"""Per row of ``G`` (n, T0): the boost :math:`\bar\delta \in [0, M]` with mean :math:`\mathrm{DG}(\bar\delta, G_t) = \Delta`."""
+    r"""Per text (row of ``G``): the constant boost whose mean DG over the text's green masses is ``Delta``.
+
+    .. math:: \frac1{T_0} \sum_t \mathrm{DG}_t(\bar\delta, G_t) = \Delta, \qquad \bar\delta \in [0, M],
+
+    found by bisection (60 halvings of [0, M]); ``M`` where even :math:`\delta = M` falls short.  It is the boost
+    DualGA settles at on that text (Prop. free_t: the hindsight optimum is one constant boost), which the power
+    planner and the LR score read as a DualGA text's boost.
+
+    Parameters
+    ----------
+    G : array_like, shape (T0,) or (n, T0)
+        Green masses of the unwatermarked next-token distributions, in (0, 1).
+    Delta : float
+        Target DG per token.
+    M : float
+        Projection bound of the boost (the dual variable's, ``defaults.M``).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        One boost per text.
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, Prop. 2.4 (prop:free_t) and the certainty-equivalent
+    delta*(Delta, gamma) of App. choose_green_ratio (eq. certainty_equivalent), which a constant G_t = gamma gives.
+
+    Examples
+    --------
+    A constant green mass 0.2 gives the certainty-equivalent boost log(1 + Delta/gamma) + log(1 + Delta/(1 - gamma - Delta)):
+
+    >>> import numpy as np, theory
+    >>> b = theory.dualga_text_boost(np.full((1, 50), 0.2), 0.2, 15.0)
+    >>> round(float(b[0]), 6), round(float(theory.delta_star(0.2, 0.2)), 6)
+    (0.980829, 0.980829)
+    """
     from theory.soft import dg_step
 
     G = np.atleast_2d(G)

@@ -170,9 +170,7 @@ class FixedBoost(Boost):
         return float(info["delta"])
 
     def signal(self, info, G):
-        from theory.soft import dg_step
-
-        return float(np.mean(dg_step(float(info["delta"]), G)))
+        return float(np.mean(theory.dg_step(float(info["delta"]), G)))
 
 
 class HardBoost(Boost):
@@ -200,9 +198,7 @@ class DualBoost(Boost):
         return float(meta["lam1"])
 
     def per_text(self, info, G):
-        from theory.power import dualga_text_boost
-
-        return dualga_text_boost(G, float(info["Delta"]), float(info["M"]))
+        return theory.dualga_text_boost(G, float(info["Delta"]), float(info["M"]))
 
     def green_rate(self, meta, gamma):
         if meta.get("Delta") is None:

@@ -105,8 +105,8 @@ def test_multi_key_kernel_equals_reference(scheme, dedup):
                                              seeding=scheme)
         np.testing.assert_array_equal(green[j], v.sum(axis=1))
         np.testing.assert_array_equal(n[j], s.sum(axis=1))
-    if dedup and scheme != "lefthash":
-        assert (n[:, 0] < 80).all()
+    if dedup and scheme not in ("lefthash", "semantic"):  # semantic merges only windows of one bag of clusters (or one sign
+        assert (n[:, 0] < 80).all()  # pattern), which 80 uniform tokens over V = 30 seldom repeat: its repeats are key-dependent
 
 
 def test_many_keys_pick_the_true_key_under_minhash():
@@ -183,7 +183,10 @@ def test_shared_coin_mass_equals_reference(scheme, V):
         SDK.shared_coin_mass(probs, seq, P, H, np.uint64(key), seeding.code(scheme), kept, X, G_EFF, out)
         ref = SDK.shared_coin_mass_reference(probs, seq, P, H, key, scheme, kept, X, G_EFF)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-15)
-        assert (out[~kept] == 0).all() and (out != 0).any()
+        assert (out[~kept] == 0).all()
+        # windows share coins somewhere -- except semantic at V = 60, whose windows share a seed only when their bags of
+        # clusters (or sign patterns) coincide, which 50 tokens over 60 ids seldom give
+        assert (out != 0).any() or (scheme == "semantic" and V == 60)
 
 
 # The left-hash results before the seeded paths existed (commit df473fb), as float.hex: news V = 500,
