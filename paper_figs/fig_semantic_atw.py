@@ -79,7 +79,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     fig, axes = plt.subplots(1, 1 + len(ATTACKS), figsize=(5 * (1 + len(ATTACKS)), 4.2))
     for j, c in enumerate(curves):
         pts = [p for p in points if p["curve"] == c]
-        axes[0].plot([p["kl"] for p in pts], [p["tpr_1e6"] for p in pts], "o-", c="red" if c == "DualGA" else f"C{j}", label=c)
+        axes[0].plot([p["kl"] for p in pts], [p["tpr_1e6"] for p in pts], "o-", c="k" if c == "DualGA" else f"C{j}", label=c)  # ATW j: as on the right
     axes[0].set(xscale="log", xlabel="KL per token (nats)", ylabel="TPR at FPR 1e-6", title=f"{display(lm_name)}, {n} texts x {T} tokens")
     axes[0].legend(fontsize=8)
     for a, kind in zip(axes[1:], ATTACKS):
