@@ -228,24 +228,36 @@ def span(c: dict) -> str:
     return "; ".join(cells) or c.get("reason", "")
 
 
+MARKERS = "osv^DP<X>*hd"
+
+
 def _figure(plt, result: dict):
+    """TPR at 1e-4 and 1e-6 and -median log10 p against KL, one column per LM; each curve one colour, marker and line
+    style on every panel (DualGA thick black on top), its 95 % band shaded; one legend below the panels."""
     lms = list(result["per_lm"])
-    fig, axes = plt.subplots(3, len(lms), figsize=(5.5 * len(lms), 11), squeeze=False)
+    names = list(dict.fromkeys(p["curve"] for res in result["per_lm"].values() for p in res["points"]))
+    others = [n for n in names if n != "DualGA"]
+    style = {n: dict(c=f"C{i % 10}", marker=MARKERS[i % len(MARKERS)], ls=("-", "--")[i // 10 % 2], lw=1, ms=3.5) for i, n in enumerate(others)}
+    style["DualGA"] = dict(c="k", marker="o", ls="-", lw=2.4, ms=3.5, zorder=5)
+    fig, axes = plt.subplots(3, len(lms), figsize=(5.5 * len(lms), 12), squeeze=False)
     for j, lm in enumerate(lms):
         pts = result["per_lm"][lm]["points"]
         for i, (m, lab) in enumerate((("tpr_1e-4", "TPR at FPR 1e-4"), ("tpr_1e-6", "TPR at FPR 1e-6"), ("strength", "-median log10 p"))):
             ax = axes[i, j]
-            for c, name in enumerate(dict.fromkeys(p["curve"] for p in pts)):
+            for name in names:
                 ps = sorted((p for p in pts if p["curve"] == name), key=lambda p: p["kl"])
+                if not ps:
+                    continue
                 x = [p["kl"] for p in ps]
-                style = dict(c="red", lw=2.2, zorder=5) if name == "DualGA" else dict(c=f"C{c % 10}", lw=1)
-                ax.plot(x, [p[m] for p in ps], "o-" if len(ps) > 1 else "D", ms=3, label=name, **style)
-                ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=style["c"], alpha=0.15, lw=0)
+                st = dict(style[name], ls=style[name]["ls"] if len(ps) > 1 else "none")
+                ax.plot(x, [p[m] for p in ps], label=name, **st)
+                ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=st["c"], alpha=0.12, lw=0)
             ax.set(xscale="log", xlabel="KL per token (nats)", ylabel=lab, title=f"{display(lm)}, {result['n']} texts x {result['T']} tokens")
             if m == "strength":
                 ax.set_yscale("log")
-        axes[0, j].legend(fontsize=6)
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
