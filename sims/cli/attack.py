@@ -11,7 +11,7 @@ import argparse
 import json
 import pathlib
 
-from sims.cli.checks import writable_file
+from sims.cli.checks import SEED, writable_file
 from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=pathlib.Path)
     p.add_argument("--kind", choices=KINDS, required=True)
     p.add_argument("--rate", type=float, required=True, help="share of tokens attacked, in [0, 1]")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", type=pathlib.Path, required=True)
 
 

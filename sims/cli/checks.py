@@ -9,35 +9,98 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import stat
+import tempfile
+
+
+def _existing_ancestor(path: pathlib.Path) -> pathlib.Path:
+    """The nearest of ``path`` and its parents that exists (``.`` for a relative path none of whose parents do)."""
+    for p in (path, *path.parents):
+        if p.exists():
+            return p
+    return pathlib.Path(".")
+
+
+def _probe_folder(folder: pathlib.Path) -> str | None:
+    """Why no file can be created in the existing folder ``folder`` (None if one can): a temporary
+    file is created and removed there.  ``os.access`` alone is not enough: root passes it on
+    read-only and special file systems (/proc, /sys), where creating a file still fails."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".wmstats-probe-", dir=folder)
+    except OSError as exc:
+        return f"a file cannot be created in {str(folder)!r}: {(exc.strerror or str(exc)).lower()}"
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+    return None
+
+
+def _probe_file(path: pathlib.Path) -> str | None:
+    """Why the existing ``path`` cannot be written (None if it can): a regular file is opened for
+    appending (nothing is written, so it is left as it was); anything else is asked ``os.access``."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        return None if os.access(path, os.W_OK) else "permission denied"
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND))
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    return None
+
+
+def _folder_problem(name: str, path: pathlib.Path, folder: pathlib.Path, what: str) -> None:
+    """Refuse ``path`` whose folder ``folder`` is missing or not a folder (naming the nearest existing parent)."""
+    if folder.is_dir():
+        return
+    found = _existing_ancestor(folder)
+    if found.is_dir():
+        why = f"{str(folder)!r} does not exist"
+    else:
+        why = f"{str(found)!r} is a file, not a folder"
+    raise ValueError(f"--{name} must be {what}; got {str(path)!r} ({why})")
 
 
 def writable_file(name: str, path: pathlib.Path | None) -> pathlib.Path | None:
-    """``path`` if a file can be written there (its folder exists and is writable, it is not a
-    folder); ValueError naming ``--name`` otherwise.  ``None`` passes through."""
+    """``path`` if a file can be written there (its folder exists and a file can be created in it,
+    it is not a folder, an existing file can be opened for writing); ValueError naming ``--name``
+    otherwise.  ``None`` passes through.  Checked by creating and removing a temporary file in the
+    folder, so read-only and special file systems (/proc, /sys) are refused before any work."""
     if path is None:
         return None
     path = pathlib.Path(path)
     folder = path.parent if str(path.parent) else pathlib.Path(".")
     if path.is_dir():
         raise ValueError(f"--{name} must be a file to write, not a folder; got {str(path)!r}")
-    if not folder.is_dir():
-        raise ValueError(f"--{name} must be in an existing folder; got {str(path)!r} ({str(folder)!r} does not exist)")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ValueError(f"--{name} must be a writable path; got {str(path)!r} (permission denied)")
+    _folder_problem(name, path, folder, "in an existing folder")
+    why = _probe_folder(folder) or (_probe_file(path) if path.exists() else None)
+    if why is not None:
+        raise ValueError(f"--{name} must be a writable path; got {str(path)!r} ({why})")
     return path
 
 
-def writable_folder(name: str, path: pathlib.Path) -> pathlib.Path:
-    """``path`` if it is, or can be made, a writable folder (made here); ValueError naming ``--name`` otherwise."""
+def writable_folder(name: str, path: pathlib.Path, *, create: bool = True) -> pathlib.Path:
+    """``path`` if it is, or can be made, a writable folder; ValueError naming ``--name`` otherwise.
+
+    ``create=True`` makes it here; ``create=False`` leaves the file system as it was (the nearest
+    existing parent must be a folder in which a file can be created), for a caller that creates it
+    only once the rest of its input is accepted."""
     path = pathlib.Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"--{name} must be a folder; got {str(path)!r} (a file)")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"--{name} must be a folder that can be created; got {str(path)!r} ({exc.strerror})") from None
-    if not os.access(path, os.W_OK):
-        raise ValueError(f"--{name} must be a writable folder; got {str(path)!r} (permission denied)")
+    found = _existing_ancestor(path)
+    if not found.is_dir():
+        raise ValueError(f"--{name} must be a folder that can be created; got {str(path)!r} ({str(found)!r} is a file, not a folder)")
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"--{name} must be a folder that can be created; got {str(path)!r} ({exc.strerror})") from None
+        found = path
+    why = _probe_folder(found)
+    if why is not None:
+        what = "a writable folder" if found == path else "a folder that can be created"
+        raise ValueError(f"--{name} must be {what}; got {str(path)!r} ({why})")
     return path
 
 
@@ -61,12 +124,59 @@ def check_memory(nbytes: int, what: str) -> None:
                          "lower --n or --T (or run in parts and combine)")
 
 
-def positive_int(value: str) -> int:
-    """argparse type: an integer in [1, inf)."""
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer in [1, inf); got {value!r}")
-    return n
+def _bound(x: int | None, inf: str) -> str:
+    if x is None:
+        return inf
+    if x >= 2**16 and x & (x - 1) == 0:  # 2**64, not 18446744073709551616
+        return f"2**{x.bit_length() - 1}"
+    return str(x)
+
+
+def int_range(lo: int | None = None, hi: int | None = None) -> str:
+    """``[lo, hi)`` as the messages write it (``None``: unbounded; a large power of two as ``2**k``)."""
+    return f"{'[' if lo is not None else '('}{_bound(lo, '-inf')}, {_bound(hi, 'inf')})"
+
+
+def _as_int(value, lo: int | None, hi: int | None) -> int | None:
+    """``value`` (an int or its decimal string) if it is an integer in [lo, hi), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        v = value
+    else:
+        try:
+            v = int(str(value).strip())
+        except ValueError:
+            return None
+    if (lo is not None and v < lo) or (hi is not None and v >= hi):
+        return None
+    return v
+
+
+def int_in(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
+    """``value`` as an integer in [lo, hi) (``None``: unbounded); ``ValueError`` otherwise, in the
+    one wording of every integer option: ``--NAME must be an integer in [lo, hi); got VALUE``."""
+    v = _as_int(value, lo, hi)
+    if v is None:
+        raise ValueError(f"--{name} must be an integer in {int_range(lo, hi)}; got {value!r}")
+    return v
+
+
+def integer(lo: int | None = None, hi: int | None = None):
+    """argparse ``type=``: an integer in [lo, hi), refused in the wording of :func:`int_in`
+    (``--NAME must be an integer in [lo, hi); got VALUE``; :class:`sims.cli.main.Parser` puts the
+    option's name first)."""
+
+    def parse(value: str) -> int:
+        v = _as_int(value, lo, hi)
+        if v is None:
+            raise argparse.ArgumentTypeError(f"must be an integer in {int_range(lo, hi)}; got {value!r}")
+        return v
+
+    parse.__name__ = f"integer in {int_range(lo, hi)}"
+    return parse
+
+
+positive_int = integer(1)  # an integer in [1, inf)
+KEY = integer(0, 2**64)  # a watermark key
+SEED = integer(0)  # a random seed

@@ -30,7 +30,7 @@ import argparse
 import json
 import pathlib
 
-from sims.cli.checks import writable_file
+from sims.cli.checks import SEED, int_in, integer, writable_file
 from sims.cli.text_input import SCHEMES, piece_maker, seeding_field, text_input, text_marks
 from sims.core import defaults
 
@@ -46,10 +46,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key-file", type=pathlib.Path, default=None, help="a file of keys, one per line, tested as --key K1,K2,...")
     p.add_argument("--sequential", action="store_true", help="anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
-    p.add_argument("--h", type=int, default=None, help=f"with --text: context width (default {defaults.H})")
+    p.add_argument("--h", type=integer(1), default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--seeding", default=None, help="with --text --scheme wmstats: the green lists' seeding scheme, lefthash (default), selfhash, "
                    "minhash or skipgram (sims.core.seeding; an .npz carries its own)")
-    p.add_argument("--vocab-size", type=int, default=None, help=".npz: detector's vocabulary size; must equal the file's")
+    p.add_argument("--vocab-size", type=integer(2), default=None, help=".npz: detector's vocabulary size; must equal the file's")
     p.add_argument("--algo", default=None, help=".npz: detector to use (default: the file's algorithm)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
     p.add_argument("--score", default=None,
@@ -57,20 +57,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
     p.add_argument("--json", action="store_true", help="the JSON document (schema wmstats.detect/1) instead of a table")
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")
-    p.add_argument("--table-seed", type=int, default=0, help="transformers-synthid: its sampling_table_seed (default 0)")
-    p.add_argument("--table-size", type=int, default=2**16, help="transformers-synthid: its sampling_table_size (default 65536)")
+    p.add_argument("--table-seed", type=SEED, default=0, help="transformers-synthid: its sampling_table_seed (default 0)")
+    p.add_argument("--table-size", type=integer(1), default=2**16, help="transformers-synthid: its sampling_table_size (default 65536)")
     p.add_argument("--stat", choices=("mean", "weighted"), default=None,
                    help=".npz of a tournament algorithm (synthid): its mean g-value score (default) or the weighted one")
-
-
-def _int_in(name: str, value: str, lo: int, hi: int) -> int:
-    try:
-        v = int(value)
-    except ValueError:
-        v = None
-    if v is None or not lo <= v < hi:
-        raise ValueError(f"{name} must be an integer in [{lo}, {'2**64' if hi == 2**64 else hi}); got {value!r}")
-    return v
 
 
 def _score_text(args, key: int, fpr: float):
@@ -136,7 +126,7 @@ def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
     from sims.detect.report import check_fpr
 
     args = build_arguments([str(file), "--key", str(key), "--fpr", str(fpr)])
-    return _score_npz(args, _int_in("key", args.key, 0, 2**64), check_fpr(float(args.fpr)), False)[0]
+    return _score_npz(args, int_in("key", args.key, 0, 2**64), check_fpr(float(args.fpr)), False)[0]
 
 
 def build_arguments(argv: list[str]) -> argparse.Namespace:
@@ -196,7 +186,7 @@ def _keys(args) -> list[int]:
         raw += [ln.strip() for ln in args.key_file.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
     if not raw:
         raise ValueError("give --key K (or K1,K2,...) or --key-file FILE")
-    keys = [_int_in("key", k.strip(), 0, 2**64) for k in raw]
+    keys = [int_in("key", k.strip(), 0, 2**64) for k in raw]
     if len(set(keys)) != len(keys):
         raise ValueError(f"keys must be distinct; got {len(keys) - len(set(keys))} repeated")
     return keys

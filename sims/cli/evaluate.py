@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from sims.cli.checks import integer
 from sims.cli.generate import add_algo_arguments, algo_kwargs, check_size, generation_options
 from sims.cli.lms import open_lm
 from sims.cli.main import emit
@@ -14,7 +15,7 @@ HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with it
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_algo_arguments(p)
-    p.add_argument("--n-null", type=int, default=None, help="unwatermarked texts for the empirical FPR (default: --n)")
+    p.add_argument("--n-null", type=integer(1), default=None, help="unwatermarked texts for the empirical FPR (default: --n)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
     p.add_argument("--json", action="store_true", help="one JSON object (default: a table)")
 

@@ -14,7 +14,7 @@ import argparse
 import json
 import pathlib
 
-from sims.cli.checks import writable_file
+from sims.cli.checks import SEED, integer, writable_file
 
 HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
 
@@ -22,14 +22,14 @@ HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lm", default="smollm2", help="real LM: smollm2, a random test model (random-llama, ...), or a local transformers folder")
     p.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field")
-    p.add_argument("--n", type=int, default=64, help="prompts (one sampled text each)")
-    p.add_argument("--T", type=int, default=200, help="tokens sampled per prompt")
-    p.add_argument("--order", type=int, default=2, help="context width of the fitted LM")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n", type=integer(1), default=64, help="prompts (one sampled text each)")
+    p.add_argument("--T", type=integer(1), default=200, help="tokens sampled per prompt")
+    p.add_argument("--order", type=integer(1), default=2, help="context width of the fitted LM")
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", type=pathlib.Path, required=True, help="the fitted LM, .npz")
     p.add_argument("--stats-out", type=pathlib.Path, default=None, help="also save the recorded statistics (.npz)")
     p.add_argument("--reference-out", type=pathlib.Path, default=None, help="also run SRL / DualGA on the real LM (JSON)")
-    p.add_argument("--reference-n", type=int, default=16, help="texts per reference configuration")
+    p.add_argument("--reference-n", type=integer(1), default=16, help="texts per reference configuration")
 
 
 def run(args) -> int:

@@ -10,7 +10,7 @@ import pathlib
 
 import numpy as np
 
-from sims.cli.checks import check_memory, writable_file
+from sims.cli.checks import KEY, SEED, check_memory, integer, writable_file
 from sims.cli.lms import LM_HELP, open_lm
 from sims.core import defaults
 from sims.watermarks import registry
@@ -24,13 +24,13 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algo", choices=registry.names(), default="dualga")
     for name, prm in registry.PARAMS.items():  # one option per registry parameter; unset (None) means the default
         p.add_argument(f"--{name}", type=float, default=None, help=f"{', '.join(registry.taking(name)) if name != 'gamma' else 'all'}: {prm.help}")
-    p.add_argument("--h", type=int, default=1, help="context width of the green-list hash")
-    p.add_argument("--n", type=int, default=100, help="number of texts")
-    p.add_argument("--T", type=int, default=200, help="tokens per text")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--key", type=int, default=defaults.KEY, help="watermark key in [0, 2**64)")
+    p.add_argument("--h", type=integer(1), default=1, help="context width of the green-list hash")
+    p.add_argument("--n", type=integer(1), default=100, help="number of texts")
+    p.add_argument("--T", type=integer(1), default=200, help="tokens per text")
+    p.add_argument("--seed", type=SEED, default=0)
+    p.add_argument("--key", type=KEY, default=defaults.KEY, help="watermark key in [0, 2**64)")
     g = p.add_argument_group("real LMs (torch backend)")
-    g.add_argument("--batch", type=int, default=None,
+    g.add_argument("--batch", type=integer(1), default=None,
                    help="rows per forward pass (default: what the machine holds: 16 on a CPU; on a GPU the rows whose KV cache "
                         "fits in half the free memory, at most 256)")
     g.add_argument("--prompts", default=None,

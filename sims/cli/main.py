@@ -17,6 +17,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 
 from sims.cli import threads as threads_mod
@@ -40,6 +41,11 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (exit status 2), not a usage block."""
 
     def error(self, message: str):
+        # an option's range check (sims.cli.checks.integer, --threads) in the wording of the checks
+        # that run later: "--key must be an integer in [0, 2**64); got 'abc'", not "argument --key: must be ..."
+        m = re.fullmatch(r"argument (\S+): (must be .*)", message, flags=re.S)
+        if m:
+            message = f"{m[1].split('/')[-1]} {m[2]}"
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

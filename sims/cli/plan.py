@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 
+from sims.cli.checks import KEY, integer
 from sims.core import defaults
 
 HELP = "tokens per text needed for a power at a false-positive rate, from the LM's per-token law (closed forms)"
@@ -32,8 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--score", default=None, help="detection score (green, lr; ems-ars, ems-log, ems-opt, ems-hc, ems-trgof)")
     p.add_argument("--attack", default=None, help="substitution:RATE")
     p.add_argument("--dedup", action="store_true", help="the detector scores each (context, token) pair once (green count)")
-    p.add_argument("--T", type=int, default=None, help="also print the power at this text length")
-    p.add_argument("--key", type=int, default=defaults.KEY, help="key of the LM sample's green lists")
+    p.add_argument("--T", type=integer(1), default=None, help="also print the power at this text length")
+    p.add_argument("--key", type=KEY, default=defaults.KEY, help="key of the LM sample's green lists")
     p.add_argument("--plot", type=pathlib.Path, default=None, help="write the power curve here (PNG)")
     p.add_argument("--json", action="store_true", help="one JSON object")
 

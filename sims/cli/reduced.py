@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from sims.cli.checks import SEED, integer
 from sims.cli.main import emit
 from sims.reduced.gprocess import SPEC_HELP
 from sims.reduced.online import ALGOS
@@ -14,9 +15,9 @@ HELP = "online DualGA / SRL / backpressure on G_t sequences vs the hindsight opt
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algo", choices=sorted(ALGOS), default="dualga")
     p.add_argument("--G", default="beta:2,2", metavar="SPEC", help=f"G_t process: {SPEC_HELP}")
-    p.add_argument("--T", type=int, default=10**5, help="steps per replication")
-    p.add_argument("--reps", type=int, default=8, help="replications (run in parallel)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--T", type=integer(1), default=10**5, help="steps per replication")
+    p.add_argument("--reps", type=integer(1), default=8, help="replications (run in parallel)")
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--Delta", type=float, default=0.2, help="DG target")
     p.add_argument("--eta", type=float, default=None, help="DualGA step size (default 1/sqrt(T), or c for --eta-mode sqrt); "
                                                                    "backpressure uses V = sqrt(T), alpha = T")

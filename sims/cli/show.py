@@ -15,7 +15,7 @@ import argparse
 import json
 import pathlib
 
-from sims.cli.checks import writable_file
+from sims.cli.checks import integer, writable_file
 from sims.core import defaults
 
 HELP = "print or export the texts of an .npz (decoded words for a real LM) with the key's decision"
@@ -25,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=pathlib.Path, help="a .npz written by `python -m sims generate` or `attack`")
     p.add_argument("--key", default=None, help="detection key in [0, 2**64) (default: the key the file was generated with)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
-    p.add_argument("--index", type=int, nargs="+", default=None, help="only these texts (default all)")
+    p.add_argument("--index", type=integer(0), nargs="+", default=None, help="only these texts (default all)")
     p.add_argument("--jsonl", type=pathlib.Path, default=None, help="write one JSON object per text here instead of printing")
 
 

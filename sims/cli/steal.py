@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 
+from sims.cli.checks import KEY, SEED, integer
 from sims.core import defaults
 
 HELP = "steal green lists from N watermarked texts, then spoof and scrub (owner's exact detector)"
@@ -30,25 +31,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from sims.watermarks import registry
 
     p.add_argument("--lm", default="news", help=LM_HELP + " (a real LM: green-list estimate accuracy only)")
-    p.add_argument("--vocab-size", type=int, default=None, help="override the preset's vocabulary size")
+    p.add_argument("--vocab-size", type=integer(2), default=None, help="override the preset's vocabulary size")
     p.add_argument("--algo", choices=STEALABLE_ALGOS, default="srl")
     for name in registry.PARAMS:  # the parameters of the stealable algorithms, from the registry; unset (None) means the default
         takers = [a for a in registry.taking(name) if a in STEALABLE_ALGOS]
         if takers:
             p.add_argument(f"--{name}", type=float, default=None, help=f"{', '.join(takers)}: {registry.PARAMS[name].help}")
-    p.add_argument("--h", type=int, default=defaults.H, help="context width of the green-list hash")
-    p.add_argument("--n-stolen", type=int, nargs="+", required=True, help="watermarked (and base) texts the attacker sees (one or more N)")
-    p.add_argument("--T", type=int, default=32, help="tokens per text")
-    p.add_argument("--n-eval", type=int, default=200, help="spoofed texts, scrubbed targets and held-out texts")
+    p.add_argument("--h", type=integer(1), default=defaults.H, help="context width of the green-list hash")
+    p.add_argument("--n-stolen", type=integer(1), nargs="+", required=True, help="watermarked (and base) texts the attacker sees (one or more N)")
+    p.add_argument("--T", type=integer(1), default=32, help="tokens per text")
+    p.add_argument("--n-eval", type=integer(1), default=200, help="spoofed texts, scrubbed targets and held-out texts")
     p.add_argument("--boost", type=float, default=4.0, help="the spoofer's logit boost")
     p.add_argument("--budget", type=float, default=0.5, help="the scrubber's largest edit share")
     p.add_argument("--no-base", action="store_true", help="the attacker has no base-LM texts")
-    p.add_argument("--n-calibration", type=int, default=500, help="the owner's genuine texts that calibrate the spoof test")
+    p.add_argument("--n-calibration", type=integer(1), default=500, help="the owner's genuine texts that calibrate the spoof test")
     p.add_argument("--spoof-level", type=float, default=0.01, help="level of the spoof test")
     p.add_argument("--prompts", default=None, help="real LM: prompt set (lfqa, the default, news or a JSONL file)")
-    p.add_argument("--batch", type=int, default=None, help="real LM: rows per forward pass")
-    p.add_argument("--key", type=int, default=defaults.KEY)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--batch", type=integer(1), default=None, help="real LM: rows per forward pass")
+    p.add_argument("--key", type=KEY, default=defaults.KEY)
+    p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--json", action="store_true")
 
 

@@ -6,7 +6,7 @@ import argparse
 import pathlib
 import sys
 
-from sims.cli.checks import writable_folder
+from sims.cli.checks import integer, writable_folder
 
 HELP = "run a grid of experiments (TOML) on a local Dask cluster or a running one; Parquet rows + summary"
 
@@ -15,7 +15,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("grid", type=pathlib.Path, help="grid file (see examples/sweep_quick.toml)")
     p.add_argument("--out", type=pathlib.Path, required=True, help="results folder (chunks/, summary.parquet, summary.md)")
     p.add_argument("--scheduler", default=None, help="address of a running scheduler, e.g. tcp://HOST:8786 (default: a local cluster)")
-    p.add_argument("--workers", type=int, default=None, help="processes of the local cluster (default: one per core; 0: run in this process)")
+    p.add_argument("--workers", type=integer(0), default=None, help="processes of the local cluster (default: one per core; 0: run in this process)")
     p.add_argument("--force", action="store_true", help="replace the results of another grid in --out")
 
 
@@ -23,11 +23,9 @@ def run(args) -> int:
     from sims.experiments.sweep import run_sweep
     from sims.experiments.sweep_grid import load_grid
 
-    if args.workers is not None and args.workers < 0:
-        raise ValueError(f"--workers must be in [0, inf); got {args.workers}")
     if not args.grid.is_file():
         raise ValueError(f"grid must be an existing TOML file (see examples/sweep_quick.toml); got {str(args.grid)!r}")
-    writable_folder("out", args.out)
+    writable_folder("out", args.out, create=False)  # checked here; made by run_sweep once the grid is accepted
     grid = load_grid(args.grid)
     try:
         run_sweep(grid, args.out, scheduler=args.scheduler, workers=args.workers, force=args.force)
