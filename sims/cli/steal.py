@@ -58,8 +58,6 @@ def run(args) -> int:
     from sims.experiments.lms import get_lm
     from sims.watermarks import registry
 
-    if min(args.n_stolen) < 1:
-        raise ValueError(f"n-stolen must be in [1, inf); got {min(args.n_stolen)}")
     params = {k: getattr(args, k) for k in registry.PARAMS if getattr(args, k, None) is not None}
     registry.check_params(args.algo, **params)
     lm = get_lm(args.lm, vocab_size=args.vocab_size)

@@ -151,4 +151,6 @@ def test_cli_prints_the_three_numbers(capsys):
     for k in ("spoof_success", "scrub_success", "green_estimate_accuracy", "spoof_test_fpr", "spoof_test_power"):
         assert 0.0 <= out[k] <= 1.0
     assert out["spoof_test_n_calibration"] <= 30 and out["spoof_test_genuine_flagged"] <= 20 and out["spoof_test_level"] == 0.01
-    assert cli(["steal", "--n-stolen", "0"]) == 2
+    with pytest.raises(SystemExit) as exc:  # refused by the option's range check, before any work
+        cli(["steal", "--n-stolen", "0"])
+    assert exc.value.code == 2 and "--n-stolen must be an integer in [1, inf); got '0'" in capsys.readouterr().err
