@@ -796,9 +796,7 @@ CLAIMS = [
         lambda d, lm: d["median_z_at_paper_T"]["DualGA, substitution 60%"],
         f"median z of the first {200} tokens (the paper's length) under 60 % substitution (more than 50 %) < {cr.Z_LOST}",
         cr.z_lost,
-        "a longer text keeps detecting what is left (at 400 tokens the median z under 50 % is about 3); SmolLM2's fig_zscore_length JSON "
-        "predates the 60 % rate and the 200-token reading (rerun: `python -m paper_figs --only fig_zscore_length --lm smollm2 --out "
-        "docs/results-smollm2`)",
+        "a longer text keeps detecting what is left (at 400 tokens the median z under 50 % is about 3)",
     ),
     Claim(
         "Unwatermarked z stays inside [-1.96, 1.96]",
