@@ -25,7 +25,7 @@ import pathlib
 import numpy as np
 
 from paper_figs import _matched as mt
-from paper_figs._data import display, generations
+from paper_figs._data import KEY, display, get_lm
 from paper_figs._out import agg, md_table, write
 
 TITLE = "ATW with semantic hashing (as the paper ran it) vs window hashing: trade-off and robustness"
@@ -53,11 +53,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm_name = (lms or (LM,))[0]
     n, T, V = (24, 80, 2000) if quick else (300, 200, None)
     B, k = (50, 3) if quick else (400, 5)
-    lm = sims.get_lm(lm_name) if V is None else sims.get_lm(lm_name, vocab_size=V)
-    per_text = {("DualGA", D): _texts(generations(lm_name, "dualga", n, T, 0, vocab_size=V, Delta=D), lm) for D in DUALGA_DELTAS}
+    lm = get_lm(lm_name, V)  # opened once: every generation and every attack below reads it
+    gen = lambda algo, **p: lm.generate(algo, n=n, T=T, seed=0, key=KEY, **p)  # noqa: E731  (seed 0 for all: paired texts)
+    per_text = {("DualGA", D): _texts(gen("dualga", Delta=D), lm) for D in DUALGA_DELTAS}
     for name, kw in SCHEMES.items():
         for d in ATW_DELTAS:
-            per_text[(f"ATW {name}", d)] = _texts(generations(lm_name, "atw", n, T, 0, vocab_size=V, delta=d, alpha=2.0, **kw), lm)
+            per_text[(f"ATW {name}", d)] = _texts(gen("atw", delta=d, alpha=2.0, **kw), lm)
     w = mt.bootstrap_weights(n, B, 0)
     stats = {c: mt.point_stats(v["kl"], v["dg"], v["log10_p"], w) for c, v in per_text.items()}
     curves = {}
@@ -70,7 +71,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
               for (c, p), st in stats.items()]
     robust = {}
     for name, kw in SCHEMES.items():
-        g = generations(lm_name, "atw", n, T, 0, vocab_size=V, delta=ROBUST_DELTA, alpha=2.0, **kw)
+        g = gen("atw", delta=ROBUST_DELTA, alpha=2.0, **kw)
         for kind in ATTACKS:
             robust.setdefault(name, {})[kind] = [
                 float(np.median(sims.score(g if r == 0 else sims.attack(g, kind, r, seed=1, lm=lm), lm, key=g.meta["key"]).log10_p)) for r in RATES]

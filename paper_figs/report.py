@@ -224,8 +224,7 @@ def _matched(d: dict, lm: str, metrics: tuple[str, ...], pairs=PAPER_VS) -> Verd
         if out[name] == "tied":
             out.n_decide[name] = _n_decide(d, mine)
     largest = d["per_lm"][lm].get("refinement", {}).get("largest", {})
-    res = [largest[m]["residual"] for m in metrics if m in largest]
-    out.residual = {m: largest[m]["residual"] for m in metrics if m in largest} if res else {}
+    out.residual = {m: largest[m]["residual"] for m in metrics if m in largest}
     return out
 
 

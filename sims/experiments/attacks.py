@@ -127,9 +127,10 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: Synthetic
         from sims.experiments.lms import lm_of
 
         lm = lm_of(gen.meta)
-    if kind == "synonym":
-        by_cluster = np.argsort(seeding.clusters(np.arange(V)), kind="stable")
-        starts = np.searchsorted(seeding.clusters(np.arange(V))[by_cluster], np.arange(seeding.CLUSTERS + 1))
+    if kind == "synonym":  # every id's cluster once; the ids of cluster c are by_cluster[starts[c]:starts[c + 1]]
+        cluster = seeding.clusters(np.arange(V))
+        by_cluster = np.argsort(cluster, kind="stable")
+        starts = np.searchsorted(cluster[by_cluster], np.arange(seeding.CLUSTERS + 1))
     out = []
     for i, row in enumerate(rows):
         m = int(round(rate * len(row)))
@@ -149,7 +150,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: Synthetic
         elif kind == "synonym":
             new = row.copy()
             pos = rng.choice(len(row), m, replace=False)
-            c = seeding.clusters(row[pos])
+            c = cluster[row[pos]]
             new[pos] = by_cluster[starts[c] + (rng.random(m) * (starts[c + 1] - starts[c])).astype(np.int64)]
         elif kind in ("entropy", "color"):
             new = row.copy()
