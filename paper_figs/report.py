@@ -1121,7 +1121,8 @@ SETUP = [
         "Liu et al.'s ATW with semantic hashing: the green list from an embedding of the context (their semantic model)",
         "rows on fig_matched: ATW seeded from token ids (window hashing, h = 1); fig_semantic_atw: the `semantic` seeding, a keyed SimHash "
         "(16 hyperplanes) of the sum of the last 4 tokens' cluster centroids, the clusters (64, a public hash of the token id) standing in "
-        "for the embedding model; on a real LM the same token-id clusters (the LM's own embeddings are not used yet)",
+        "for the embedding model; on a real LM (SmolLM2) the clusters come from the LM's own input embeddings (a SimHash of "
+        "each centred row on 6 public hyperplanes, `LM.cluster_table`), so its near-synonyms share a seed",
         "a synonym (a token of the same cluster) keeps the green list, as a paraphrase keeps a sentence embedding; the paper's embedding "
         "model itself is not run, so ATW's robustness to real paraphrases is not measured here",
     ),

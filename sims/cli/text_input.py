@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 from sims.core import defaults
+from sims.core import seeding as seeding_mod
 
 SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid", "transformers-selfhash")
 
@@ -120,8 +121,12 @@ def text_marks(args, t, key: int):
         marks = selfhash_marks if args.scheme == "transformers-selfhash" else lefthash_marks
         green, scored = marks(t.rows, t.V, t.gamma, key, t.h, dedup=args.dedup)
         return green, scored, int(t.V * t.gamma) / t.V
-    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup,
-                                                  seeding=getattr(args, "seeding", None) or "lefthash")
+    seeding = getattr(args, "seeding", None) or "lefthash"
+    if seeding == "semantic":  # a real LM's semantic lists are seeded by its own embedding clusters (LM.cluster_table)
+        from sims.experiments.lms import get_lm
+
+        seeding = seeding_mod.with_clusters(seeding, get_lm(args.lm).cluster_table())
+    green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup, seeding=seeding)
     return green, scored, g_eff
 
 

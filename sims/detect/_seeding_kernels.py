@@ -20,17 +20,18 @@ from sims.core.wordset import seen_before, set_size
 
 
 @njit(cache=True, inline="always")
-def _pair_at(tokens, prompts, i, t, key, h, scheme, window, wa):
-    """The (seed, token) pair of token t of text i after its ``h``-token window (``window``, ``wa``: scratch)."""
+def _pair_at(tokens, prompts, i, t, key, h, scheme, window, wa, cluster_of):
+    """The (seed, token) pair of token t of text i after its ``h``-token window (``window``, ``wa``: scratch;
+    ``cluster_of``: ``semantic``'s cluster table, :func:`sims.core.seeding.cluster_table`)."""
     P = prompts.shape[1]
     for j in range(h):
         w = t - h + j
         window[j] = prompts[i, P + w] if w < 0 else tokens[i, w]
-    return seeding.pair_nb(key, window, tokens[i, t], scheme, wa)
+    return seeding.pair_nb(key, window, tokens[i, t], scheme, wa, cluster_of)
 
 
 @njit(cache=True, parallel=True)
-def scan_seeded(tokens, prompts, lengths, key, h, dedup, scheme, thr, values, scored):
+def scan_seeded(tokens, prompts, lengths, key, h, dedup, scheme, cluster_of, thr, values, scored):
     """``values[i, t]`` = 1.0 if token t of text i is green after its ``h``-token window under seeding
     ``scheme`` (0.0 red or unscored), ``scored[i, t]`` whether it is scored."""
     n, T = tokens.shape
@@ -44,7 +45,7 @@ def scan_seeded(tokens, prompts, lengths, key, h, dedup, scheme, thr, values, sc
             values[i, t] = 0.0
             scored[i, t] = False
         for t in range(lengths[i]):
-            pair = _pair_at(tokens, prompts, i, t, key, h, scheme, window, wa)
+            pair = _pair_at(tokens, prompts, i, t, key, h, scheme, window, wa, cluster_of)
             if dedup and seen_before(table, pair, has_zero):
                 continue
             scored[i, t] = True
@@ -52,7 +53,7 @@ def scan_seeded(tokens, prompts, lengths, key, h, dedup, scheme, thr, values, sc
 
 
 @njit(cache=True, parallel=True)
-def multi_key_seeded_sums(tokens, prompts, lengths, keys, h, dedup, scheme, thr):
+def multi_key_seeded_sums(tokens, prompts, lengths, keys, h, dedup, scheme, cluster_of, thr):
     """``green[k, i]``, ``scored[k, i]``: green and scored tokens of text i under ``keys[k]`` (as
     :func:`scan_seeded` key by key).  Unlike left-hash, the dedup pattern depends on the key (which
     window token holds the minimum hash, under ``minhash`` and ``selfhash``), so each key dedups anew."""
@@ -71,7 +72,7 @@ def multi_key_seeded_sums(tokens, prompts, lengths, keys, h, dedup, scheme, thr)
             has_zero[0] = False
             g, c = 0.0, 0
             for t in range(lengths[i]):
-                pair = _pair_at(tokens, prompts, i, t, keys[k], h, scheme, window, wa)
+                pair = _pair_at(tokens, prompts, i, t, keys[k], h, scheme, window, wa, cluster_of)
                 if dedup and seen_before(table, pair, has_zero):
                     continue
                 c += 1
@@ -82,7 +83,7 @@ def multi_key_seeded_sums(tokens, prompts, lengths, keys, h, dedup, scheme, thr)
 
 
 @njit(cache=True)
-def seeded_green_masses(probs, seq, P, h, key, scheme, thr, anchors, tokmix, G):
+def seeded_green_masses(probs, seq, P, h, key, scheme, cluster_of, thr, anchors, tokmix, G):
     """``G[t]`` = green mass of ``probs[t]`` under seeding ``scheme`` after the ``h`` tokens before position
     ``P + t`` of ``seq`` (``anchors[v] = a(v)`` for ``selfhash``, ``tokmix[v] = mix(v + C_TOKEN)``)."""
     V = probs.shape[1]
@@ -94,7 +95,7 @@ def seeded_green_masses(probs, seq, P, h, key, scheme, thr, anchors, tokmix, G):
             seeding.window_hashes_into(key, window, wa)
             seeding.self_green_into(wa, anchors, tokmix, thr, green)
         else:
-            s = seeding.seed_hash_nb(key, window, scheme)
+            s = seeding.seed_hash_nb(key, window, scheme, cluster_of)
             for v in range(V):
                 green[v] = 1.0 if (prf.mix64_nb(s ^ tokmix[v]) >> np.uint64(11)) < np.uint64(thr) else 0.0
         g = 0.0
@@ -104,15 +105,15 @@ def seeded_green_masses(probs, seq, P, h, key, scheme, thr, anchors, tokmix, G):
         G[t] = g
 
 
-def seeded_green_masses_reference(probs, seq, P, h, key, gamma, scheme) -> np.ndarray:
+def seeded_green_masses_reference(probs, seq, P, h, key, gamma, scheme, cluster_of=None) -> np.ndarray:
     """NumPy twin of :func:`seeded_green_masses`."""
     T, V = probs.shape
     windows = np.stack([seq[P + t - h : P + t] for t in range(T)])
-    return np.sum(np.where(seeding.green_mask(key, windows, V, gamma, scheme), probs, 0.0), axis=1)
+    return np.sum(np.where(seeding.green_mask(key, windows, V, gamma, scheme, cluster_of), probs, 0.0), axis=1)
 
 
 @njit(cache=True)
-def shared_coin_mass(probs, seq, P, h, key, scheme, kept, X, g, out):
+def shared_coin_mass(probs, seq, P, h, key, scheme, cluster_of, kept, X, g, out):
     """``out[u]`` = sum over the tokens y = y_t of the other ``kept`` positions t whose coin after window u is
     t's own coin (the pair (seed(w_u, y), y) equals (seed(w_t, y_t), y_t)) of ``probs[u, y] * (X[t] - g)``.
 
@@ -132,7 +133,7 @@ def shared_coin_mass(probs, seq, P, h, key, scheme, kept, X, g, out):
             ay[t] = seeding.token_hash_nb(base, seq[P + t])
             seeds[t] = seeding.self_seed_nb(wa[t], ay[t])
         else:
-            seeds[t] = seeding.seed_hash_nb(key, window, scheme)
+            seeds[t] = seeding.seed_hash_nb(key, window, scheme, cluster_of)
     for u in range(L):
         acc = 0.0
         if kept[u]:
@@ -145,13 +146,13 @@ def shared_coin_mass(probs, seq, P, h, key, scheme, kept, X, g, out):
         out[u] = acc
 
 
-def shared_coin_mass_reference(probs, seq, P, h, key, scheme: str, kept, X, g) -> np.ndarray:
+def shared_coin_mass_reference(probs, seq, P, h, key, scheme: str, kept, X, g, cluster_of=None) -> np.ndarray:
     """Plain-Python twin of :func:`shared_coin_mass`, from the PRF words of the (window, token) pairs."""
     L = probs.shape[0]
     seq = np.asarray(seq, dtype=np.int64)
     ys = seq[P : P + L]
     windows = np.stack([seq[P + t - h : P + t] for t in range(L)])
-    word = seeding.words(key, windows[:, None, :], ys[None, :], scheme)  # word[u, t]: the coin of y_t after window u
+    word = seeding.words(key, windows[:, None, :], ys[None, :], scheme, cluster_of)  # word[u, t]: the coin of y_t after window u
     out = np.zeros(L)
     for u in np.flatnonzero(kept):
         for t in np.flatnonzero(kept):

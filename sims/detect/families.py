@@ -191,7 +191,7 @@ def check_gamma(meta: dict, gamma):
 
 def _layout(gen):
     m = gen.meta
-    return gen.prompts[:, -m["h"]:], m.get("green_kind", defaults.GREEN_KIND), m.get("seeding", seeding_mod.DEFAULT)
+    return gen.prompts[:, -m["h"]:], m.get("green_kind", defaults.GREEN_KIND), seeding_mod.seeding_of(m)
 
 
 def _logmeanexp(w: np.ndarray) -> float:
@@ -227,7 +227,7 @@ class RedGreen(_GreenLists):
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
         m = gen.meta
         prompts, green_kind, _ = _layout(gen)
-        seeded = dict(seeding=m["seeding"]) if "seeding" in m else {}
+        seeded = dict(seeding=seeding_mod.seeding_of(m)) if "seeding" in m else {}
         return sequential.sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
                                               vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, **seeded)
 
@@ -272,7 +272,7 @@ class AutoCov(_GreenLists):
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
         m = gen.meta
         prompts, green_kind, _ = _layout(gen)
-        seeded = dict(seeding=m["seeding"]) if "seeding" in m else {}
+        seeded = dict(seeding=seeding_mod.seeding_of(m)) if "seeding" in m else {}
         return sequential.sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
                                              vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, **seeded)
 

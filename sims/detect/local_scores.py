@@ -198,7 +198,7 @@ def _generation_args(gen, key, gamma, rho, algo) -> tuple[tuple, dict]:
     rho = local_rho(m, gamma) if rho is None else rho
     return ((gen.tokens, gen.prompts[:, -m["h"]:], m["key"] if key is None else key, gamma),
             dict(rho=rho, vocab_size=m["vocab_size"], h=m["h"], green_kind=m.get("green_kind", defaults.GREEN_KIND), lengths=gen.lengths,
-                 prf=m.get("prf", defaults.PRF), seeding=m.get("seeding", seeding_mod.DEFAULT)))
+                 prf=m.get("prf", defaults.PRF), seeding=seeding_mod.seeding_of(m)))
 
 
 def score_local_generation(gen, *, key: int | None = None, gamma: float | None = None, rho: float | None = None, dedup: bool = False,

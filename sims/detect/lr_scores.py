@@ -148,7 +148,7 @@ def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
     probs = lm.probs_along(seq, P, L)
     G = np.empty(L)
     thr = prf_mod.green_threshold(gamma)
-    seeding = m.get("seeding", seeding_mod.DEFAULT)
+    seeding = seeding_mod.seeding_of(m)
     scheme = seeding_mod.code(seeding)
     if scheme == seeding_mod.LEFTHASH:
         SK.green_masses(probs, seq, P, h, np.uint64(key), thr, G)
@@ -156,11 +156,11 @@ def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
         X = token_scores(row[None, :], gen.prompts[i : i + 1, -h:], key, stat="green", gamma=gamma, h=h, vocab_size=V)[0][0] > 0.5
     else:  # each (seed, token) pair once; the coins shared with kept colours at their null mean in G
         anchors = seeding_mod.token_hashes(key, np.arange(V)) if scheme == seeding_mod.SELFHASH else np.zeros(0, dtype=np.uint64)
-        seeded_green_masses(probs, seq, P, h, np.uint64(key), scheme, thr, anchors, prf_mod.token_mix(V), G)
+        seeded_green_masses(probs, seq, P, h, np.uint64(key), scheme, seeding_mod.cluster_table(seeding), thr, anchors, prf_mod.token_mix(V), G)
         values, scored = token_scores(row[None, :], gen.prompts[i : i + 1, -h:], key, gamma=gamma, h=h, vocab_size=V, dedup=True, seeding=seeding)
         X, keep = values[0] > 0.5, scored[0]
         shared = np.empty(L)
-        shared_coin_mass(probs, seq, P, h, np.uint64(key), scheme, keep, values[0], thr / float(prf_mod.TOP53), shared)
+        shared_coin_mass(probs, seq, P, h, np.uint64(key), scheme, seeding_mod.cluster_table(seeding), keep, values[0], thr / float(prf_mod.TOP53), shared)
         G -= shared
     p_y = probs[np.arange(L), row]
     return X, G, p_y, keep

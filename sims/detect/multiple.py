@@ -145,7 +145,8 @@ def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int 
     if seeding_mod.code(seeding) != seeding_mod.LEFTHASH:
         if green_kind != "bernoulli":
             raise ValueError(f"seeding {seeding!r} seeds Bernoulli green lists only; got green_kind={green_kind!r}")
-        green, n = multi_key_seeded_sums(tokens, prompts, lengths, keys, int(h), bool(dedup), seeding_mod.code(seeding), thr)
+        green, n = multi_key_seeded_sums(tokens, prompts, lengths, keys, int(h), bool(dedup), seeding_mod.code(seeding),
+                                         seeding_mod.cluster_table(seeding), thr)
         lp = np.where(n <= 1, 0.0, binom_logsf(np.rint(green).astype(np.int64), n, g_eff) / LN10)
         return lp, green, n
     _, scored = scores.token_scores(tokens, prompts, int(keys[0]), gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,

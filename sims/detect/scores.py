@@ -189,7 +189,8 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     if seeding_mod.code(seeding) != seeding_mod.LEFTHASH:
         if code != K.GREEN_BERNOULLI or prf != "splitmix64":
             raise ValueError(f"seeding {seeding!r} seeds Bernoulli SplitMix64 green lists only; got stat={stat!r}, green_kind={green_kind!r}, prf={prf!r}")
-        scan_seeded(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), seeding_mod.code(seeding), thr, values, scored)
+        scan_seeded(tokens, prompts, lengths, np.uint64(key), int(h), bool(dedup), seeding_mod.code(seeding), seeding_mod.cluster_table(seeding),
+                    thr, values, scored)
         return values, scored
     if prf == "siphash":
         if code != K.GREEN_BERNOULLI:

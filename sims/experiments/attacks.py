@@ -73,14 +73,14 @@ def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
 def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
     """The colour of ``tokens`` after ``context`` under the generation's key, gamma and seeding scheme."""
     m, tokens = gen.meta, np.asarray(tokens, dtype=np.int64)
-    seeds = seeding.seeds(m["key"], np.asarray(context, dtype=np.int64)[-m["h"]:], m.get("seeding", seeding.DEFAULT), tokens)
+    seeds = seeding.seeds(m["key"], np.asarray(context, dtype=np.int64)[-m["h"]:], seeding.seeding_of(m), tokens)
     return prf.is_green(seeds, tokens, m["gamma"])
 
 
 def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
     """The LM's most probable red token after ``context`` (the first maximum; token 0 if all are green)."""
     m = gen.meta
-    return most_probable_outside(lm.next_probs(context), m["key"], context[-m["h"]:], gamma=m["gamma"], scheme=m.get("seeding", seeding.DEFAULT))
+    return most_probable_outside(lm.next_probs(context), m["key"], context[-m["h"]:], gamma=m["gamma"], scheme=seeding.seeding_of(m))
 
 
 def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: SyntheticLM | None = None) -> Generation:

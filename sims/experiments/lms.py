@@ -20,6 +20,7 @@ import re
 import numpy as np
 
 from sims.core import defaults
+from sims.core import seeding as seeding_mod
 from sims.core.record import Generation
 from sims.detect.scores import lm_step_probs
 from sims.lm import synthetic
@@ -86,7 +87,7 @@ class LM:
         self.real = kind in REAL_KINDS
         if self.real == (synthetic is not None):
             raise ValueError(f"synthetic must be given exactly for the synthetic kinds; got kind={kind!r}, synthetic={synthetic!r}")
-        self._dtype, self._device, self._loaded, self._oracle = dtype, device, None, None
+        self._dtype, self._device, self._loaded, self._oracle, self._clusters = dtype, device, None, None, None
 
     def __repr__(self) -> str:
         return f"LM(name={self.name!r}, kind={self.kind!r})"
@@ -128,6 +129,28 @@ class LM:
     @property
     def vocab_size(self) -> int:
         return self.synthetic.vocab_size if not self.real else self._load()[2]
+
+    def cluster_table(self) -> np.ndarray:
+        """``semantic`` seeding's cluster of every id this LM samples (:mod:`sims.core.seeding`).
+
+        A real LM's come from its own input embeddings (:func:`sims.core.seeding.embedding_clusters`: a SimHash of
+        each centred row), so that the green list follows what the LM itself treats as near-synonyms; the input
+        embeddings rather than a hidden state because they are one fixed vector per id, the same at generation and
+        at detection, and need no forward pass to read.  The table is kept in the cache by content
+        (:func:`sims.core.seeding.store_clusters`), where detection finds it by the name a generation records.  A
+        synthetic LM has no embedding: :data:`sims.core.seeding.NO_CLUSTERS` (the public hash of the id stands in).
+
+        Returns
+        -------
+        ndarray of int64, shape (vocab_size,) for a real LM, (0,) for a synthetic one
+        """
+        if not self.real:
+            return seeding_mod.NO_CLUSTERS
+        if self._clusters is None:
+            weight = self.model.get_input_embeddings().weight.detach().float().cpu().numpy()[: self.vocab_size]
+            self._clusters = seeding_mod.embedding_clusters(weight)
+            seeding_mod.store_clusters(self._clusters)
+        return self._clusters
 
     # -- generation -------------------------------------------------------------------------------
     def generate(self, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
@@ -175,6 +198,8 @@ class LM:
         rows = self.prompt_ids(DEFAULT_PROMPTS if prompts is None else prompts, n, seed=seed) if prompts is None or isinstance(prompts, str) \
             else list(prompts)
         stops = stop_ids(model, tok) if stop_at_eos else ()
+        if params.get("seeding") == "semantic" and not seeding_mod.cluster_table(params["seeding"]).size:  # the LM's own clusters
+            params["seeding"] = seeding_mod.with_clusters("semantic", self.cluster_table())
         return generate_texts(model, rows, T, algo, seed=seed, key=key, h=h, batch=batch, engine=engine, vocab_size=V, lm=self.name,
                               show=show, stop_ids=stops, **params)
 

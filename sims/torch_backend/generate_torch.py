@@ -17,6 +17,7 @@ import time
 import numpy as np
 import torch
 
+from sims.core import seeding
 from sims.core.record import RECORDS, Generation
 from sims.core.rng import stream_key
 from sims.torch_backend import batch as batching
@@ -41,7 +42,9 @@ def processor_meta(processor, V: int, seed: int) -> dict:
     if getattr(processor, "prf", "splitmix64") != "splitmix64":
         meta["prf"] = processor.prf
     if getattr(processor, "seeding", "lefthash") != "lefthash":  # recorded where not lefthash, as the synthetic generator does
-        meta["seeding"] = processor.seeding
+        meta["seeding"] = str(processor.seeding)
+    if getattr(processor, "cluster_of", None) is not None:  # semantic seeding by the LM's own clusters: named for detection
+        meta["clusters"] = seeding.store_clusters(processor.cluster_of.cpu().numpy())
     return meta
 
 

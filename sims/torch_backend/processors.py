@@ -35,6 +35,7 @@ import torch
 import theory
 import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import defaults, prf, prf_crypto
+from sims.core import seeding as seeding_mod
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, note_nan, soft_records
@@ -60,6 +61,7 @@ class _KeyedProcessor:
 
     name = "base"
     seeding = "lefthash"  # the green lists' seeding scheme (sims.core.seeding); make_processor sets another
+    cluster_of = None  # semantic seeding's cluster of each id (an LM's embedding clusters); None: the public hash
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.GAMMA, h: int = defaults.H,
                  prf: str = defaults.PRF):
@@ -112,7 +114,7 @@ class _KeyedProcessor:
     def is_green(self, windows: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
         """Whether each of ``tokens`` (B,) is green after its window (B, h), with the processor's PRF."""
         if self.seeding != "lefthash":
-            return seeding_torch.is_green(self.key, windows, tokens, self.gamma, self.seeding)
+            return seeding_torch.is_green(self.key, windows, tokens, self.gamma, self.seeding, self.cluster_of)
         if self.prf == "siphash":
             bits = prf_crypto_torch.token_bits(prf_crypto_torch.context_state(self.key, windows), tokens)
         else:
@@ -126,7 +128,8 @@ class _KeyedProcessor:
             if self._anchors is None or self._anchors.device != windows.device:
                 self._anchors = seeding_torch.token_hashes(self.key, torch.arange(self.vocab_size, device=windows.device))
             anchors = self._anchors
-        return seeding_torch.green_mask(self.key, windows, self.vocab_size, self.gamma, self.seeding, table=self._table, anchors=anchors)
+        return seeding_torch.green_mask(self.key, windows, self.vocab_size, self.gamma, self.seeding, table=self._table, anchors=anchors,
+                                        cluster_of=self.cluster_of)
 
     def _note_nan(self, x: torch.Tensor):
         """Keep, on the device, the first step at which each row's logits held a NaN."""
@@ -492,7 +495,9 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     ``prf="siphash"`` (128-bit ``key``, :mod:`sims.core.prf_crypto`) keys the red-green schemes
     of :data:`sims.watermarks.generate.SIPHASH_ALGOS`, as the synthetic generator does.  ``seeding``
     (:mod:`sims.core.seeding`) seeds the green lists of :data:`sims.watermarks.registry.SEEDING_ALGOS`,
-    bit-identical to the generator's (the fused step hashes lefthash only: another scheme runs unfused)."""
+    bit-identical to the generator's (the fused step hashes lefthash only: another scheme runs unfused); a
+    ``semantic`` carrying a cluster table (:func:`sims.core.seeding.with_clusters`, e.g. the LM's own embedding
+    clusters, :meth:`sims.experiments.lms.LM.cluster_table`) seeds by those clusters."""
     rec = registry.get(algo)
     registry.check_seeding(algo, seeding, green_kind=green_kind, prf=prf)
     if algo not in PROCESSORS:
@@ -511,6 +516,11 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
         kw["prf"] = prf
     if "fused" in inspect.signature(cls).parameters:
         kw.update(fused=fused, max_steps=max_steps)
+    table = seeding_mod.cluster_table(seeding)
+    if table.size and table.size < vocab_size:
+        raise ValueError(f"seeding's cluster table must hold a cluster for each of the {vocab_size} ids; got {table.size}")
     proc = cls(**kw)
     proc.seeding = seeding
+    if table.size:
+        proc.cluster_of = torch.from_numpy(table)
     return proc

@@ -99,7 +99,7 @@ def test_multi_key_kernel_equals_reference(scheme, dedup):
     tokens, prompts = rng.integers(0, 30, size=(4, 80)), rng.integers(0, 30, size=(4, H))
     lengths = np.array([80, 50, 1, 0])
     keys = np.array([1, 2, 3, 2**63 + 5, 99], dtype=np.uint64)
-    green, n = SDK.multi_key_seeded_sums(tokens, prompts, lengths, keys, H, dedup, seeding.code(scheme), prf.green_threshold(GAMMA))
+    green, n = SDK.multi_key_seeded_sums(tokens, prompts, lengths, keys, H, dedup, seeding.code(scheme), seeding.NO_CLUSTERS, prf.green_threshold(GAMMA))
     for j, key in enumerate(keys):
         v, s = scores.token_scores_reference(tokens, prompts, int(key), gamma=GAMMA, h=H, vocab_size=30, dedup=dedup, lengths=lengths,
                                              seeding=scheme)
@@ -163,7 +163,7 @@ def test_seeded_green_masses_equal_reference(scheme):
     G = np.empty(L)
     code = seeding.code(scheme)
     anchors = seeding.token_hashes(KEY, np.arange(V)) if scheme == "selfhash" else np.zeros(0, dtype=np.uint64)
-    SDK.seeded_green_masses(probs, seq, P, H, np.uint64(KEY), code, prf.green_threshold(GAMMA), anchors, prf.token_mix(V), G)
+    SDK.seeded_green_masses(probs, seq, P, H, np.uint64(KEY), code, seeding.NO_CLUSTERS, prf.green_threshold(GAMMA), anchors, prf.token_mix(V), G)
     np.testing.assert_allclose(G, SDK.seeded_green_masses_reference(probs, seq, P, H, KEY, GAMMA, scheme), rtol=1e-12)
 
 
@@ -180,7 +180,7 @@ def test_shared_coin_mass_equals_reference(scheme, V):
         probs = rng.dirichlet(np.ones(V), size=L)
         kept, X = rng.random(L) < 0.8, (rng.random(L) < 0.3).astype(np.float64)
         out = np.empty(L)
-        SDK.shared_coin_mass(probs, seq, P, H, np.uint64(key), seeding.code(scheme), kept, X, G_EFF, out)
+        SDK.shared_coin_mass(probs, seq, P, H, np.uint64(key), seeding.code(scheme), seeding.NO_CLUSTERS, kept, X, G_EFF, out)
         ref = SDK.shared_coin_mass_reference(probs, seq, P, H, key, scheme, kept, X, G_EFF)
         np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-15)
         assert (out[~kept] == 0).all()

@@ -23,7 +23,7 @@ KEY = 0xDEADBEEF12345
 def _numba_words(key, windows, tokens, scheme):
     h = windows.shape[1]
     wa = np.empty(h, dtype=np.uint64)
-    return np.array([prf._mix64(np.uint64(seeding.pair_nb(np.uint64(key), windows[i], tokens[i], seeding.code(scheme), wa)))
+    return np.array([prf._mix64(np.uint64(seeding.pair_nb(np.uint64(key), windows[i], tokens[i], seeding.code(scheme), wa, seeding.NO_CLUSTERS)))
                      for i in range(len(tokens))], dtype=np.uint64)
 
 
@@ -116,7 +116,7 @@ def test_vocabulary_green_lists_numba_equal_reference(scheme):
         seeding.window_hashes_into(np.uint64(KEY), window, wa)
         seeding.self_green_into(wa, seeding.token_hashes(KEY, np.arange(V)), prf.token_mix(V), thr, green)
     else:
-        s = seeding.seed_hash_nb(np.uint64(KEY), window, seeding.code(scheme))
+        s = seeding.seed_hash_nb(np.uint64(KEY), window, seeding.code(scheme), seeding.NO_CLUSTERS)
         green = prf.is_green(s, np.arange(V), gamma)
     np.testing.assert_array_equal(green > 0.5, ref)
     w = _numba_words(KEY, np.repeat(window[None], V, 0), np.arange(V), scheme)

@@ -39,9 +39,13 @@ def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
     """random-llama, 3 prompts x 12 tokens, h = 3, seed 2: every green list the processor builds during generation
     equals seeding.green_mask of the window it was given, and that window is the text's last h tokens; the door
     LM.generate writes the same tokens and records the scheme; the recorded G equals the reference green mass of
-    the teacher-forced distributions (float32 logits: 1e-5)."""
+    the teacher-forced distributions (float32 logits: 1e-5).  Under ``semantic`` the door's lists are seeded by the
+    LM's own embedding clusters (its table named in ``meta["clusters"]``)."""
     model, _ = load("random-llama")
     kw = {"delta": 2.0} if algo == "srl" else {}
+    lm = sims.get_lm("random-llama")
+    if scheme == "semantic":  # the door seeds a real LM's semantic lists by its own embedding clusters
+        scheme = seeding.with_clusters(scheme, lm.cluster_table())
     proc = make_processor(algo, vocab_size=V, key=KEY, h=H, seeding=scheme, **kw)
     seen = []
     built = proc.green_lists
@@ -58,9 +62,9 @@ def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
         for i, p in enumerate(PROMPTS):
             assert windows[i].tolist() == (p + gen.tokens[i].tolist())[len(p) + t - H : len(p) + t]
         np.testing.assert_array_equal(green.numpy(), seeding.green_mask(KEY, windows.numpy(), V, proc.gamma, scheme))
-    lm = sims.get_lm("random-llama")
-    door = lm.generate(algo, n=3, T=12, seed=2, key=KEY, h=H, prompts=PROMPTS, seeding=scheme, **kw)
+    door = lm.generate(algo, n=3, T=12, seed=2, key=KEY, h=H, prompts=PROMPTS, seeding=str(scheme), **kw)
     assert np.array_equal(door.tokens, gen.tokens) and door.meta["seeding"] == scheme
+    assert ("clusters" in door.meta) == (scheme == "semantic")
     np.testing.assert_allclose(door.G, _green_mass(lm, door, scheme), atol=1e-5)
 
 
@@ -144,3 +148,34 @@ def test_cli_generate_and_detect_a_seeded_real_lm_text(tmp_path, capsys):
         assert main(["detect", *argv]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "seeding" in err
+
+
+def test_semantic_seeding_of_a_real_lm_follows_its_embedding_clusters(tmp_path, capsys):
+    """SRL delta 4 under ``semantic`` on random-llama with a word tokenizer (3 x 40 tokens, h = 3, seed 0): the table
+    is the SimHash of the LM's own input embeddings (one cluster per id, the one embedding_clusters gives its
+    weights), the generation names it, sims.score's dedup'd counts equal the reference's under that table and flag
+    every text at 1e-4; ``detect --text --seeding semantic`` on the decoded text finds the same counts (the CLI opens
+    the LM's table); the same tokens read with the public hash of the ids score fewer greens."""
+    import json
+
+    from sims.cli.main import main
+
+    folder = _word_folder(tmp_path / "lm")
+    lm = sims.get_lm(folder)
+    table = lm.cluster_table()
+    weight = lm.model.get_input_embeddings().weight.detach().float().numpy()[:V]
+    np.testing.assert_array_equal(table, seeding.embedding_clusters(weight))
+    gen = lm.generate("srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding="semantic")
+    np.testing.assert_array_equal(seeding.clusters_of(gen.meta), table)
+    sem = seeding.with_clusters("semantic", table)
+    ref, _ = scores.token_scores_reference(gen.tokens, gen.prompts[:, -H:], KEY, gamma=0.25, h=H, vocab_size=V, dedup=True, seeding=sem)
+    r = sims.score(gen, dedup=True)
+    np.testing.assert_array_equal(r.score, ref.sum(axis=1))
+    assert (r.log10_p < -4).all()
+    hashed, _ = scores.token_scores_reference(gen.tokens, gen.prompts[:, -H:], KEY, gamma=0.25, h=H, vocab_size=V, dedup=True, seeding="semantic")
+    assert (hashed.sum(axis=1) < ref.sum(axis=1)).all()
+    text = tmp_path / "t.jsonl"
+    text.write_text("".join(json.dumps({"text": lm.decode(np.concatenate([gen.prompt(i)[-H:], gen.tokens[i]]))}) + "\n" for i in range(3)))
+    assert main(["detect", "--text", str(text), "--lm", folder, "--key", str(KEY), "--h", "3", "--seeding", "semantic", "--dedup", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [t["score"] for t in doc["texts"]] == ref.sum(axis=1).tolist()
