@@ -12,7 +12,8 @@ texts are not meaningful and are set to nan.
 ``substitution``   replace random tokens by uniformly random tokens
 ``synonym``        replace random tokens by a uniformly random token of the same cluster
                    (:func:`sims.core.seeding.clusters`: the synthetic LMs' stand-in for synonyms, which
-                   the ``semantic`` seeding maps to one embedding)
+                   the ``semantic`` seeding maps to one embedding; a generation seeded by a real LM's own
+                   embedding clusters, ``meta["clusters"]``, is attacked within those)
 ``entropy``        replace the highest-entropy positions by their most probable red token
 ``color``          oracle with the key: turn green tokens into their most probable red token
 ``paraphrase``     resample spans of 4 tokens from the unwatermarked LM given the new context
@@ -128,7 +129,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: Synthetic
 
         lm = lm_of(gen.meta)
     if kind == "synonym":  # every id's cluster once; the ids of cluster c are by_cluster[starts[c]:starts[c + 1]]
-        cluster = seeding.clusters(np.arange(V))
+        cluster = seeding.clusters(np.arange(V), seeding.clusters_of(gen.meta))  # a real LM's own embedding clusters where named
         by_cluster = np.argsort(cluster, kind="stable")
         starts = np.searchsorted(cluster[by_cluster], np.arange(seeding.CLUSTERS + 1))
     out = []

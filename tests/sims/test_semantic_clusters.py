@@ -112,3 +112,19 @@ def test_a_missing_or_altered_table_is_one_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="a cluster for each of the 500 ids"):
         sims.generate(sims.get_lm("news", vocab_size=500), "srl", n=1, T=4, seed=0, key=KEY,
                       seeding=seeding.with_clusters("semantic", table))
+
+
+def test_the_synonym_attack_swaps_within_the_generation_s_own_clusters(tmp_path, monkeypatch):
+    """The synonym attack (rate 0.5, seed 2) on a generation seeded by a random table (news V = 500, 3 x 40, seed 0)
+    replaces tokens only by ids of the same table cluster (so the table's seeds are unchanged); against the hash
+    clusters the swaps mostly cross."""
+    monkeypatch.setenv("WMSTATS_CACHE", str(tmp_path))
+    lm = sims.get_lm("news", vocab_size=500)
+    table = np.random.default_rng(5).integers(0, seeding.CLUSTERS, size=500)
+    gen = sims.generate(lm, "srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding=seeding.with_clusters("semantic", table))
+    att = sims.attack(gen, "synonym", 0.5, seed=2)
+    changed = att.tokens != gen.tokens
+    assert changed.mean() > 0.3
+    np.testing.assert_array_equal(table[att.tokens], table[gen.tokens])
+    hashed = seeding.clusters(np.arange(500))
+    assert (hashed[att.tokens[changed]] != hashed[gen.tokens[changed]]).mean() > 0.9
