@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 
 LOG_INTERVAL = 10.0  # seconds between lines when stderr is not a terminal
+CHUNK_SECONDS = 0.5
+"""About how long one call of a compiled loop over rows runs (:func:`in_chunks`): the rows go in chunks sized to it, so that
+Ctrl-C (which a compiled loop never sees) is answered between chunks and a progress bar advances."""
+PROGRESS_ABOVE = 2 * 10**6
+"""Runs of :func:`in_chunks` over more tokens than this show a progress bar."""
 _SHOW: bool | None = None  # None: show where stderr is a terminal; set by shown()
 
 
@@ -67,3 +73,29 @@ def progress(total_or_iterable, desc: str, unit: str = "step", force: bool | Non
     if iterable is None:
         return tqdm(total=total_or_iterable, **kw)
     return tqdm(iterable, **kw)
+
+
+def in_chunks(run, n: int, T: int, desc: str) -> None:
+    """Call ``run(i0, i1)`` over consecutive row ranges covering ``range(n)``, each sized so that a call takes about
+    :data:`CHUNK_SECONDS` (the first covers about 2e4 tokens; each next one is scaled by the last one's time, at
+    most 4x up).  Between calls Python answers Ctrl-C; a run of more than :data:`PROGRESS_ABOVE` tokens shows a bar.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(i0, i1)`` does rows ``i0 .. i1 - 1``; what it writes must not depend on the split (the generators
+        draw text i from the counter stream (seed, i), whatever chunk it falls in).
+    n, T : int
+        Rows and tokens per row (the bar counts tokens).
+    desc : str
+        The bar's label.
+    """
+    rows, i0 = max(1, min(n, 20_000 // max(T, 1))), 0
+    with progress(n * T, desc, unit="tok", force=None if n * T > PROGRESS_ABOVE else False) as bar:
+        while i0 < n:
+            i1 = min(n, i0 + rows)
+            t0 = time.perf_counter()
+            run(i0, i1)
+            took = time.perf_counter() - t0
+            bar.update((i1 - i0) * T)
+            rows, i0 = max(1, min(4 * rows, int(rows * CHUNK_SECONDS / max(took, 1e-4)))), i1

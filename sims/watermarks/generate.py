@@ -62,6 +62,7 @@ from sims.core import defaults, prf, prf_crypto, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.prf import green_threshold, token_mix
+from sims.core.progress import in_chunks
 from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
@@ -271,8 +272,9 @@ def _keyed_order_step(algo, target, reverse, perm, e, inv, green, G):
 
 
 @njit(cache=True, parallel=True)
-def _generate(algo, lm, keying, prm, prompts, T, seed, out):
-    """Every text (row of ``prompts``) in parallel, T steps each, algorithm code ``algo``.
+def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
+    """Every text (row of ``prompts``; row i is text ``row0 + i`` of the run) in parallel, T steps each, algorithm
+    code ``algo``.
 
     Per step: p_t's green mass, normaliser and entropy (tabulated or materialised, module
     docstring), the counter-stream uniforms (lanes 2t, 2t+1 of stream (seed, i)), the
@@ -305,7 +307,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
         blk_green = np.empty(nb)
         blk_red = np.empty(nb)
         blk_all = np.empty(nb)
-        skey = rng.stream_key_nb(seed, i)
+        skey = rng.stream_key_nb(seed, row0 + i)
         lam = prm.lam1
         prev_green = False  # Algorithm DualGA_autocov colours y_0 red
         for t in range(T):
@@ -514,7 +516,9 @@ def generate(
     keying = Keying(np.uint64(key64), int(h), green_threshold(gam), green_kind == "partition", max(1, int(math.floor(gam * V))),
                     token_mix(V), keyed_order(key64, V), siphash, np.uint64(k0), np.uint64(k1), seed_code, anchors, clusters)
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
-    _generate(registry.get(algo).code, tables, keying, prm, prompts, int(T), int(seed), out)
+    code = registry.get(algo).code
+    in_chunks(lambda i0, i1: _generate(code, tables, keying, prm, prompts[i0:i1], int(T), int(seed), i0, tuple(o[i0:i1] for o in out)),
+              n, T, f"{lm.name}/{algo}")
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo=algo, key=int(key), seed=int(seed), h=int(h), green_kind=green_kind, **info)
     if siphash:
         meta["prf"] = "siphash"

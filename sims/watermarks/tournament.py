@@ -72,6 +72,7 @@ import numpy as np
 from numba import njit, prange
 
 from sims.core import prf, rng
+from sims.core.progress import in_chunks
 from sims.core.record import Generation
 from sims.core.wordset import seen_before, set_size
 from sims.lm import synthetic as lm_mod
@@ -502,8 +503,8 @@ def _lm_words(lm, context, wctx, tokmix, mod_tok, mod_logit, w, words, lowmask):
 
 
 @njit(cache=True, parallel=True)
-def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
-    """Every text in parallel, T tournament steps each; ``lm`` = (V, order, seed, params, levels,
+def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, row0, out):
+    """Every text in parallel (row i is text ``row0 + i`` of the run), T tournament steps each; ``lm`` = (V, order, seed, params, levels,
     base, table, level_sums); ``out`` = (tokens, kl, G, dg, entropy, lam) (n, T), written in place."""
     V = lm[0]
     tokens, kl_out, G_out, dg_out, ent_out, lam_out = out
@@ -527,7 +528,7 @@ def _generate(lm, key, m, h, K, mask_repeated, tokmix, prompts, T, seed, out):
         mod_logit = np.empty(lm_mod.N_BUMPS)
         table_set = np.zeros(size, dtype=np.uint64)
         has_zero = np.zeros(1, dtype=np.bool_)
-        skey = rng.stream_key_nb(seed, i)
+        skey = rng.stream_key_nb(seed, row0 + i)
         for t in range(T):
             L = P + t
             wctx = prf.context_hash_nb(key, ctx[L - h : L], TOURNAMENT_STREAM)
@@ -601,7 +602,8 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
         raise ValueError(f"prompt token ids must be in [0, {V - 1}]")
     out = (np.empty((n, T), dtype=np.int64),) + tuple(np.empty((n, T)) for _ in range(5))
     tables = (V, lm.order, lm.seed, lm.params, lm.levels, lm.base, lm.table, lm.level_sums)
-    _generate(tables, np.uint64(int(key)), int(m), int(h), K, bool(mask_repeated), prf.token_mix(V), prompts, int(T), int(seed), out)
+    in_chunks(lambda i0, i1: _generate(tables, np.uint64(int(key)), int(m), int(h), K, bool(mask_repeated), prf.token_mix(V), prompts[i0:i1],
+                                       int(T), int(seed), i0, tuple(o[i0:i1] for o in out)), n, T, f"{lm.name}/synthid")
     meta = dict(lm=lm.name, vocab_size=V, lm_seed=lm.seed, algo="synthid", key=int(key), seed=int(seed), h=int(h), m=int(m), mode=mode,
                 candidates=K, mask_repeated=bool(mask_repeated))
     return Generation(out[0], prompts, out[1], out[2], out[3], out[4], out[5], meta)
