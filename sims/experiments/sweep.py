@@ -28,10 +28,12 @@ real LM ask for the resource ``GPU`` (``dask worker --resources GPU=1``), so the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
 import shutil
+import signal
 import sys
 import threading
 
@@ -133,8 +135,27 @@ def _connect(scheduler: str | None, workers: int | None, real: bool):
         n, resources = min(n, gpus), {"GPU": 1}
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", resources=resources,
+                               preload=["sims.experiments.sweep_worker"],
                                env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     return Client(cluster), cluster
+
+
+def _silence_distributed():
+    """Raise the ``distributed`` loggers of this process to ERROR (run on the workers and nannies on Ctrl-C)."""
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+
+
+def _stop_quietly(client, cluster) -> None:
+    """On Ctrl-C: silence the local cluster's loggers (a worker inside a compiled loop cannot stop gracefully, and its
+    nanny warns before killing it) and kill its worker processes, whose finished chunks are already on disk."""
+    _silence_distributed()
+    with contextlib.suppress(Exception):
+        client.run(_silence_distributed, nanny=True)
+        client.run(_silence_distributed)
+        for pid in client.run(os.getpid).values():
+            os.kill(pid, signal.SIGKILL)
 
 
 def _dashboard(client) -> str | None:
@@ -179,6 +200,10 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
         client, cluster = _connect(scheduler, workers, real)
         try:
             failed = _run_on(client, todo, out, on_chunk, log)
+        except KeyboardInterrupt:
+            if cluster is not None:  # our own processes: stop them now, without their shutdown warnings
+                _stop_quietly(client, cluster)
+            raise
         finally:
             client.close()
             if cluster is not None:
