@@ -126,6 +126,88 @@ def test_pages_open_without_console_errors(book, tmp_path):
     assert not failures, "\n".join(failures)
 
 
+# What a reader sees, measured in the page after MathJax has run: raw TeX left in the visible text of the article,
+# maths elements Sphinx marked (span.math, div.math) without typeset output inside, typeset elements, and elements of
+# the article whose content is wider than their box while their overflow hides it (clipped; a scrolling wrapper is fine)
+# or that reach past the article's right edge.
+READER_CHECK = r"""(async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  const article = document.querySelector("article") || document.querySelector("main") || document.body;
+  const text = article.innerText;
+  const raw = [];
+  for (const pat of ["\\(", "\\)", "\\[", "$\\", "\\frac", "\\mathrm"]) {
+    const i = text.indexOf(pat);
+    if (i >= 0) raw.push(JSON.stringify(text.slice(Math.max(0, i - 30), i + 30)));
+  }
+  const typesetSel = "mjx-container, .katex, .MathJax, .MathJax_SVG, .MathJax_CHTML";
+  // Sphinx marks maths span.math / div.math (MathJax 2 also names its own inner spans "math": those are output)
+  const marked = [...document.querySelectorAll(".math")].filter(e => !(e.parentElement && e.parentElement.closest(typesetSel)));
+  const untypeset = marked.filter(e => !e.querySelector(typesetSel) && !e.matches(typesetSel)).map(e => e.textContent.slice(0, 50));
+  const edge = article.getBoundingClientRect().right;
+  const name = e => `${e.tagName.toLowerCase()}${e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : ""}`;
+  const clipped = [];
+  for (const e of article.querySelectorAll("*")) {
+    if (e.closest("mjx-assistive-mml, .MJX_Assistive_MathML")) continue;  // screen-reader copies, hidden by design
+    const st = getComputedStyle(e);
+    if (st.display === "none" || st.visibility === "hidden" || e.clientWidth <= 1) continue;
+    const ox = st.overflowX;
+    if (e.scrollWidth > e.clientWidth + 1 && (ox === "hidden" || ox === "clip")) {
+      clipped.push(`${name(e)}: content ${e.scrollWidth} px in a ${e.clientWidth} px box`);
+    }
+    // a table must fit: in a scrolling wrapper its right columns are cut off until the reader finds the scrollbar
+    if (e.tagName === "TABLE" && e.parentElement && e.offsetWidth > e.parentElement.clientWidth + 1) {
+      clipped.push(`${name(e)}: ${e.offsetWidth} px wide in a ${e.parentElement.clientWidth} px column`);
+    }
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.right > edge + 1) {
+      let scroller = e.parentElement, ok = false;
+      while (scroller && scroller !== article) {
+        const sx = getComputedStyle(scroller).overflowX;
+        if ((sx === "auto" || sx === "scroll") && scroller.getBoundingClientRect().right <= edge + 1) { ok = true; break; }
+        scroller = scroller.parentElement;
+      }
+      if (!ok) clipped.push(`${name(e)}: right edge ${Math.round(r.right)} px past the article's ${Math.round(edge)} px`);
+    }
+  }
+  return {raw, untypeset, typeset: document.querySelectorAll(typesetSel).length, marked: marked.length,
+          clipped: clipped.slice(0, 8), pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth};
+})()"""
+
+
+def reader_problems(found, want_maths=True):
+    """What the reader check reports as wrong on one page (empty: fine)."""
+    bad = [f"raw TeX in the text: {r}" for r in found["raw"]]
+    bad += [f"maths not typeset: {m!r}" for m in found["untypeset"][:5]]
+    if want_maths and found["typeset"] == 0:
+        bad.append(f"no typeset maths ({found['marked']} maths elements)")
+    bad += [f"clipped: {c}" for c in found["clipped"]]
+    if found["pageWidth"] > found["viewport"]:
+        bad.append(f"the page scrolls sideways: {found['pageWidth']} px in a {found['viewport']} px window")
+    return bad
+
+
+def _reader_pages(book):
+    """The landing page, a chapter and an API page with maths (whatever the API's layout, one that holds kl_step)."""
+    api = sorted(p for p in (book.rglob("*.html")) if "_static" not in p.parts and "kl_step" in p.name)
+    api = api or [book / "api.html"]
+    return [book / "index.html", book / "notebooks" / "04_detection.html", api[0], book / "api.html"]
+
+
+def test_maths_is_typeset_and_nothing_is_clipped(book, tmp_path):
+    """At 1200 px, the landing page, chapter 4, an API page with a formula and the API overview show their maths
+    typeset (MathJax output, no raw \\( or $\\ left in the text) and nothing cut off at the right edge."""
+    book, _ = book
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
+    failures = []
+    with Chromium(tmp_path / "profile") as browser:
+        for page in _reader_pages(book):
+            found = browser.evaluate(page, READER_CHECK, width=1200)
+            bad = reader_problems(found, want_maths=page.name != "index.html")
+            failures += [f"{page.relative_to(book)}: {b}" for b in bad]
+    assert not failures, "\n".join(failures)
+
+
 PLANTED = {
     "clean.html": "<p>fine</p><script>console.log('loaded')</script>",
     "uncaught.html": "<script>undefinedFunction()</script>",
