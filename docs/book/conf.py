@@ -18,6 +18,8 @@ project = "wmstats: a course on the statistics of LLM watermarking"
 author = "wmstats"
 copyright = "wmstats authors"
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "_ext"))
+
 extensions = [
     "myst_nb",
     "sphinx.ext.autodoc",
@@ -25,8 +27,12 @@ extensions = [
     "sphinx.ext.mathjax",
     "numpydoc",
     "sphinx_design",
+    "wmstats_api",  # _ext/wmstats_api.py: api/ pages by walking the packages, the docstring check
+    "wmstats_pages",  # _ext/wmstats_pages.py: the benchmark tables and the figure gallery, from committed results
 ]
-exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+# generated/: the autosummary pages of earlier builds, left in old checkouts
+# _generated/: parts of pages written at build time (_ext/wmstats_pages.py), included by the pages
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "_ext", "generated", "_generated"]
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
 # notebooks: executed on every build (each takes < 60 s); a failing cell fails the build
@@ -38,7 +44,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_heading_anchors = 3
 
 # API reference
-autosummary_generate = True
+autosummary_generate = False  # the api/ pages are written by _ext/wmstats_api.py
 autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()

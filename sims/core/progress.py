@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 
-LOG_INTERVAL = 10.0  # seconds between lines when stderr is not a terminal
+LOG_INTERVAL = 10.0  #: seconds between lines when stderr is not a terminal
 _SHOW: bool | None = None  # None: show where stderr is a terminal; set by shown()
 
 
