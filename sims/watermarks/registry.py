@@ -502,7 +502,8 @@ register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=
 register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, alternating=True, **_DUAL,
                    doc="Algorithm DualGA_autocov: green after a red token, red after a green one", color="#CC79A7", marker="P"))
 register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True,
-                   plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS", color="#D55E00", marker="^"))
+                   plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS",
+                   color="#D55E00", marker="^"))
 register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True, edit_score=True,
                    doc="inverse transform sampling over the keyed order (Kuditipudi et al.)", color="#E69F00", marker="v"))
 register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, keyed_mode=1, distortion_free=True, point_mass=True,
