@@ -25,12 +25,6 @@ SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("leftha
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
     """Quick: V = 1000, 4 texts x 80 tokens, rates 0, 0.3, 0.6; else the LM's V, 100 x 200, eight rates (four on a
     real LM).  ``n``, ``T``: another size (``python -m paper_figs.fig_robustness --n 20``)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    import theory
     from paper_figs._data import generations, get_lm, is_synthetic, sized
     from paper_figs._oracle import oracle_contributions, score_oracle
     from paper_figs.fig_scores import median_ci
@@ -78,42 +72,81 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
             summary["done"][key] = label
             partial.write_text(json.dumps(summary, indent=1))
     del summary["done"]
-    fig, axes = plt.subplots(2, 4, figsize=(16, 7))
-    axes = axes.ravel()
-    for j, kind in enumerate(kinds):
-        for label, v in summary["attacks"].get(kind, {}).items():
-            axes[j].plot(rates, v["median_log10_p"], "o-", ms=3, label=label)
-            if kind == "substitution":
-                axes[7].plot(rates, v["tpr_at_1e_4"], "o-", ms=3, label=label)
-        axes[j].axhline(-4, c="k", ls="--", lw=1)
-        axes[j].axhline(np.log10(0.5), c="r", ls="--", lw=1)
-        axes[j].set(title=kind, xlabel="attack rate", ylabel="median log10 p")
-    axes[0].legend(fontsize=6)
     # Prop. adv_robust: realised green excess after worst-case attacks vs Delta'
     gen = gens.get("dualga Delta=0.4") or generations(name, "dualga", n, T, 0, vocab_size=V, Delta=0.4)
     gamma = gen.meta["gamma"]
     s0 = detectors.score(gen, lm)
     e0 = float(np.mean(s0.score / s0.n_scored - gamma))
-    ax = axes[6]
+    summary["adv_robust_setting"] = dict(algo="dualga", Delta=0.4, gamma=gamma, e0=e0)
     ls = np.array([0.0, 0.05, 0.1, 0.2, 0.3])
     for kind, name in (("worst_deletion", "deletion"), ("worst_insertion", "insertion"), ("worst_edit", "edit")):
         real = []
         for l in ls:
             s1 = detectors.score(attack(gen, kind, l, 0) if l > 0 else gen, lm)
             real.append(float(np.mean(s1.score / s1.n_scored - gamma)))
-        c = ax.plot(ls, real, "o", label=f"{name}: realised")[0].get_color()
-        ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T) for l in ls], "-", c=c, label=f"{name}: Delta'")
-        if name == "deletion":  # worst_deletion removes scattered greens: each may re-colour its successor
-            ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T, rehash="scattered") for l in ls], ":", c=c,
-                    label="deletion: Delta' with re-colouring")
         summary.setdefault("adv_robust", {})[name] = dict(l=ls.tolist(), realised=real)
-    ax.set(title="DualGA Delta=0.4: worst cases vs Delta'", xlabel="l (share attacked)", ylabel="green excess over gamma")
-    ax.legend(fontsize=6)
-    axes[7].set(title="substitution: TPR at FPR 1e-4", xlabel="attack rate", ylabel="TPR", ylim=(-0.05, 1.05))
-    fig.tight_layout()
+    fig = draw(summary)
     files = save(fig, out_dir, "fig_robustness", summary)
     partial.unlink()
     return files
+
+
+ATTACK_NAMES = {"deletion": "deletion", "insertion": "insertion", "substitution": "substitution",
+                "entropy": "low-entropy substitution", "score_oracle": "score oracle", "paraphrase": "paraphrase"}
+"""Panel titles of the attacks (``sims.experiments.attacks.KINDS``, the colour oracle replaced by the score oracle)."""
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_robustness.json``): what ``main`` saves, and what
+    ``python -m paper_figs.redraw`` redraws without rerunning anything."""
+    import theory
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    rates, T = summary["rates"], summary["T"]
+    series = style.Series()
+    fig, axes = plt.subplots(2, 4, figsize=(16, 8.6))
+    axes = axes.ravel()
+    kinds = list(summary["attacks"])
+    for j, kind in enumerate(kinds[:6]):
+        ax = axes[j]
+        for label, v in summary["attacks"][kind].items():
+            ax.plot(rates, v["median_log10_p"], label=" ".join(label.split()), **series(label))
+            if kind == "substitution":
+                axes[7].plot(rates, v["tpr_at_1e_4"], label=" ".join(label.split()), **series(label))
+        style.reference(ax, -4, "detection level: p = 1e-4")
+        style.reference(ax, float(np.log10(0.5)), "median p = 0.5: no evidence left", ls=":")
+        ax.set(title=ATTACK_NAMES.get(kind, kind), xlabel="attack rate (share of tokens attacked)",
+               ylabel="median log10 p-value of the detector")
+    # Prop. adv_robust, from the realised green excess at l = 0 when an older JSON lacks the setting
+    setting = summary.get("adv_robust_setting") or {}
+    adv = summary.get("adv_robust", {})
+    ax = axes[6]
+    if adv:
+        gamma = setting.get("gamma", theory.gamma_star(0.4))
+        e0 = setting.get("e0", next(iter(adv.values()))["realised"][0])
+        colors = {"deletion": "#0072B2", "insertion": "#D55E00", "edit": "#009E73"}
+        for name, v in adv.items():
+            ls = np.asarray(v["l"])
+            c = colors.get(name, "#777777")
+            ax.plot(ls, v["realised"], "o", color=c, label=f"worst {name}: realised DG")
+            ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T) for l in ls], "-", color=c,
+                    label=f"worst {name}: bound Delta' (Prop. adv_robust)")
+            if name == "deletion":
+                ax.plot(ls, [theory.robust_delta(name, e0, gamma, l, T, rehash="scattered") for l in ls], ":", color=c,
+                        label="worst deletion: Delta' with re-colouring")
+        ax.set(title="DualGA (Delta = 0.4): worst-case attacks", xlabel="share l of tokens attacked",
+               ylabel="green excess over gamma (DG)")
+        ax.legend(loc="lower left", fontsize=8, frameon=True, framealpha=0.9)
+    style.reference(axes[7], 1.0, "_")
+    axes[7].set(title="substitution: true-positive rate", xlabel="attack rate (share of tokens attacked)",
+                ylabel="TPR at FPR 1e-4", ylim=(-0.05, 1.05))
+    style.legend_below(fig, axes=[*axes[:6], axes[7]], ncol=4)
+    style.title(fig, "Robustness of detection under six attacks, and Prop. adv_robust's Delta'",
+                lm=summary.get("lm"), n=summary.get("n"), T=T)
+    return fig
 
 
 if __name__ == "__main__":

@@ -127,3 +127,28 @@ class Chromium:
             elif m == "Network.loadingFailed" and not p.get("canceled"):
                 found.append(f"load failed: {p.get('errorText')} ({p.get('type')})")
         return found
+
+    def evaluate(self, path, expression, width=1200, height=900, budget_ms=3000):
+        """Open ``path`` in a fresh tab whose viewport is ``width`` x ``height`` CSS pixels, let it run for
+        ``budget_ms`` of virtual time, then return the JSON value of the JavaScript ``expression`` (a promise is
+        awaited: an ``async`` arrow function called in place can wait for MathJax)."""
+        target = self.call("Target.createTarget", url="about:blank")["targetId"]
+        s = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            self.call("Page.enable", s)
+            self.call("Emulation.setDeviceMetricsOverride", s, width=width, height=height, deviceScaleFactor=1, mobile=False)
+            nav = self.call("Page.navigate", s, url=path.as_uri())
+            if nav.get("errorText"):
+                raise RuntimeError(f"{path}: navigation failed: {nav['errorText']}")
+            self._wait_event("Page.loadEventFired", s)
+            self.call("Emulation.setVirtualTimePolicy", s, policy="pauseIfNetworkFetchesPending", budget=budget_ms)
+            self._wait_event("Emulation.virtualTimeBudgetExpired", s)
+            # virtual time is paused after the budget: let real time run so that awaited promises can settle
+            self.call("Emulation.setVirtualTimePolicy", s, policy="advance")
+            res = self.call("Runtime.evaluate", s, expression=expression, returnByValue=True, awaitPromise=True)
+            if "exceptionDetails" in res:
+                raise RuntimeError(f"{path}: {res['exceptionDetails']}")
+            return res.get("result", {}).get("value")
+        finally:
+            self.call("Target.closeTarget", targetId=target)
+            self._events = [e for e in self._events if e.get("sessionId") != s]

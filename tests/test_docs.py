@@ -57,10 +57,25 @@ def book(request, tmp_path_factory):
     pytest.importorskip("sphinx")
     out = tmp_path_factory.mktemp(f"book-{request.param}")
     env = {**os.environ, "WMSTATS_BOOK_EXECUTE": request.param}
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-E", "-b", "html", "-q", str(ROOT / "docs" / "book"), str(out)],
+    proc = subprocess.run([sys.executable, "-m", "sphinx", *sphinx_flags(), str(ROOT / "docs" / "book"), str(out)],
                           capture_output=True, text=True, cwd=ROOT, timeout=1800, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out, request.param
+
+
+def sphinx_flags():
+    """The flags ``make docs`` gives Sphinx (the Makefile's SPHINX_FLAGS), so the tests build the book as it does."""
+    import re
+
+    found = re.search(r"^SPHINX_FLAGS\s*:?=\s*(.+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert found, "the Makefile has no SPHINX_FLAGS"
+    return found.group(1).split()
+
+
+def test_the_docs_build_fails_on_a_warning():
+    """-W (a warning is an error) and --keep-going (all of them listed first) in the Makefile's Sphinx flags."""
+    flags = sphinx_flags()
+    assert "-W" in flags and "--keep-going" in flags and "-E" in flags, flags
 
 
 def _pages(book):
@@ -80,13 +95,24 @@ def test_every_chapter_and_the_api_are_built(book):
         if mode != "off":
             assert "<img" in html or "background:#b7e4b7" in html, f"{page}: no figure (nor chapter 8's coloured tokens)"
             assert "cell_output" in html, f"{page}: no executed output"
-    api = (book / "api.html").read_text(encoding="utf-8")
     import sims
     import theory
 
-    for name in [f"theory.{n}" for n in theory.__all__] + [f"sims.{n}" for n in sims.__all__]:
-        assert name.split(".")[-1] in api, f"API reference lacks {name}"
-    assert (book / "generated" / "theory.offline_opt.html").exists(), "no page generated from a docstring"
+    for pkg in (theory, sims):  # every public name documented under its public path, with an anchor
+        page = (book / "api" / f"{pkg.__name__}.html").read_text(encoding="utf-8")
+        for n in pkg.__all__:
+            assert f'id="{pkg.__name__}.{n}"' in page, f"api/{pkg.__name__}.html does not document {pkg.__name__}.{n}"
+    api = _parse(book / "api" / "theory.html")
+    assert "theory.LAMBDA_MAX" in api.ids
+    text = (book / "api" / "theory.html").read_text(encoding="utf-8")
+    assert "Convert a string or number to a floating" not in text, "theory.LAMBDA_MAX shows float's docstring"
+    assert "built-in immutable sequence" not in (book / "api" / "sims.html").read_text(encoding="utf-8"), \
+        "sims.ALGOS shows tuple's docstring"
+    sys.path.insert(0, str(ROOT / "docs" / "book" / "_ext"))
+    import wmstats_api
+
+    for mod in wmstats_api.modules():  # a page per module, found by walking the packages
+        assert f"api/{mod}.html" in names, f"no API page for module {mod}"
     for folder in ("guide", "notes"):
         for src in sorted((ROOT / "docs" / "book" / folder).glob("*.md")):
             assert f"{folder}/{src.stem}.html" in names, f"{folder}/{src.name} not built"
@@ -123,6 +149,89 @@ def test_pages_open_without_console_errors(book, tmp_path):
         pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
     with Chromium(tmp_path / "profile") as browser:
         failures = [f"{page.relative_to(book)}: " + " | ".join(found[:5]) for page in _pages(book) if (found := browser.problems(page))]
+    assert not failures, "\n".join(failures)
+
+
+# What a reader sees, measured in the page after MathJax has run: raw TeX left in the visible text of the article,
+# maths elements Sphinx marked (span.math, div.math) without typeset output inside, typeset elements, and elements of
+# the article whose content is wider than their box while their overflow hides it (clipped; a scrolling wrapper is fine)
+# or that reach past the article's right edge.
+READER_CHECK = r"""(async () => {
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) { await MathJax.startup.promise; }
+  const article = document.querySelector("article") || document.querySelector("main") || document.body;
+  const text = article.innerText;
+  const raw = [];
+  for (const pat of ["\\(", "\\)", "\\[", "$\\", "\\frac", "\\mathrm"]) {
+    const i = text.indexOf(pat);
+    if (i >= 0) raw.push(JSON.stringify(text.slice(Math.max(0, i - 30), i + 30)));
+  }
+  const typesetSel = "mjx-container, .katex, .MathJax, .MathJax_SVG, .MathJax_CHTML";
+  // Sphinx marks maths span.math / div.math (MathJax 2 also names its own inner spans "math": those are output)
+  const marked = [...document.querySelectorAll(".math")].filter(e => !(e.parentElement && e.parentElement.closest(typesetSel)));
+  const untypeset = marked.filter(e => !e.querySelector(typesetSel) && !e.matches(typesetSel)).map(e => e.textContent.slice(0, 50));
+  const edge = article.getBoundingClientRect().right;
+  const name = e => `${e.tagName.toLowerCase()}${e.className && typeof e.className === "string" ? "." + e.className.trim().split(/\s+/).join(".") : ""}`;
+  const clipped = [];
+  for (const e of article.querySelectorAll("*")) {
+    if (e.closest("mjx-assistive-mml, .MJX_Assistive_MathML")) continue;  // screen-reader copies, hidden by design
+    const st = getComputedStyle(e);
+    if (st.display === "none" || st.visibility === "hidden" || e.clientWidth <= 1) continue;
+    const ox = st.overflowX;
+    if (e.scrollWidth > e.clientWidth + 1 && (ox === "hidden" || ox === "clip")) {
+      clipped.push(`${name(e)}: content ${e.scrollWidth} px in a ${e.clientWidth} px box`);
+    }
+    // a table must fit: in a scrolling wrapper its right columns are cut off until the reader finds the scrollbar
+    if (e.tagName === "TABLE" && e.parentElement && e.offsetWidth > e.parentElement.clientWidth + 1) {
+      clipped.push(`${name(e)}: ${e.offsetWidth} px wide in a ${e.parentElement.clientWidth} px column`);
+    }
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && r.right > edge + 1) {
+      let scroller = e.parentElement, ok = false;
+      while (scroller && scroller !== article) {
+        const sx = getComputedStyle(scroller).overflowX;
+        if ((sx === "auto" || sx === "scroll") && scroller.getBoundingClientRect().right <= edge + 1) { ok = true; break; }
+        scroller = scroller.parentElement;
+      }
+      if (!ok) clipped.push(`${name(e)}: right edge ${Math.round(r.right)} px past the article's ${Math.round(edge)} px`);
+    }
+  }
+  return {raw, untypeset, typeset: document.querySelectorAll(typesetSel).length, marked: marked.length,
+          clipped: clipped.slice(0, 8), pageWidth: document.documentElement.scrollWidth, viewport: window.innerWidth};
+})()"""
+
+
+def reader_problems(found, want_maths=True):
+    """What the reader check reports as wrong on one page (empty: fine)."""
+    bad = [f"raw TeX in the text: {r}" for r in found["raw"]]
+    bad += [f"maths not typeset: {m!r}" for m in found["untypeset"][:5]]
+    if want_maths and found["typeset"] == 0:
+        bad.append(f"no typeset maths ({found['marked']} maths elements)")
+    bad += [f"clipped: {c}" for c in found["clipped"]]
+    if found["pageWidth"] > found["viewport"]:
+        bad.append(f"the page scrolls sideways: {found['pageWidth']} px in a {found['viewport']} px window")
+    return bad
+
+
+def _reader_pages(book):
+    """The landing page, a chapter and an API page with maths (whatever the API's layout, one that holds kl_step)."""
+    api = sorted(p for p in (book.rglob("*.html")) if "_static" not in p.parts and "kl_step" in p.name)
+    api = api or [book / "api.html"]
+    return [book / "index.html", book / "notebooks" / "04_detection.html", api[0], book / "api.html",
+            book / "gallery.html", book / "guide" / "performance.html"]
+
+
+def test_maths_is_typeset_and_nothing_is_clipped(book, tmp_path):
+    """At 1200 px, the landing page, chapter 4, an API page with a formula and the API overview show their maths
+    typeset (MathJax output, no raw \\( or $\\ left in the text) and nothing cut off at the right edge."""
+    book, _ = book
+    if CHROMIUM is None:
+        pytest.skip("chromium not installed (Debian: apt-get install -y chromium)")
+    failures = []
+    with Chromium(tmp_path / "profile") as browser:
+        for page in _reader_pages(book):
+            found = browser.evaluate(page, READER_CHECK, width=1200)
+            bad = reader_problems(found, want_maths=page.name not in ("index.html", "gallery.html", "performance.html"))
+            failures += [f"{page.relative_to(book)}: {b}" for b in bad]
     assert not failures, "\n".join(failures)
 
 
@@ -233,3 +342,111 @@ def test_guide_and_notes_are_in_the_toctree():
     prose = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md")}
     assert prose <= included, f"prose pages outside the book: {sorted(prose - included)}"
     assert "docs/reproduction.md" in included
+
+
+# ---------------------------------------------------------------- the API reference's walk and docstring check
+def _api_ext():
+    sys.path.insert(0, str(ROOT / "docs" / "book" / "_ext"))
+    import wmstats_api
+
+    return wmstats_api
+
+
+def test_every_public_name_has_a_docstring_or_is_listed():
+    """The check the docs build runs: no public name of theory or sims lacks a docstring unless undocumented.txt lists
+    it, and the list holds no name that has one now (it may only shrink)."""
+    problems = _api_ext().check()
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_constants_are_documented_as_themselves():
+    """A constant's docstring is the one written beside its assignment, found through a re-export, never its type's."""
+    w = _api_ext()
+    doc = w.own_doc("theory", "LAMBDA_MAX")
+    assert doc and "floating point" not in doc and "15" in doc or "lambda" in doc.lower(), doc
+    algos = w.own_doc("sims", "ALGOS")
+    assert "algorithm" in algos and "immutable sequence" not in algos, algos
+    assert w.own_doc("sims.lm.presets", "LM_PRESETS")
+
+
+def test_the_docstring_check_catches_planted_gaps(tmp_path, monkeypatch):
+    """A planted package: an undocumented function, class and constant are reported, and so is a listed name that is
+    documented; documented ones (a '#:' comment, a string after the assignment, a constant re-exported by the
+    package from the module that documents it) and private names are not."""
+    pkg = tmp_path / "plantedpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""Planted."""\nfrom plantedpkg.inner import LIMIT, f_doc, f_nodoc\n'
+                                     '__all__ = ["LIMIT", "f_doc", "f_nodoc"]\n')
+    (pkg / "inner.py").write_text(
+        '"""Inner."""\n'
+        '#: The largest value.\nLIMIT = 15.0\n'
+        'RATE = 0.5\n"""A rate."""\n'
+        'BARE = (1, 2)\n'
+        '_PRIVATE = 3\n'
+        'def f_doc(x):\n    """Documented."""\n'
+        'def f_nodoc(x):\n    return x\n'
+        'class C:\n    pass\n'
+        'class D(C):\n    """Own docstring."""\n')
+    (pkg / "nodoc.py").write_text("X = 1  #: documented by a trailing comment\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    w = _api_ext()
+    found = set(w.undocumented(("plantedpkg",)))
+    assert found == {"plantedpkg.f_nodoc", "plantedpkg.inner.f_nodoc", "plantedpkg.inner.BARE", "plantedpkg.inner.C",
+                     "plantedpkg.nodoc"}, found
+    assert w.own_doc("plantedpkg", "LIMIT") == "The largest value."  # through the re-export, not float's docstring
+    problems = w.check(("plantedpkg",), known={"plantedpkg.f_nodoc", "plantedpkg.inner.f_doc"})
+    text = "\n".join(problems)
+    assert "plantedpkg.inner.BARE: public name without a docstring" in text
+    assert "plantedpkg.f_nodoc:" not in text  # listed: known debt
+    assert "plantedpkg.inner.f_doc: listed" in text  # listed but documented: the list must shrink
+
+
+# ---------------------------------------------------------------- pages generated from committed results
+def _pages_ext():
+    sys.path.insert(0, str(ROOT / "docs" / "book" / "_ext"))
+    import wmstats_pages
+
+    return wmstats_pages
+
+
+def test_the_performance_page_has_no_hand_typed_numbers():
+    """Every number of the performance page comes from bench/results at build time: its source holds no number (a
+    digit not inside a name such as SplitMix64)."""
+    import re
+
+    text = (ROOT / "docs" / "book" / "guide" / "performance.md").read_text(encoding="utf-8")
+    assert "_generated/bench.md" in text
+    typed = re.findall(r".{0,20}(?<![A-Za-z0-9])[0-9].{0,20}", text)
+    assert not typed, f"numbers typed into guide/performance.md: {typed[:5]}"
+
+
+def test_the_performance_tables_are_read_from_the_results(tmp_path):
+    """Each benchmark JSON becomes a section with every value; a changed file changes the page."""
+    w = _pages_ext()
+    md = w.bench_markdown()
+    for path in sorted((ROOT / "bench" / "results").glob("bench_*.json")):
+        assert f"### `{path.stem}`" in md and f"--only {path.stem}" in md, path.name
+    for path in sorted((ROOT / "bench" / "results").glob("*.txt")):
+        assert f"### `{path.name}`" in md
+    planted = tmp_path / "results"
+    planted.mkdir()
+    (planted / "bench_planted.json").write_text('{"machine": "m1", "date": "d1", "ours_tokens_per_s": 1234.5, '
+                                                '"nested": {"ratio": 7.25, "ok": true}}')
+    md = w.bench_markdown(planted)
+    assert "| `ours_tokens_per_s` | 1.23e+03 |" in md and "| `nested / ratio` | 7.25 |" in md and "| `nested / ok` | yes |" in md
+    assert "machine: m1; date: d1" in md
+
+
+def test_the_gallery_shows_every_committed_figure(tmp_path):
+    """Every docs/results*/**.png is a card of the gallery, grouped by folder; a planted figure appears."""
+    w = _pages_ext()
+    md = w.gallery_markdown()
+    pngs = sorted((ROOT / "docs").glob("results*/**/*.png"))
+    assert pngs
+    for png in pngs:
+        assert f":img-top: ../{png.relative_to(ROOT / 'docs').as_posix()}" in md, png
+    docs = tmp_path / "docs"
+    (docs / "results-planted" / "sub").mkdir(parents=True)
+    (docs / "results-planted" / "sub" / "fig_planted.png").write_bytes(b"")
+    md = w.gallery_markdown(docs, docs / "book")
+    assert "## `docs/results-planted/sub`" in md and ":img-top: ../results-planted/sub/fig_planted.png" in md

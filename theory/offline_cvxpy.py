@@ -19,8 +19,8 @@ import numpy as np
 from theory._validate import in_unit_interval
 from theory.offline_result import OfflineResult
 
-# Tried in order until CLARABEL reports "optimal": the tight setting recovers the dual
-# multiplier to ~1e-9, but on large T it can stall ("optimal_inaccurate").
+#: Tried in order until CLARABEL reports "optimal": the tight setting recovers the dual
+#: multiplier to ~1e-9, but on large T it can stall ("optimal_inaccurate").
 SOLVER_OPTS = (
     dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10, max_iter=400),
     dict(tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10, max_iter=400),

@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-DEFAULT_GRID = np.geomspace(0.01, 0.95, 20)  # the bet fractions f_j of sims.detect.sequential.GRID
+DEFAULT_GRID = np.geomspace(0.01, 0.95, 20)  #: the bet fractions f_j of sims.detect.sequential.GRID
 
 
 def _check(gamma: float, Delta: float, alpha: float) -> None:

@@ -15,7 +15,7 @@ from sims.cli.checks import SEED, writable_file
 from sims.experiments.attacks import KINDS
 
 HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
-TOKEN_EDITS = ("deletion", "insertion", "substitution")  # need no LM
+TOKEN_EDITS = ("deletion", "insertion", "substitution")  #: need no LM
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

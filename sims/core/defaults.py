@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from theory.constants import LAMBDA_MAX
 
-KEY = 15485863  # watermark key (Kirchenbauer et al.'s hash key, so examples line up with transformers')
-GAMMA = 0.25  # green-list ratio of SRL / hard / ATW (DualGA and AutoCov use gamma*(Delta))
-DELTA = 2.0  # SRL / ATW logit boost
-TARGET_DG = 0.3  # Delta, DualGA's / AutoCov's target green-probability increase per token
-ETA = 0.5  # DualGA step size (the paper's tuned range is [0.1, 2])
-M = LAMBDA_MAX  # projection bound of lambda (the paper's code truncates at 15; theory.constants)
-TAU = 1.0  # EMS temperature
-ALPHA = 2.0  # ATW entropy threshold (nats)
-H = 1  # context width of the green-list hash
-PRF = "splitmix64"  # the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)
-GREEN_KIND = "bernoulli"  # per-token Bernoulli(gamma) green lists, or "partition" (exactly floor(gamma V))
-FPR = 1e-4  # false-positive rate of a detection decision
+KEY = 15485863  #: watermark key (Kirchenbauer et al.'s hash key, so examples line up with transformers')
+GAMMA = 0.25  #: green-list ratio of SRL / hard / ATW (DualGA and AutoCov use gamma*(Delta))
+DELTA = 2.0  #: SRL / ATW logit boost
+TARGET_DG = 0.3  #: Delta, DualGA's / AutoCov's target green-probability increase per token
+ETA = 0.5  #: DualGA step size (the paper's tuned range is [0.1, 2])
+M = LAMBDA_MAX  #: projection bound of lambda (the paper's code truncates at 15; theory.constants)
+TAU = 1.0  #: EMS temperature
+ALPHA = 2.0  #: ATW entropy threshold (nats)
+H = 1  #: context width of the green-list hash
+PRF = "splitmix64"  #: the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)
+GREEN_KIND = "bernoulli"  #: per-token Bernoulli(gamma) green lists, or "partition" (exactly floor(gamma V))
+FPR = 1e-4  #: false-positive rate of a detection decision

@@ -7,7 +7,7 @@ import numpy as np
 
 from sims.core import prf
 
-ITS_STREAM = 99  # key stream of ITS's per-position uniforms
+ITS_STREAM = 99  #: key stream of ITS's per-position uniforms
 
 
 def keyed_order(key: int, V: int) -> np.ndarray:

@@ -9,5 +9,5 @@ seeded random test models of :data:`RANDOM_LMS`, or any local transformers folde
 from __future__ import annotations
 
 RANDOM_LMS = ("random-llama", "random-qwen2", "random-mistral", "random-gpt2", "random-opt")
-REAL_LMS = ("smollm2",) + RANDOM_LMS  # names load() knows; anything else is a local folder
+REAL_LMS = ("smollm2",) + RANDOM_LMS  #: names load() knows; anything else is a local folder
 

@@ -16,11 +16,11 @@ Green lists (``stream = GREEN``) come in two kinds:
   with probability gamma (rounded down to a multiple of 2**-53), so on text that
   does not depend on the key the green count of n distinct (context, token)
   pairs is exactly Binomial(n, gamma).  The green-list size per context is itself
-  Binomial(|V|, gamma), not exactly gamma |V|.  Membership costs O(1) per token,
+  Binomial(``|V|``, gamma), not exactly gamma ``|V|``.  Membership costs O(1) per token,
   which is what makes detection fast.
 * ``"partition"``: the exact ``floor(gamma |V|)`` tokens with the smallest u are
   green (the paper's Algorithm kirchen).  The null is the same Bernoulli per
-  distinct pair when the key is random, but checking one token costs O(|V|).
+  distinct pair when the key is random, but checking one token costs O(``|V|``).
 
 What it promises, and what not.  SplitMix64's finaliser is a bijection of 64-bit words
 with full avalanche: outputs are uniform and pairwise decorrelated to the precision any

@@ -30,11 +30,11 @@ from numba import njit
 
 from sims.core.prf import GREEN, green_threshold
 
-C0 = 0x736F6D6570736575  # "somepseudorandomlygeneratedbytes"
+C0 = 0x736F6D6570736575  #: "somepseudorandomlygeneratedbytes"
 C1 = 0x646F72616E646F6D
 C2 = 0x6C7967656E657261
 C3 = 0x7465646279746573
-STATE_WORDS = 5  # v0, v1, v2, v3 and the final (length) block
+STATE_WORDS = 5  #: v0, v1, v2, v3 and the final (length) block
 
 
 def key_words(key) -> tuple[int, int]:

@@ -13,7 +13,7 @@ import contextlib
 import sys
 import time
 
-LOG_INTERVAL = 10.0  # seconds between lines when stderr is not a terminal
+LOG_INTERVAL = 10.0  #: seconds between lines when stderr is not a terminal
 CHUNK_SECONDS = 0.5
 """About how long one call of a compiled loop over rows runs (:func:`in_chunks`): the rows go in chunks sized to it, so that
 Ctrl-C (which a compiled loop never sees) is answered between chunks and a progress bar advances."""

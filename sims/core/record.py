@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-RECORDS = ("kl", "G", "dg", "entropy", "lam")  # per-token records, float64 (n, T); nan where not defined
+RECORDS = ("kl", "G", "dg", "entropy", "lam")  #: per-token records, float64 (n, T); nan where not defined
 FORMAT = "wmstats.generation/1"
 
 

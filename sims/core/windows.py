@@ -14,7 +14,7 @@ import numpy as np
 from sims.core import prf
 
 PUBLIC_KEY = 0
-WINDOW_STREAM = 13  # watermarks use streams 0..2, the synthetic LMs 7, ITS 99
+WINDOW_STREAM = 13  #: watermarks use streams 0..2, the synthetic LMs 7, ITS 99
 
 
 def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:

@@ -54,12 +54,12 @@ from sims.detect.scores import DetectResult, _check_inputs, lm_step_probs
 from sims.watermarks import registry
 
 EDIT_SCORES = ("its-edit",)
-EDIT_ALGOS = registry.names(edit_score=True)  # position-keyed: the only watermark here an insertion or deletion misaligns
-EDIT_BAND = 32  # largest net shift |t - j| the alignment follows
-EDIT_GAP = 1.0  # nats per unmatched text token or skipped key position
-EDIT_RESAMPLES = 9999  # fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
+EDIT_ALGOS = registry.names(edit_score=True)  #: position-keyed: the only watermark here an insertion or deletion misaligns
+EDIT_BAND = 32  #: largest net shift ``|t - j|`` the alignment follows
+EDIT_GAP = 1.0  #: nats per unmatched text token or skipped key position
+EDIT_RESAMPLES = 9999  #: fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
 EDIT_SEED = 0
-W_MAX = 50.0  # weight of a token the LM gives probability < e^-50 (it can never be hit)
+W_MAX = 50.0  #: weight of a token the LM gives probability < e^-50 (it can never be hit)
 
 
 def _check(band, gap, resamples, seed) -> tuple[int, float, int, int]:

@@ -7,15 +7,15 @@ pairs) the :math:`Y_t` are i.i.d. U(0, 1); under the watermark :math:`Y_t = U_t^
 :math:`U_t` uniform and :math:`y_t \sim p_t`, so :math:`P(Y_t \le y) = \sum_k p_{t,k} y^{1/p_{t,k}}`
 (Li, Ruan, Wang, Long and Su 2024, "A statistical framework of watermarks for LLMs").
 
-=============  =============================================================  ==================================
-name           statistic                                                      null tail (exact)
-=============  =============================================================  ==================================
-``ems-ars``    :math:`\sum_t -\ln(1 - Y_t)` (today's default, eq. ems_zscore)  :math:`\Gamma(n, 1)` upper tail
-``ems-log``    :math:`\sum_t \ln Y_t`                                          :math:`\Gamma(n, 1)` lower tail at -S
-``ems-opt``    :math:`\sum_t \varepsilon \lfloor h_\Delta(Y_t)/\varepsilon \rfloor`  lattice law, tilted FFT
-``ems-hc``     higher criticism of the p-values :math:`1 - Y_t`               order statistics crossing a boundary
-``ems-trgof``  truncated phi-divergence goodness of fit (Tr-GoF)              same recursion
-=============  =============================================================  ==================================
+=============  ======================================================================  ====================================
+name           statistic                                                               null tail (exact)
+=============  ======================================================================  ====================================
+``ems-ars``    :math:`\sum_t -\ln(1 - Y_t)` (today's default, eq. ems_zscore)          :math:`\Gamma(n, 1)` upper tail
+``ems-log``    :math:`\sum_t \ln Y_t`                                                  :math:`\Gamma(n, 1)` lower tail at -S
+``ems-opt``    :math:`\sum_t \varepsilon \lfloor h_\Delta(Y_t)/\varepsilon \rfloor`    lattice law, tilted FFT
+``ems-hc``     higher criticism of the p-values :math:`1 - Y_t`                        order statistics crossing a boundary
+``ems-trgof``  truncated phi-divergence goodness of fit (Tr-GoF)                       same recursion
+=============  ======================================================================  ====================================
 
 **The optimal sum score.**  For the class of next-token distributions whose largest probability
 is at most :math:`1 - \Delta`, the least-favourable distribution puts :math:`1 - \Delta` on
@@ -62,10 +62,10 @@ from sims.detect.nulls import LN10, gamma_logsf
 from sims.detect.scores import DetectResult, token_scores
 
 GUMBEL_SCORES = ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
-OPT_DELTA = 0.1  # default class of ems-opt: largest next-token probability <= 0.9
-OPT_CELLS = 512  # lattice cells of h_Delta between its clamp and its maximum
-OPT_Y0 = 1e-12  # h_Delta is clamped below at h_Delta(OPT_Y0): changes a token's score with probability 1e-12
-TRGOF_S = 1.0  # Tr-GoF's phi-divergence index (1: Kullback-Leibler, Berk-Jones)
+OPT_DELTA = 0.1  #: default class of ems-opt: largest next-token probability <= 0.9
+OPT_CELLS = 512  #: lattice cells of h_Delta between its clamp and its maximum
+OPT_Y0 = 1e-12  #: h_Delta is clamped below at h_Delta(OPT_Y0): changes a token's score with probability 1e-12
+TRGOF_S = 1.0  #: Tr-GoF's phi-divergence index (1: Kullback-Leibler, Berk-Jones)
 
 
 def _check_delta(Delta) -> float:

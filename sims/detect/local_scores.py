@@ -50,9 +50,9 @@ from sims.detect.nulls import LN10
 from sims.detect.scores import REDGREEN_ALGOS, DetectResult, _check_inputs, _stat_code, token_scores
 from sims.watermarks import registry
 
-LOCAL_ALGOS = REDGREEN_ALGOS  # the green count's algorithms: context-keyed red-green watermarks and plain text
-LOCAL_QMAX = 16  # a + b at most: the lattice of the weights (states of the null chain grow with a)
-RHO_MAX = 0.95  # the largest target green rate (the hard watermark's is 1: a red token would cost infinitely)
+LOCAL_ALGOS = REDGREEN_ALGOS  #: the green count's algorithms: context-keyed red-green watermarks and plain text
+LOCAL_QMAX = 16  #: a + b at most: the lattice of the weights (states of the null chain grow with a)
+RHO_MAX = 0.95  #: the largest target green rate (the hard watermark's is 1: a red token would cost infinitely)
 
 
 def _check_rate(name: str, value, lo: float, hi: float) -> float:

@@ -51,8 +51,8 @@ from sims.detect.scores import DetectResult, token_scores
 from sims.watermarks import registry
 
 LR_SCORES = ("lr",)
-LR_ALGOS = registry.names(lr_score=True)  # boosting watermarks with a known boost (their records' lr_score)
-LR_LEVELS = 64  # weight levels of the quantised score
+LR_ALGOS = registry.names(lr_score=True)  #: boosting watermarks with a known boost (their records' lr_score)
+LR_LEVELS = 64  #: weight levels of the quantised score
 
 
 def lr_weights(R, p_y, delta: float) -> np.ndarray:

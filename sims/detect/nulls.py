@@ -30,7 +30,7 @@ def _as_counts(name: str, a) -> np.ndarray:
     return a.astype(np.int64)
 
 
-TAIL_TABLE_MAX = 1 << 22  # binom_logsf reads every length's tail from one table up to this many entries (32 MiB)
+TAIL_TABLE_MAX = 1 << 22  #: binom_logsf reads every length's tail from one table up to this many entries (32 MiB)
 
 
 def binom_logsf(k, n, gamma: float) -> np.ndarray | float:
@@ -176,7 +176,7 @@ def autocov_null_table(T: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     return v[order], np.minimum(np.logaddexp.accumulate(lp[order]), 0.0)
 
 
-AUTOCOV_TIE = 1e-9  # cells within this of the observed value count as ties (<=): conservative
+AUTOCOV_TIE = 1e-9  #: cells within this of the observed value count as ties (<=): conservative
 
 
 def autocov_logcdf(A, K, c1, cT, T, gamma: float) -> np.ndarray:

@@ -38,7 +38,7 @@ DETECTABLE_ALGOS = registry.names()
 GREEN_KINDS = ("bernoulli", "partition")
 STATS = ("green", "ems")
 PRFS = ("splitmix64", "siphash")
-PARALLEL_MIN_TOKENS = 1 << 20  # below this many tokens the counting kernel runs on one thread
+PARALLEL_MIN_TOKENS = 1 << 20  #: below this many tokens the counting kernel runs on one thread
 
 
 @dataclass
@@ -461,7 +461,7 @@ def lm_step_probs(lm, gen):
     return step_probs
 
 
-KEYED_ORDER_MODES = {a: registry.get(a).keyed_mode for a in registry.names(family="keyed")}  # each record's scan branch
+KEYED_ORDER_MODES = {a: registry.get(a).keyed_mode for a in registry.names(family="keyed")}  #: each record's scan branch
 
 
 def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None) -> DetectResult:

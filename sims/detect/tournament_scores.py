@@ -50,8 +50,8 @@ from sims.watermarks import tournament as tn
 
 STATS = ("mean", "weighted")
 _MIN_TILTED_TAIL = 1e-3  # re-tilt when a tail's tilted mass falls below this (relative error ~1e-16 / it)
-LOG_CF_FLOOR = -60.0  # ln |characteristic function| below which a frequency is set to 0 (:func:`_log_cf_into`)
-FOLD_EPS = 1e-30  # tilted mass allowed outside the folded FFT's window (Hoeffding bound, :func:`_fold_size`)
+LOG_CF_FLOOR = -60.0  #: ln ``|characteristic function|`` below which a frequency is set to 0 (:func:`_log_cf_into`)
+FOLD_EPS = 1e-30  #: tilted mass allowed outside the folded FFT's window (Hoeffding bound, :func:`_fold_size`)
 
 
 def synthid_weights(m: int) -> np.ndarray:

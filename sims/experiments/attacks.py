@@ -40,7 +40,7 @@ from sims.experiments._attack_kernels import most_probable_outside
 from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "synonym", "entropy", "color", "paraphrase")
-LM_KINDS = ("entropy", "color", "paraphrase")  # they ask the LM's next-token probabilities
+LM_KINDS = ("entropy", "color", "paraphrase")  #: they ask the LM's next-token probabilities
 SPAN = 4
 
 

@@ -23,9 +23,9 @@ from sims.experiments.lms import get_lm
 from sims.watermarks import registry
 
 FPRS = (1e-4, 1e-6)
-NULL_SEED_OFFSET = 1_000_003  # unwatermarked texts use seed + this offset
+NULL_SEED_OFFSET = 1_000_003  #: unwatermarked texts use seed + this offset
 CI_LEVEL = 0.95
-TTD_LEVEL = 1e-4  # tokens_to_detect: prefix p-value at or below this level from then on
+TTD_LEVEL = 1e-4  #: tokens_to_detect: prefix p-value at or below this level from then on
 
 
 def _fpr_key(a: float) -> str:

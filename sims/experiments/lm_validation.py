@@ -20,7 +20,7 @@ from sims.lm.synthetic import SyntheticLM
 from sims.watermarks.generate import generate
 
 DATA = pathlib.Path(fitted.__file__).parent / "data"
-STATS_KEYS = (1000, 1001, 1002, 1003)  # keys of the recorded G_t (sims.torch_backend.lm_stats.STATS_KEY0 + k)
+STATS_KEYS = (1000, 1001, 1002, 1003)  #: keys of the recorded G_t (sims.torch_backend.lm_stats.STATS_KEY0 + k)
 
 
 def load_reference(name: str = "smollm2") -> tuple[dict, dict]:

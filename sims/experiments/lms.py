@@ -27,8 +27,8 @@ from sims.lm import synthetic
 from sims.lm.kind import REAL_KINDS, lm_kind
 from sims.watermarks.generate import generate as generate_synthetic
 
-DEFAULT_PROMPTS = "lfqa"  # a real LM's prompt set when none is given
-PROMPT_LEN = 16  # a synthetic LM's sampled prompt length when none is given
+DEFAULT_PROMPTS = "lfqa"  #: a real LM's prompt set when none is given
+PROMPT_LEN = 16  #: a synthetic LM's sampled prompt length when none is given
 _OPEN: dict = {}  # real LMs already opened in this process, by (name, dtype, device): their weights load once
 
 

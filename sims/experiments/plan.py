@@ -38,17 +38,17 @@ from theory import power as tp
 # The generators, the registry and the scores' modules load Numba: each is imported where it is
 # used, so a query answered from the on-disk cache (sims.experiments.plan_cache) loads none of them.
 
-PLAN_TEXTS = 64  # texts in the LM sample
-PLAN_T0 = 256  # tokens per sampled text
-DEDUP_T0 = 2048  # tokens per sampled text under dedup: repeats grow with length (loopy: 1.3 % of pairs by 256 tokens, 5.3 % by 1024)
-DEDUP_EVERY = 64  # PrefixCountLaws keeps every 64th state of the dedup sample (64 x 34 x 2049 doubles, 36 MB)
-PLAN_SEED = 20240531  # seed of the LM sample
+PLAN_TEXTS = 64  #: texts in the LM sample
+PLAN_T0 = 256  #: tokens per sampled text
+DEDUP_T0 = 2048  #: tokens per sampled text under dedup: repeats grow with length (loopy: 1.3 % of pairs by 256 tokens, 5.3 % by 1024)
+DEDUP_EVERY = 64  #: PrefixCountLaws keeps every 64th state of the dedup sample (64 x 34 x 2049 doubles, 36 MB)
+PLAN_SEED = 20240531  #: seed of the LM sample
 PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("green", "lr"), "ems": ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")}
 """The records' :attr:`~sims.watermarks.registry.Algorithm.plan_scores` (tested equal): the planner checks a query
 against this copy, since reading the registry loads Numba and a query answered from the cache loads none."""
 PLAN_ALGOS = tuple(PLAN_SCORES)
-PI_QUANTILES = 256  # the EMS mixture over pi is taken on this many quantiles of the sample
-SUM_CELLS = 400  # lattice cells of ems-ars / ems-log per token (width 0.1 nats)
+PI_QUANTILES = 256  #: the EMS mixture over pi is taken on this many quantiles of the sample
+SUM_CELLS = 400  #: lattice cells of ems-ars / ems-log per token (width 0.1 nats)
 SUM_RANGE = 40.0
 LR_LIMIT = ("planned as if every position were scored: the LR detector drops a position whose context window "
             "repeats (sims.detect.lr_scores), which the planner does not model, so its power is too high where "

@@ -32,7 +32,7 @@ import numpy as np
 from sims.lm.presets import FITTED_PRESETS, LM_PRESETS, PRESETS
 from theory._numba_cache import cache_root, source_digest
 
-FORMAT = 1  # bump when the layout of an entry changes
+FORMAT = 1  #: bump when the layout of an entry changes
 
 
 def cache_dir() -> pathlib.Path:

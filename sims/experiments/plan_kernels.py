@@ -20,8 +20,8 @@ from numba import njit
 
 from sims.detect import _score_kernels as SK
 
-LINEAR_FLOOR = -600.0  # below e^-600 of crossing probability the log-space kernel answers (lost terms < e^-690)
-NEGLIGIBLE = 1e-300  # a term below this share of the carried mass is dropped (its sum over the recursion < 1e-290)
+LINEAR_FLOOR = -600.0  #: below e^-600 of crossing probability the log-space kernel answers (lost terms < e^-690)
+NEGLIGIBLE = 1e-300  #: a term below this share of the carried mass is dropped (its sum over the recursion < 1e-290)
 _TAIL_CUT = math.exp(-SK.TAIL_CUT)  # the log kernel's binomial tail cut, as a ratio
 
 

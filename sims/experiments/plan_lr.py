@@ -19,10 +19,10 @@ import numpy as np
 
 from sims.core import defaults
 
-LR_TEXTS = 16  # texts of the LM sample for the LR score (full next-token distributions per position)
-LR_T0 = 128  # tokens per text
+LR_TEXTS = 16  #: texts of the LM sample for the LR score (full next-token distributions per position)
+LR_T0 = 128  #: tokens per text
 LR_SEED = 20240601
-LR_NORMAL = -640.0  # ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
+LR_NORMAL = -640.0  #: ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 
 
 def _ndtr(z: np.ndarray) -> np.ndarray:

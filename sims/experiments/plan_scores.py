@@ -52,7 +52,7 @@ from sims.lm.synthetic import get_lm
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params, generate
 
-ORDER_T_MAX = 256  # HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
+ORDER_T_MAX = 256  #: HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
 
 @functools.lru_cache(maxsize=8)

@@ -63,12 +63,12 @@ from sims.watermarks import registry
 from sims.watermarks.generate import generate, sample_prompts
 
 STEALABLE_ALGOS = registry.names(stealable=True)
-BASE_SEED_OFFSET = 2_000_003  # the attacker's base-LM texts
-EVAL_SEED_OFFSET = 3_000_017  # held-out base text for the accuracy of the estimate
-SPOOF_SEED_OFFSET = 4_000_037  # the attacker's prompts and sampling
-TARGET_SEED_OFFSET = 5_000_011  # fresh watermarked texts the attacker scrubs
-CALIB_SEED_OFFSET = 6_000_023  # the owner's fresh genuine texts that calibrate the spoof test
-LEVEL = 1e-4  # detection level of spoof / scrub success
+BASE_SEED_OFFSET = 2_000_003  #: the attacker's base-LM texts
+EVAL_SEED_OFFSET = 3_000_017  #: held-out base text for the accuracy of the estimate
+SPOOF_SEED_OFFSET = 4_000_037  #: the attacker's prompts and sampling
+TARGET_SEED_OFFSET = 5_000_011  #: fresh watermarked texts the attacker scrubs
+CALIB_SEED_OFFSET = 6_000_023  #: the owner's fresh genuine texts that calibrate the spoof test
+LEVEL = 1e-4  #: detection level of spoof / scrub success
 
 
 @dataclass

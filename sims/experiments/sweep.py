@@ -42,7 +42,7 @@ from sims.experiments import sweep_summary
 from sims.experiments.sweep_chunk import run_chunk
 from sims.experiments.sweep_grid import Grid, load_grid
 
-ALLOWED_FAILURES = 3  # worker deaths a task may cause before it is reported as failed (a task that kills 4 workers is bad)
+ALLOWED_FAILURES = 3  #: worker deaths a task may cause before it is reported as failed (a task that kills 4 workers is bad)
 CONNECT_TIMEOUT_S = 10
 
 

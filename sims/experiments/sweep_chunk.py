@@ -42,8 +42,8 @@ from sims.experiments.sweep_grid import dedup_rule
 from sims.watermarks import registry
 from sims.watermarks.null_sampler import generate_null
 
-UNIFORM_V = 32000  # vocabulary of lm = "uniform" (the presets' size)
-NULL_STREAM = 1  # chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
+UNIFORM_V = 32000  #: vocabulary of lm = "uniform" (the presets' size)
+NULL_STREAM = 1  #: chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
 PARAM_COLUMNS = tuple(registry.PARAMS)
 
 

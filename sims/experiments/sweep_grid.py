@@ -47,10 +47,10 @@ from sims.lm.kind import LM_CHOICES, SYNTHETIC_KINDS, is_real, lm_kind
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-COMMON_PARAMS = registry.COMMON  # gamma, h and green_kind set the green list every record uses
-NULL_LMS = ("uniform",)  # i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
+COMMON_PARAMS = registry.COMMON  #: gamma, h and green_kind set the green list every record uses
+NULL_LMS = ("uniform",)  #: i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
 DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
-PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  # red-green: naive every-prefix testing vs the anytime-valid test (opt in)
+PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  #: red-green: naive every-prefix testing vs the anytime-valid test (opt in)
 METRICS = DEFAULT_METRICS + PEEK_METRICS
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)

@@ -49,10 +49,15 @@ from scipy import special, stats
 
 from sims.lm.synthetic import N_BUMPS, N_FIT_PARAMS, N_LEVELS, zipf_base
 
+#: Lags of the per-token entropy's autocorrelation that the fit of (a, b, w) matches (step 3 above).
 ACF_LAGS = tuple(range(1, 11)) + (20,)
+#: Candidate bump scales b of step 2's grid.
 BUMP_GRID = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: Candidate values of :math:`a^2`, the share of Z's variance of the per-text offset :math:`A_i` (step 3's grid).
 A2_GRID = tuple(np.round(np.arange(0.0, 0.61, 0.05), 2))
+#: Candidate values of :math:`b^2`, the share of Z's variance of the moving average :math:`S` (step 3's grid).
 B2_GRID = tuple(np.round(np.arange(0.0, 0.81, 0.1), 2))
+#: Candidate windows w (positions) of the moving average :math:`S` (step 3's grid).
 W_GRID = (2, 4, 8, 12, 16, 24, 32)
 
 

@@ -23,9 +23,13 @@ import re
 from sims.core.lm_names import RANDOM_LMS
 from sims.lm.synthetic import FITTED_PRESETS, LM_PRESETS, PRESETS
 
+#: Kinds of LM with exact next-token distributions computed here: a parametric preset, a fitted ``.npz``, the looping LM.
 SYNTHETIC_KINDS = ("preset", "fitted", "loop")
+#: Kinds of real (transformer) LM, opened through the torch backend: SmolLM2, a random test model, a local folder.
 REAL_KINDS = ("smollm2", "random", "folder")
+#: Every kind :func:`lm_kind` may return.
 KINDS = SYNTHETIC_KINDS + REAL_KINDS
+#: The help text naming what ``--lm`` accepts (one sentence, shared by every command).
 LM_CHOICES = ("a synthetic preset (" + ", ".join(LM_PRESETS) + "), a fitted .npz (python -m sims fit-lm), smollm2, a random test model ("
               + ", ".join(RANDOM_LMS) + ") or a local transformers folder")
 

@@ -55,17 +55,18 @@ from numba import njit
 from sims.core import prf
 from sims.lm.presets import FITTED_PRESETS, LM_PRESETS, PRESETS
 
-LM_STREAM = 7  # stream of the LM's own hashing (watermarks use 0..2)
+LM_STREAM = 7  #: stream of the LM's own hashing (watermarks use 0..2)
+#: Tokens whose logit each context raises (its "bumps", at PRF-chosen ids, heights scaled by ``bump_scale``).
 N_BUMPS = 8
-N_LEVELS = 32  # inverse temperatures per LM
-# per-preset scalars packed for the kernel:
-# [beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost]
+N_LEVELS = 32  #: inverse temperatures per LM
+#: per-preset scalars packed for the kernel:
+#: [beta_factual, beta_opinion, kappa, bump_scale, p_loop, loop_boost]
 N_LM_PARAMS = 6
-# a fitted LM (sims.lm.fitted) appends [a, b, w]: the weights of the per-text and the slowly
-# varying parts of the latent temperature Z_t, and the window of the latter
+#: a fitted LM (sims.lm.fitted) appends [a, b, w]: the weights of the per-text and the slowly
+#: varying parts of the latent temperature Z_t, and the window of the latter
 N_FIT_PARAMS = 9
-TEXT_STREAM = 8  # stream of the per-text hash (the text's first ``order`` tokens)
-MAX_WINDOW = 1024  # largest window w of the slowly varying part
+TEXT_STREAM = 8  #: stream of the per-text hash (the text's first ``order`` tokens)
+MAX_WINDOW = 1024  #: largest window w of the slowly varying part
 
 
 @dataclass(frozen=True)
@@ -369,8 +370,8 @@ def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> Synthetic
     return SyntheticLM(name, V, order, int(seed), params, zipf_base(V, seed), levels)
 
 
-LOOP_P = 0.3  # probability of a near-deterministic context in the looping LM
-LOOP_V = 1024  # vocabulary of the looping LM (a smaller V makes cycles of such contexts likelier)
+LOOP_P = 0.3  #: probability of a near-deterministic context in the looping LM
+LOOP_V = 1024  #: vocabulary of the looping LM (a smaller V makes cycles of such contexts likelier)
 _P_LOOP_INDEX = 4  # position of p_loop in SyntheticLM.params (see sims.lm.synthetic.PRESETS)
 
 

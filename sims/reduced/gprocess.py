@@ -4,13 +4,13 @@ A process is a schedule over a few *laws* of G, each stored as an inverse-CDF
 table, so one uniform gives one draw and the Numba kernel and the NumPy
 reference compute the same bits.  Schedules:
 
-=============  ====================================================================
-``iid``        one law for every t (Assumption iid (a))
-``markov``     regime switching: at each t, with probability p, the regime is redrawn
-``blocks``     piecewise-constant: the laws alternate in blocks of fixed length
-``drift``      smooth drift: Beta law with mean 0.5 + A sin(2 pi t / P), 64 phase bins
-``adversarial`` point masses: G = g1 for the first half of the run, g2 after
-=============  ====================================================================
+===============  ====================================================================
+``iid``          one law for every t (Assumption iid (a))
+``markov``       regime switching: at each t, with probability p, the regime is redrawn
+``blocks``       piecewise-constant: the laws alternate in blocks of fixed length
+``drift``        smooth drift: Beta law with mean 0.5 + A sin(2 pi t / P), 64 phase bins
+``adversarial``  point masses: G = g1 for the first half of the run, g2 after
+===============  ====================================================================
 
 SPEC strings (``python -m sims reduced --G SPEC``)::
 
@@ -38,7 +38,7 @@ SPEC_HELP = (
 )
 TABLE_SIZE = 16385
 DRIFT_BINS = 64
-W_GRID_POINTS = 61  # delta grid for W_T: the sup norm is over linspace(0, M, 61)
+W_GRID_POINTS = 61  #: delta grid for W_T: the sup norm is over linspace(0, M, 61)
 _W_NODES = (np.arange(256) + 0.5) / 256  # quantile nodes for the law-expected KL and DG
 
 

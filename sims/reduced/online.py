@@ -34,7 +34,7 @@ from theory.offline import rtsafe_step
 
 DUALGA, SRL, BACKPRESSURE = 0, 1, 2
 ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
-LANES = 4  # counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
+LANES = 4  #: counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
 
 ControllerParams = namedtuple("ControllerParams", "Delta eta eta_mode lam1 M delta V alpha")
 ControllerParams.__doc__ = """A controller's parameters as the kernels read them (floats): DG target ``Delta``,

@@ -21,7 +21,7 @@ from sims.core.progress import progress
 from sims.reduced import online
 from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
 
-CHUNK_STEPS = 2**22  # steps per replication between progress updates
+CHUNK_STEPS = 2**22  #: steps per replication between progress updates
 PROGRESS_ABOVE = 10**8
 
 
@@ -118,7 +118,7 @@ def controller_params(
     return ap, info
 
 
-OPT_TOL = 1e-13  # relative tolerance on lambda* of the hindsight optimum
+OPT_TOL = 1e-13  #: relative tolerance on lambda* of the hindsight optimum
 
 
 @njit(cache=True, parallel=True)

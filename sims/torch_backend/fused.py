@@ -30,9 +30,9 @@ from sims.core import prf
 from sims.core.rng import stream_key
 from sims.torch_backend import prf_torch
 
-BLOCK = 2048  # logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
+BLOCK = 2048  #: logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
 NUM_WARPS = 4
-FIELDS = ("kl", "G", "dg", "lam", "entropy")  # rows of FusedBoost.records
+FIELDS = ("kl", "G", "dg", "lam", "entropy")  #: rows of FusedBoost.records
 
 
 def _f(x: torch.Tensor) -> torch.Tensor:

@@ -26,7 +26,7 @@ from sims.torch_backend.model import cached_forward, new_cache
 from sims.torch_backend.prf_torch import _s64, counter_uniform
 from sims.watermarks import registry
 
-PARAMS = tuple(p for p in registry.PARAMS if p != "gamma")  # processor attributes copied into meta
+PARAMS = tuple(p for p in registry.PARAMS if p != "gamma")  #: processor attributes copied into meta
 
 
 def row_keys(seed: int, rows, device) -> torch.Tensor:

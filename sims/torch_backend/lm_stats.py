@@ -32,7 +32,7 @@ from sims.torch_backend.generate_torch import generate
 from sims.torch_backend.model import load, sampled_vocab
 from sims.torch_backend.processors import make_processor
 
-STATS_KEY0 = 1000  # the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...
+STATS_KEY0 = 1000  #: the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...
 
 
 def prompt_batches(tok, prompts: str, n: int, max_batch: int = 16, vocab_size: int = 512, seed: int = 0) -> list[torch.LongTensor]:
@@ -121,7 +121,7 @@ def record_stats(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int =
     return out
 
 
-# the validation's configurations: (algo, parameters)
+#: the validation's configurations: (algo, parameters)
 REFERENCE_CONFIGS = tuple(("srl", dict(gamma=g, delta=d)) for g in (0.25, 0.5) for d in (1.0, 2.0, 5.0)) + tuple(
     ("dualga", dict(Delta=D)) for D in (0.2, 0.3))
 

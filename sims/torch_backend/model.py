@@ -36,8 +36,8 @@ def smollm2_gguf() -> pathlib.Path:
     return files[0]
 
 
-# SmolLM2-135M-Instruct's architecture (its config.json): a randomly initialised model of this
-# shape times GPU code where the 98 MB weights cannot travel (speed does not depend on them).
+#: SmolLM2-135M-Instruct's architecture (its config.json): a randomly initialised model of this
+#: shape times GPU code where the 98 MB weights cannot travel (speed does not depend on them).
 SMOLLM2_SHAPE = dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
                      num_key_value_heads=3, max_position_embeddings=8192, rope_theta=100000.0, rms_norm_eps=1e-5,
                      tie_word_embeddings=True)

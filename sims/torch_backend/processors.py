@@ -1,4 +1,4 @@
-"""Watermarks as transformers ``LogitsProcessor``s, batched, with on-device records.
+"""Watermarks as transformers ``LogitsProcessor`` objects, batched, with on-device records.
 
 Each processor receives the batch's ``input_ids`` (B, L) and ``scores`` (B, V) and returns
 the watermarked logits; the generation loop samples from their softmax.  Every processor
@@ -44,7 +44,7 @@ from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 from sims.watermarks.tournament import MODES
 
-ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  # those with a processor
+ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  #: those with a processor
 PROCESSORS: dict[str, type] = {}
 """The processor class of each algorithm of the registry, by name (filled by :func:`processor`)."""
 

@@ -32,9 +32,9 @@ from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
 ENGINES = ("loop", "static")
-CPU_BATCH = 16  # on a CPU, throughput stops growing around here (2-16 cores)
+CPU_BATCH = 16  #: on a CPU, throughput stops growing around here (2-16 cores)
 MAX_BATCH = 256
-PROBS_BYTES = 1 << 28  # teacher-forced probabilities held at once (bytes)
+PROBS_BYTES = 1 << 28  #: teacher-forced probabilities held at once (bytes)
 
 
 def default_batch(model, max_len: int) -> int:

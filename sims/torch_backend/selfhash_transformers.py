@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 TABLE_SIZE = 1_000_003
-TOP_CANDIDATES = 40  # transformers checks only the 40 highest-scoring candidates
+TOP_CANDIDATES = 40  #: transformers checks only the 40 highest-scoring candidates
 _MASK = (1 << 64) - 1
 
 

@@ -41,7 +41,7 @@ from sims.torch_backend.processors import make_processor
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-FUSED_ALGOS = registry.names(fused=True)  # one fused step (FusedBoost), CUDA graphs on a GPU
+FUSED_ALGOS = registry.names(fused=True)  #: one fused step (FusedBoost), CUDA graphs on a GPU
 BUCKET = 64
 
 

@@ -50,8 +50,8 @@ from sims.torch_backend.tournament import TournamentProcessor
 
 LCG_MULT = 6364136223846793005
 _MASK = (1 << 64) - 1
-HISTORY = 1024  # transformers' default context_history_size
-TABLE_SIZE = 2**16  # its default sampling_table_size
+HISTORY = 1024  #: transformers' default context_history_size
+TABLE_SIZE = 2**16  #: its default sampling_table_size
 
 
 def sampling_table(seed: int = 0, size: int = TABLE_SIZE) -> np.ndarray:

@@ -70,11 +70,13 @@ from sims.watermarks import _kernels as kern
 from sims.watermarks import registry
 from theory import _scalar
 
+#: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
+#: ``generate(algo=...)`` accepts, ``"none"`` (no watermark) included.
 ALGOS = registry.names()
-# the kernel's algorithm codes (each record's ``code``)
+#: The kernel's integer code of each algorithm (its registry record's ``code``).
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
@@ -92,7 +94,7 @@ instead of Bernoulli lists), the PRF's per-token mix ``tokmix``, the keyed order
 ``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`), and the
 seeding scheme's code ``seeding`` with, for ``selfhash``, the candidates' hashes ``anchors`` and, for ``semantic``,
 the cluster table ``clusters`` (:data:`sims.core.seeding.NO_CLUSTERS`: the public hash; :mod:`sims.core.seeding`)."""
-SIPHASH_ALGOS = registry.names(siphash=True)  # the red-green schemes prf="siphash" keys
+SIPHASH_ALGOS = registry.names(siphash=True)  #: the red-green schemes prf="siphash" keys
 
 
 @njit(cache=True, inline="always")

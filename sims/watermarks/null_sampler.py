@@ -40,7 +40,7 @@ from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import registry
 from sims.watermarks.generate import uniform_start
 
-SAMPLERS = ("blocks", "levels")  # the generator's exact-record sampler (default), this module's
+SAMPLERS = ("blocks", "levels")  #: the generator's exact-record sampler (default), this module's
 
 
 def prefix_sums(lm: SyntheticLM) -> np.ndarray:

@@ -52,6 +52,7 @@ COMMON = ("gamma", "h", "green_kind")
 NULL = "none"
 """The unwatermarked control: sampling from p, scored with a watermark's detector."""
 
+#: A reference step's carried state: (the dual variable lambda, whether the previous token was green).
 State = tuple[float, bool]
 
 
@@ -142,8 +143,7 @@ class Boost:
         raise NotImplementedError
 
     def green_rate(self, meta: dict, gamma: float) -> float:
-        r"""The green rate :math:`
-ho` the local score seeks (:func:`sims.detect.local_scores.local_rho`, before its cap):
+        r"""The green rate :math:`\rho` the local score seeks (:func:`sims.detect.local_scores.local_rho`, before its cap):
         the green probability of the record's boost :math:`\delta` on a flat distribution,
         :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none)."""
         return flat_green_rate(meta, gamma)
@@ -270,6 +270,12 @@ class Algorithm:
         The NumPy reference of ``generator``: ``(lm, prompts, T, seed, key, h, prm) -> (tokens, records)``,
         records (4, n, T) = (kl, G, dg, entropy).
     doc : str
+    color : str
+        Its colour in every figure (a matplotlib colour; ``paper_figs.style`` reads it): fixed, so an
+        algorithm looks the same in every figure; distinct from every other record's.
+    marker : str
+        Its marker in every figure (a matplotlib marker), distinct from every other record's: the
+        algorithm stays identifiable in grey print and for readers who do not tell the colours apart.
     """
 
     name: str
@@ -294,6 +300,8 @@ class Algorithm:
     generator: Callable | None = None
     generator_reference: Callable | None = None
     doc: str = ""
+    color: str = "#777777"
+    marker: str = "o"
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -483,26 +491,27 @@ def _lam1_star(v: dict) -> float:
 
 _DUAL = dict(params=("Delta", "eta", "lam1", "M"), defaults=dict(gamma=_gamma_star, lam1=_lam1_star), siphash=True, stealable=True)
 
-register(Algorithm("none", 0, (), "redgreen", _ref_none, siphash=True, fused=True, distortion_free=True, doc="sample from p"))
+register(Algorithm("none", 0, (), "redgreen", _ref_none, siphash=True, fused=True, distortion_free=True, doc="sample from p", color="#999999", marker="x"))
 _GREEN_PLAN = ("green", "lr")
 register(Algorithm("srl", 1, ("delta",), "redgreen", _ref_srl, siphash=True, fused=True, stealable=True, boost=FIXED, lr_score=True,
-                   plan_scores=_GREEN_PLAN, doc="soft red list, fixed boost delta (Algorithm kirchen)"))
+                   plan_scores=_GREEN_PLAN, doc="soft red list, fixed boost delta (Algorithm kirchen)", color="#0072B2", marker="o"))
 register(Algorithm("hard", 2, (), "redgreen", _ref_hard, siphash=True, stealable=True, boost=HARD, lr_score=True, plan_scores=_GREEN_PLAN,
-                   doc="hard red list (delta = inf)"))
+                   doc="hard red list (delta = inf)", color="#56B4E9", marker="s"))
 register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=True, boost=DUAL, lr_score=True, plan_scores=_GREEN_PLAN, **_DUAL,
-                   doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta"))
+                   doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta", color="#000000", marker="D"))
 register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, alternating=True, **_DUAL,
-                   doc="Algorithm DualGA_autocov: green after a red token, red after a green one"))
+                   doc="Algorithm DualGA_autocov: green after a red token, red after a green one", color="#CC79A7", marker="P"))
 register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True,
-                   plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS"))
+                   plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS",
+                   color="#D55E00", marker="^"))
 register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True, edit_score=True,
-                   doc="inverse transform sampling over the keyed order (Kuditipudi et al.)"))
+                   doc="inverse transform sampling over the keyed order (Kuditipudi et al.)", color="#E69F00", marker="v"))
 register(Algorithm("uw-delta", 7, (), "keyed", _ref_uw_delta, keyed_order=True, keyed_mode=1, distortion_free=True, point_mass=True,
-                   doc="unbiased watermark, delta-reweight"))
+                   doc="unbiased watermark, delta-reweight", color="#009E73", marker="<"))
 register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, keyed_mode=2, distortion_free=True,
-                   doc="unbiased watermark, gamma-reweight"))
+                   doc="unbiased watermark, gamma-reweight", color="#8C564B", marker=">"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True, boost=FIXED,
-                   doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
+                   doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha", color="#882255", marker="*"))
 
 
 SEEDING_ALGOS = names(siphash=True)

@@ -79,12 +79,12 @@ from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import registry
 
-TOURNAMENT_STREAM = 17  # PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
-MAX_LAYERS = 64  # bits of one PRF word
+TOURNAMENT_STREAM = 17  #: PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
+MAX_LAYERS = 64  #: bits of one PRF word
 MODES = ("non-distortionary", "distortionary")
-DEFAULT_LAYERS = 30  # the paper's m
-DEFAULT_H = 4  # context width: transformers' default ngram_len = 5 is a context of 4 tokens and the token
-DISTORTIONARY_K = 4  # candidates per match of the distortionary mode unless given
+DEFAULT_LAYERS = 30  #: the paper's m
+DEFAULT_H = 4  #: context width: transformers' default ngram_len = 5 is a context of 4 tokens and the token
+DISTORTIONARY_K = 4  #: candidates per match of the distortionary mode unless given
 
 
 def check_params(m, h, mode, candidates) -> int:
@@ -222,10 +222,10 @@ def _factors(G, K):
     return f0, -math.expm1(K * math.log1p(-G)) / G
 
 
-BLOCK_MAX = 10  # layers resolved per pass over the vocabulary: blocks of at most 10 bits (1024 classes, 8 KiB: L1)
+BLOCK_MAX = 10  #: layers resolved per pass over the vocabulary: blocks of at most 10 bits (1024 classes, 8 KiB: L1)
 SAMPLE_SHIFT = 12
-SAMPLE_IDS = 1 << SAMPLE_SHIFT  # the draw's first level: the mass of q_t per 4096 ids, then a scan of one such run
-PAD_BITS = 6  # a lone block of fewer layers still bins on 6 bits: fewer chained adds into one bin
+SAMPLE_IDS = 1 << SAMPLE_SHIFT  #: the draw's first level: the mass of q_t per 4096 ids, then a scan of one such run
+PAD_BITS = 6  #: a lone block of fewer layers still bins on 6 bits: fewer chained adds into one bin
 _REDUCE = {"reassoc", "contract", "nsz"}  # vectorised sums (their order may differ from left to right in the last bits)
 
 
@@ -637,4 +637,5 @@ if registry.PARAMS["m"].default != DEFAULT_LAYERS or registry.PARAMS["m"].high !
 registry.register(registry.Algorithm(
     "synthid", 10, ("m", "candidates", "mask_repeated"), "tournament", ref_step, backends=("numba", "torch"), generator=_registry_generator,
     generator_reference=_registry_reference,
-    doc="SynthID-Text tournament sampling: m layers of keyed g-values, K candidates per match (Dathathri et al. 2024)"))
+    doc="SynthID-Text tournament sampling: m layers of keyed g-values, K candidates per match (Dathathri et al. 2024)",
+    color="#332288", marker="h"))

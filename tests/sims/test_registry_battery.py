@@ -345,3 +345,17 @@ def test_registering_an_extra_algorithm():
             registry.check_params("srl2", tau=2.0)
     finally:
         registry._REGISTRY.pop("srl2")
+
+
+def test_every_record_has_its_own_colour_and_marker():
+    """Each algorithm is drawn in one colour and with one marker in every figure (paper_figs.style reads them from its
+    record): valid matplotlib values, no two records sharing a colour or a marker, none left at the default."""
+    from matplotlib import colors, markers
+
+    recs = [registry.get(a) for a in registry.names()]
+    assert all(colors.is_color_like(r.color) for r in recs), [(r.name, r.color) for r in recs]
+    assert all(r.marker in markers.MarkerStyle.markers for r in recs), [(r.name, r.marker) for r in recs]
+    default = registry.Algorithm.__dataclass_fields__
+    assert not [r.name for r in recs if r.color == default["color"].default], "a record without its own colour"
+    assert len({colors.to_hex(r.color) for r in recs}) == len(recs), "two algorithms share a colour"
+    assert len({r.marker for r in recs}) == len(recs), "two algorithms share a marker"

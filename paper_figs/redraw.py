@@ -1,0 +1,52 @@
+"""Redraw figures from their committed JSON, running nothing: ``python -m paper_figs.redraw --out docs/results``.
+
+A figure script that separates drawing from computing has ``draw(summary) -> Figure``; this redraws its NAME.png from
+NAME.json in ``--out`` (every such script whose JSON is there, or those named by ``--only``), in the package's style
+(:mod:`paper_figs.style`).  Scripts without ``draw`` still draw only as they compute (``python -m paper_figs``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import pathlib
+import sys
+
+
+def redrawable() -> list[str]:
+    """Names of the figure scripts that have a ``draw(summary)``."""
+    from paper_figs.__main__ import scripts
+
+    return [s for s in scripts() if hasattr(importlib.import_module(f"paper_figs.{s}"), "draw")]
+
+
+def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
+    """Redraw NAME.png from NAME.json in ``out`` for each redrawable script (or ``only``); returns the files written."""
+    import matplotlib.pyplot as plt
+
+    written = []
+    for name in only or redrawable():
+        js = out / f"{name}.json"
+        if not js.exists():
+            continue
+        fig = importlib.import_module(f"paper_figs.{name}").draw(json.loads(js.read_text()))
+        png = out / f"{name}.png"
+        fig.savefig(png, dpi=120)
+        plt.close(fig)
+        written.append(png)
+    return written
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m paper_figs.redraw", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=pathlib.Path, required=True, help="folder of NAME.json files (e.g. docs/results)")
+    ap.add_argument("--only", action="append", choices=redrawable(), help="redraw only this figure (repeatable)")
+    args = ap.parse_args(argv)
+    for png in redraw(args.out, args.only):
+        print(png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""One style for every figure of the package: each algorithm's colour and marker from its registry record, legends
+at a readable size outside the data, labelled reference lines, titles naming the LM, n and T.
+
+A figure script draws with these helpers (``paper_figs.fig_robustness`` does)::
+
+    from paper_figs import style
+
+    style.apply()                                   # font sizes, grid, line widths
+    kw = style.series("dualga Delta=0.4 (KL 0.42)")  # colour and marker of DualGA, a line style per variant
+    ax.plot(x, y, label=label, **kw)
+    style.reference(ax, -4, "detection level: p = 1e-4")
+    style.legend_below(fig)                          # one legend for every panel, under them
+    style.title(fig, "Robustness under six attacks", lm="lfqa", n=100, T=200)
+"""
+
+from __future__ import annotations
+
+#: Font sizes (points) of every figure: legends at 9 pt are readable at the size the figures are shown.
+SIZES = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9, "xtick.labelsize": 9,
+         "ytick.labelsize": 9, "figure.titlesize": 12}
+
+#: Line styles told apart within one algorithm's colour (its parameter variants, in order of appearance).
+VARIANT_LINES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
+
+#: Colour of reference lines (levels, bounds): neutral, so they are not read as a series.
+REFERENCE_COLOR = "#444444"
+
+
+def apply():
+    """Set the package's matplotlib style (sizes, a light grid, no top and right spines)."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update(SIZES)
+    mpl.rcParams.update({"axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False,
+                         "lines.linewidth": 1.6, "lines.markersize": 5, "legend.frameon": False})
+
+
+def algo_of(label: str) -> str:
+    """The algorithm a series label starts with (``"srl delta=2 (KL 0.35)"`` -> ``"srl"``)."""
+    return label.split()[0] if label.split() else label
+
+
+def record(algo: str):
+    """The registry record of ``algo`` (None for a name that is not an algorithm)."""
+    from sims.watermarks import registry
+
+    try:
+        import sims.watermarks.tournament  # noqa: F401  (registers synthid)
+    except ImportError:  # pragma: no cover
+        pass
+    try:
+        return registry.get(algo)
+    except ValueError:
+        return None
+
+
+class Series:
+    """Styles of the series of one figure: an algorithm keeps its record's colour and marker; its variants (other
+    parameters) take the next line style, in the order they are first asked for."""
+
+    def __init__(self):
+        self._variants = {}
+
+    def __call__(self, label: str) -> dict:
+        algo = algo_of(label)
+        seen = self._variants.setdefault(algo, [])
+        variant = label.split(" (")[0]
+        if variant not in seen:
+            seen.append(variant)
+        i = seen.index(variant)
+        rec = record(algo)
+        color, marker = (rec.color, rec.marker) if rec is not None else ("#777777", "o")
+        out = dict(color=color, marker=marker, ls=VARIANT_LINES[i % len(VARIANT_LINES)])
+        if algo == "dualga":
+            out["lw"] = 2.2  # the paper's algorithm, drawn on top
+            out["zorder"] = 3
+        if i % 2:
+            out["mfc"] = "white"  # hollow markers tell a variant apart in grey print too
+        return out
+
+
+def series(label: str, styles: Series | None = None) -> dict:
+    """Plot keywords of one series (a fresh :class:`Series` unless ``styles`` is given)."""
+    return (styles or Series())(label)
+
+
+def reference(ax, y: float, label: str, *, ls="--", color=REFERENCE_COLOR, horizontal=True):
+    """A labelled reference line (its label goes to the legend)."""
+    draw = ax.axhline if horizontal else ax.axvline
+    return draw(y, color=color, ls=ls, lw=1.1, label=label, zorder=1)
+
+
+def legend_below(fig, axes=None, ncol=3, skip=()):
+    """One legend for the figure under its panels, each label once (from ``axes``, default all of them); labels in
+    ``skip`` are left out.  Returns the legend."""
+    handles, labels = [], []
+    for ax in axes if axes is not None else fig.axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels and lab not in skip and not lab.startswith("_"):
+                handles.append(h)
+                labels.append(lab)
+    fig.tight_layout(rect=(0, 0.03 + 0.03 * ((len(labels) + ncol - 1) // ncol), 1, 0.92))
+    return fig.legend(handles, labels, loc="lower center", ncol=ncol, bbox_to_anchor=(0.5, 0.0))
+
+
+def title(fig, what: str, lm=None, n=None, T=None):
+    """The figure's title: ``what``, then the LM and the sample (n texts of T tokens) where known."""
+    parts = [f"LM {lm}" if lm else "", f"n = {n} texts" if n else "", f"T = {T} tokens" if T else ""]
+    where = ", ".join(p for p in parts if p)
+    return fig.suptitle(f"{what}\n{where}" if where else what)
