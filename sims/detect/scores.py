@@ -110,8 +110,8 @@ class DetectResult:
 
 def _check_inputs(tokens, prompts, vocab_size, h, lengths):
     """Validate the token layout; return contiguous int64 arrays and the per-text lengths."""
-    if int(h) != h or int(h) < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if int(h) != h or int(h) < 0:
+        raise ValueError(f"h must be an integer in [0, inf); got {h!r}")
     tokens = np.asarray(tokens)
     prompts = np.asarray(prompts)
     for name, a in (("tokens", tokens), ("prompts", prompts)):

@@ -24,6 +24,8 @@ Algorithms (``ALGOS``):
                half of the cumulative mass is dropped, the upper half doubled; KL exact
 ``atw``        adaptive text watermark: boost delta only where the entropy of p_t exceeds
                alpha (its semantic hash is replaced by the context hash here)
+``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
+               (:mod:`sims.watermarks.unigram`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
@@ -73,7 +75,8 @@ ALGOS = registry.names()
 # the kernel's algorithm codes (each record's ``code``)
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  # the codes _generate has a step for
+UNIGRAM = registry.get("unigram").code
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM)  # the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
@@ -97,7 +100,7 @@ SIPHASH_ALGOS = registry.names(siphash=True)  # the red-green schemes prf="sipha
 def _tabulated(algo, partition):
     """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
     with Bernoulli green lists."""
-    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW
+    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
     return boosting and not partition
 
 
@@ -350,7 +353,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
             lam_rec = np.nan
             if algo == NONE or (algo == HARD and G <= 0.0):  # hard with an empty green mass: unwatermarked
                 y = _draw(-1.0, blk_all, u, dist)
-            elif algo == SRL:
+            elif algo == SRL or algo == UNIGRAM:  # Unigram: SRL at context width 0 (its record's context_width)
                 y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
             elif algo == ATW:
                 y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
@@ -422,7 +425,8 @@ def generate(
         The paper's parameters (defaults: :data:`sims.watermarks.registry.PARAMS`); one that
         ``algo`` does not take, given, is refused (:func:`sims.watermarks.registry.check_params`).
     h : int
-        Context width of the green-list hash (>= 1).
+        Context width of the green-list hash (>= 0; 0: one fixed green list, Zhao et al.'s Unigram; a record with a
+        fixed ``context_width`` runs at it, :func:`sims.watermarks.registry.context_width`).
     green_kind : {"bernoulli", "partition"}
         See :mod:`sims.core.prf`.
     M : float
@@ -473,8 +477,12 @@ def generate(
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
-    if int(h) < 1:
-        raise ValueError(f"h must be in [1, inf); got {h!r}")
+    h = registry.context_width(algo, h)
+    if int(h) < 0:
+        raise ValueError(f"h must be in [0, inf); got {h!r}")
+    if int(h) == 0 and (green_kind != "bernoulli" or seed_code != seeding_mod.LEFTHASH):
+        raise ValueError(f"h = 0 (one green list for every context) takes Bernoulli lefthash green lists: partition lists make the colours "
+                         f"of distinct tokens hypergeometric, not binomial; got green_kind={green_kind!r}, seeding={seeding!r}")
     siphash = prf == "siphash"
     if siphash:
         k0, k1 = prf_crypto.key_words(key)

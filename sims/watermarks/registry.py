@@ -43,6 +43,7 @@ import theory
 from sims.core import defaults, prf, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
+from sims.watermarks import unigram
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
 """The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
@@ -270,6 +271,9 @@ class Algorithm:
         The NumPy reference of ``generator``: ``(lm, prompts, T, seed, key, h, prm) -> (tokens, records)``,
         records (4, n, T) = (kl, G, dg, entropy).
     doc : str
+    context_width : int, optional
+        The context width it always runs at (Unigram: 0, one green list for every context); None: the
+        caller's ``h`` (:func:`context_width`).
     """
 
     name: str
@@ -294,6 +298,7 @@ class Algorithm:
     generator: Callable | None = None
     generator_reference: Callable | None = None
     doc: str = ""
+    context_width: int | None = None
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -361,6 +366,18 @@ def resolve(name: str, **given) -> dict:
     for k in deferred:  # gamma*(Delta), then delta*(Delta, gamma)
         out[k] = PARAMS[k].check(algo.defaults[k](out), out)
     return out
+
+
+def context_width(name: str, h: int) -> int:
+    """The context width algorithm ``name`` runs at: its record's fixed ``context_width`` where it has one
+    (Unigram: 0), else ``h``.  The package's default width (``defaults.H``) reads as not given there;
+    another width is refused, naming the algorithm's."""
+    w = get(name).context_width
+    if w is None:
+        return h
+    if int(h) not in (w, defaults.H):
+        raise ValueError(f"algo {name!r} runs at context width h = {w} (its green list ignores the context); got h={h!r}")
+    return w
 
 
 def own(name: str, prm: dict) -> dict:
@@ -503,6 +520,10 @@ register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, 
                    doc="unbiased watermark, gamma-reweight"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True, boost=FIXED,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha"))
+# code 10: synthid (sims.watermarks.tournament)
+# Unigram: no LR score (its exact null keeps the first token of each context: at h = 0, one token per text)
+register(Algorithm("unigram", 11, ("delta",), "redgreen", unigram.ref_unigram, defaults=dict(gamma=lambda v: unigram.GAMMA), boost=FIXED,
+                   context_width=0, doc="Unigram (Zhao et al. 2023): SRL's boost delta of one fixed keyed green list (h = 0)"))
 
 
 SEEDING_ALGOS = names(siphash=True)

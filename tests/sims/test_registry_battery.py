@@ -27,7 +27,8 @@ from sims.watermarks.generate import generate
 
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
-PARAMS = dict(srl=dict(delta=1.5), dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
+PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3),
+              dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
               synthid=dict(m=7, candidates=3, mask_repeated=0))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact
@@ -70,8 +71,11 @@ def test_numba_generator_equals_reference(algo, h):
     width 1 with the default parameters, width 2 with those of ``PARAMS``."""
     lm = get_lm("lfqa", vocab_size=2000)
     key, T = 99, 25
-    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
+    w = registry.get(algo).context_width  # a record with a fixed context width (Unigram: 0) runs at it, whatever h
+    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h if w is None else w, **(_params(algo) if h > 1 else {}))
     prm, P = gen.meta, gen.prompts.shape[1]
+    assert prm["h"] == (h if w is None else w)
+    h = prm["h"]
     rec = dict(tokens=gen.tokens, G=gen.G, entropy=gen.entropy, kl=gen.kl, dg=gen.dg, lam=gen.lam)
     for i in range(2):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
@@ -176,7 +180,7 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
         p_all = torch.softmax(scores[:, :V].double(), -1).numpy()
         q_out = torch.softmax(out[:, :V].double(), -1).numpy()
         for i in range(len(PROMPTS)):
-            window = ids[i, -1:].numpy()
+            window = ids[i, ids.shape[1] - spy.h :].numpy()  # the processor's width (Unigram: 0)
             q, states[i] = _check_step(algo, rec, i, t, p_all[i], window, states[i], prm, KEY, TORCH_TOL, boost_record=True)
             np.testing.assert_allclose(q_out[i], q, rtol=0, atol=Q_ATOL, err_msg=f"{algo} row {i} step {t}")
             if registry.get(algo).point_mass:  # logits -inf but at y
@@ -283,11 +287,11 @@ def test_the_torch_backend_refuses_an_unknown_name():
 
 
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
-                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw'\\)"),
+                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram'\\)"),
                                                  ("ems", dict(alpha=1.0), "\\('atw',\\)"),
                                                  ("its", dict(tau=0.5), "\\('ems',\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
-                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw'\\)")])
+                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 
