@@ -136,7 +136,7 @@ class SequentialDetector:
             raise ValueError(f"context must hold at least h={h} tokens (h >= 0); got {len(self.seq)}")
         self.P = len(self.seq)
         self.gamma = defaults.GAMMA if gamma is None else float(gamma)
-        self.green_kind, self.vocab_size = green_kind, vocab_size
+        self.green_kind, self.vocab_size = registry.fixed_green_kind(algo, green_kind), vocab_size  # DiPmark: partition
         self.kw = dict(h=self.h, vocab_size=vocab_size)
         self.family.stream_setup(self, sequential.check_grid(grid), algo=algo, score=score, m=m, weights=weights, mask_repeated=mask_repeated)
         self.seen: set = set()

@@ -517,4 +517,4 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     return proc
 
 
-from sims.torch_backend import unigram_torch  # noqa: E402, F401  (registers the Unigram processor)
+from sims.torch_backend import dipmark_torch, unigram_torch  # noqa: E402, F401  (register the Unigram and DiPmark processors)

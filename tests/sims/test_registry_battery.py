@@ -27,7 +27,7 @@ from sims.watermarks.generate import generate
 
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
-PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3),
+PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3), dipmark=dict(dip_alpha=0.3, gamma=0.4),
               dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
               synthid=dict(m=7, candidates=3, mask_repeated=0))
 # (rel, abs) per record
@@ -46,7 +46,7 @@ def _check_step(algo, rec, i, t, p, window, state, prm, key, tol, boost_record=F
     ``boost_record``: the torch processors of a fixed boost (SRL, ATW) record the boost used as
     lambda_t, which must then reproduce q_t."""
     q, states = registry.get(algo).reference(p, window, t, key, state, prm)
-    green = prf.green_mask(prf.context_hash(key, window), p.shape[0], prm["gamma"])
+    green = prf.green_mask(prf.context_hash(key, window), p.shape[0], prm["gamma"], prm.get("green_kind", "bernoulli"))  # DiPmark: partition
     y = rec["tokens"][i, t]
     G = p[green].sum()
     assert q[y] > 0.0, (algo, i, t)
@@ -170,7 +170,7 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
 
     spy = _Spy(make_processor(algo, vocab_size=V, key=KEY, fused=fused, max_steps=T_TORCH, **_params(algo)))
     g = generate_torch(model, PROMPTS, T_TORCH, spy, seed=2)
-    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS})
+    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS}) | dict(green_kind=g.meta["green_kind"])
     if registry.get(algo).family == "tournament":
         return _check_tournament_torch(algo, g, spy, prm)
     assert prm["gamma"] == g.meta["gamma"] and g.meta["algo"] == algo
