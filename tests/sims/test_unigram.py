@@ -170,3 +170,12 @@ def test_the_cli_generates_and_detects(tmp_path, capsys):
     assert '"h": 0' in capsys.readouterr().out
     assert main(["generate", "--lm", "tiny", "--algo", "unigram", "--h", "2", "--n", "1", "--T", "3", "--out", str(out)]) == 2
     assert "runs at context width h = 0" in capsys.readouterr().err
+
+
+def test_a_real_lms_left_padded_prompts_are_not_read_at_width_zero():
+    """A real LM's prompts are left-padded with -1; at h = 0 no prompt id is read, so the pads pass and the
+    result equals that of a zero-width prompt."""
+    tokens = np.array([[5, 9, 5, 7]])
+    a = scores.score_redgreen(tokens, np.array([[-1, -1, 3]]), KEY, 0.5, h=0, vocab_size=20, dedup=True)
+    b = scores.score_redgreen(tokens, np.zeros((1, 0), dtype=np.int64), KEY, 0.5, h=0, vocab_size=20, dedup=True)
+    assert a.n_scored[0] == b.n_scored[0] == 3 and a.score[0] == b.score[0] and a.log10_p[0] == b.log10_p[0]
