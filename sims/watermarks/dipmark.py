@@ -83,40 +83,90 @@ def _g(x, alpha):
     return max(x - alpha, 0.0) + max(x - (1.0 - alpha), 0.0)
 
 
+BUCKET_BITS = 12
+"""The Numba step buckets the tokens by the top 12 bits of their words (4096 buckets in descending word order)."""
+
+
 @njit(cache=True)
-def dip_step(alpha, e, inv, bits, green, u, G):
+def dip_step(alpha, e, inv, bits, green, u, G, q):
     """The Numba step: ``e * inv`` is p_t, ``bits`` the context's PRF words (the partition green list's),
-    ``green`` that list as 0.0/1.0, ``u`` the sampling uniform.  Walks the descending word order once:
-    the token where the cumulative q passes ``u``, the exact KL(q || p) and DG = q(green) - G.
+    ``green`` that list as 0.0/1.0, ``u`` the sampling uniform, ``q`` a work array (V,).
+
+    O(V) without sorting the vocabulary: the mass of each bucket of words (top ``BUCKET_BITS`` bits) gives
+    every bucket's range [lo, hi] of the cumulative F in descending word order; g is linear there unless a
+    knee (alpha, 1 - alpha) lies strictly inside, so q = slope * p for the tokens of every other bucket, and
+    only the tokens of the (at most two) buckets holding a knee are sorted, each from its bucket's lo.
+    Then the exact KL(q || p) and DG = q(green) - G, and the inverse-CDF draw of u in vocabulary order.
     Returns ``(y, kl, dg)``."""
-    order = np.argsort(bits)
-    V = order.shape[0]
+    V = e.shape[0]
+    nb = 1 << BUCKET_BITS
+    shift = np.uint64(64 - BUCKET_BITS)
+    mass = np.zeros(nb)
+    count = np.zeros(nb, dtype=np.int64)
     total = 0.0
     for k in range(V):
-        total += e[k]
-    Z = _g(total * inv, alpha)
-    target = u * Z
+        b = int(bits[k] >> shift)
+        pk = e[k] * inv
+        mass[b] += pk
+        count[b] += 1
+        total += pk
+    lo = np.empty(nb)
+    slope = np.empty(nb)  # -1: a knee inside, its tokens done one by one
+    C = 0.0
+    n_crit = 0
+    for b in range(nb - 1, -1, -1):
+        hi = C + mass[b]
+        lo[b] = C
+        if (C < alpha < hi) or (C < 1.0 - alpha < hi):
+            slope[b] = -1.0
+            n_crit += count[b]
+        elif hi <= alpha:
+            slope[b] = 0.0
+        elif C >= 1.0 - alpha:
+            slope[b] = 2.0
+        else:
+            slope[b] = 1.0
+        C = hi
+    Z = _g(total, alpha)
+    crit = np.empty(n_crit, dtype=np.int64)
+    words = np.empty(n_crit, dtype=np.uint64)
+    j = 0
+    for k in range(V):
+        b = int(bits[k] >> shift)
+        if slope[b] < 0.0:
+            crit[j] = k
+            words[j] = bits[k]
+            j += 1
+        else:
+            q[k] = slope[b] * e[k] * inv / Z
+    order = np.argsort(words)
+    prev_b = -1
     F = 0.0
-    g_prev = 0.0
+    for i in range(n_crit - 1, -1, -1):  # descending words: bucket by bucket, each from its lo
+        k = crit[order[i]]
+        b = int(bits[k] >> shift)
+        if b != prev_b:
+            F = lo[b]
+            prev_b = b
+        g0 = _g(F, alpha)
+        F += e[k] * inv
+        q[k] = (_g(F, alpha) - g0) / Z
+    target = u  # q sums to 1 (divided by Z)
+    acc = 0.0
     y = -1
     kl = 0.0
     qg = 0.0
-    for j in range(V - 1, -1, -1):
-        k = order[j]
-        pk = e[k] * inv
-        F += pk
-        g_now = _g(F, alpha)
-        qk = (g_now - g_prev) / Z
+    for k in range(V):
+        qk = q[k]
         if qk > 0.0:
-            kl += qk * math.log(qk / pk)
+            kl += qk * math.log(qk / (e[k] * inv))
             qg += qk * green[k]
-            if y < 0 and g_now >= target:
+            acc += qk
+            if y < 0 and acc >= target:
                 y = k
-        g_prev = g_now
     if y < 0:  # rounding left the target above the last cumulative value: the last token with q > 0
-        for j in range(V):
-            k = order[j]
-            if e[k] > 0.0:
+        for k in range(V - 1, -1, -1):
+            if q[k] > 0.0:
                 y = k
                 break
     return y, kl, qg - G

@@ -368,7 +368,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, out):
             elif algo == HARD:
                 y, kl, dg = _hard_step(G, blk_green, u, dist)
             elif algo == DIPMARK:  # the partition list's words in bits (its record's green_kind)
-                y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G)
+                y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G, scratch)
             elif algo == EMS:
                 y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
             else:
