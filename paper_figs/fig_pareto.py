@@ -30,6 +30,11 @@ SYNTHID = [dict(m=m, candidates=K) for K in (2, 4) for m in (1, 2, 4, 8, 16, 30)
 # SRL gamma 0.25 delta 2 under each seeding scheme of sims.core.seeding over h = 4 tokens (issue 32): the scheme decides which
 # tokens are green, not how many, so its (KL, DG) point should sit on SRL's own (scheme-free) point: the check that it costs nothing.
 SEEDED = [dict(gamma=0.25, delta=2.0, h=4, seeding=s) for s in ("lefthash", "selfhash", "minhash", "skipgram")]
+# Unigram (issue 45, Zhao et al.: one fixed green list, h = 0) at the paper's gamma 0.5 over delta, and DiPmark (Wu et al.:
+# distribution-preserving alpha-reweight) over alpha; DiPmark's DG is the green-mass gain of its detector's list (the tail
+# of its permutation, gamma 0.5).  Both at gamma 0.5, not gamma*(Delta): their distance to the frontier is indicative only.
+UNIGRAM = [dict(delta=d) for d in (1.0, 2.0, 5.0)]
+DIPMARK = [dict(dip_alpha=a) for a in (0.1, 0.2, 0.3, 0.4, 0.45, 0.5)]
 FRONT = np.linspace(0.05, 0.6, 12)
 ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within 5 % of OPT at its DG
 
@@ -58,7 +63,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         ax = axes[0, j]
         ax.plot(front_kl, FRONT, "k:", label="hindsight OPT(Delta) at gamma*(Delta)")
         confs = []
-        for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("synthid", SYNTHID), ("seeded", SEEDED)):
+        for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("synthid", SYNTHID), ("seeded", SEEDED), ("unigram", UNIGRAM),
+                           ("dipmark", DIPMARK)):
             pts = []
             for params in grid:
                 g = generations(lm, "srl" if algo == "seeded" else algo, n, T, 0, vocab_size=V, **params)
@@ -84,6 +90,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             elif algo == "synthid":
                 for k, (mode, c) in enumerate((("non-distortionary", "C4"), ("distortionary", "C2"))):
                     ax.plot(*zip(*pts[6 * k: 6 * k + 6]), "^-", c=c, label=f"SynthID {mode}, m 1..30 (DG: mean-g drift)")
+            elif algo == "unigram":
+                ax.plot(*zip(*pts), "d-.", c="C5", label="Unigram gamma=0.5, delta 1, 2, 5 (h = 0)")
+            elif algo == "dipmark":
+                ax.plot(*zip(*pts), "v-.", c="C6", label="DiPmark gamma=0.5, alpha 0.1..0.5 (distribution-preserving)")
             else:
                 ax.plot(*zip(*pts), "o-", c="red", lw=2, label="DualGA, Delta 0.1..0.5")
         ax.set(xlabel="KL per token (nats)", ylabel="realised DG", title=f"{lm}: population level ({n} texts x {T})")

@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--key-file", type=pathlib.Path, default=None, help="a file of keys, one per line, tested as --key K1,K2,...")
     p.add_argument("--sequential", action="store_true", help="anytime-valid detection: first token flagged per text (--dedup: exact null)")
     p.add_argument("--gamma", type=float, default=None, help=f"green-list ratio (.npz: must equal the file's; --text: default {defaults.GAMMA})")
-    p.add_argument("--h", type=integer(1), default=None, help=f"with --text: context width (default {defaults.H})")
+    p.add_argument("--h", type=integer(0), default=None, help=f"with --text: context width (default {defaults.H})")
     p.add_argument("--seeding", default=None, help="with --text --scheme wmstats: the green lists' seeding scheme, lefthash (default), selfhash, "
                    "minhash, skipgram or semantic (sims.core.seeding; a real LM's semantic lists follow its own embedding clusters; an .npz carries its own)")
     p.add_argument("--vocab-size", type=integer(2), default=None, help=".npz: detector's vocabulary size; must equal the file's")

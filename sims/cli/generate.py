@@ -24,7 +24,7 @@ def add_algo_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--algo", choices=registry.names(), default="dualga")
     for name, prm in registry.PARAMS.items():  # one option per registry parameter; unset (None) means the default
         p.add_argument(f"--{name}", type=float, default=None, help=f"{', '.join(registry.taking(name)) if name != 'gamma' else 'all'}: {prm.help}")
-    p.add_argument("--h", type=integer(1), default=1, help="context width of the green-list hash")
+    p.add_argument("--h", type=integer(0), default=1, help="context width of the green-list hash (0: one fixed green list; unigram runs at 0)")
     p.add_argument("--n", type=integer(1), default=100, help="number of texts")
     p.add_argument("--T", type=integer(1), default=200, help="tokens per text")
     p.add_argument("--seed", type=SEED, default=0)

@@ -92,8 +92,8 @@ def text_input(args) -> argparse.Namespace:
     if getattr(args, "seeding", None) not in (None, "lefthash") and args.scheme != "wmstats":
         raise ValueError(f"--seeding seeds the package's green lists (--scheme wmstats); got --scheme {args.scheme!r} --seeding {args.seeding!r}")
     h = defaults.H if args.h is None else args.h
-    if h < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if h < (0 if args.scheme == "wmstats" else 1):  # h = 0 (Unigram's one green list): the package's own lists
+        raise ValueError(f"h must be an integer in [{0 if args.scheme == 'wmstats' else 1}, inf) for --scheme {args.scheme}; got {h!r}")
     generated: list = []
     texts = read_texts(args.text, generated)
     tok = load_tokenizer(args.lm)

@@ -21,12 +21,14 @@ def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
     """(n, T, h) array: the ``h`` tokens before each generated token, oldest first."""
     tokens = np.asarray(tokens, dtype=np.int64)
     prompts = np.asarray(prompts, dtype=np.int64)
-    if int(h) != h or h < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if int(h) != h or h < 0:
+        raise ValueError(f"h must be an integer in [0, inf); got {h!r}")
     if prompts.shape[1] < h:
         raise ValueError(f"prompts must hold at least h={h} tokens per text; got {prompts.shape[1]}")
     seq = np.concatenate([prompts[:, prompts.shape[1] - h :], tokens], axis=1)
     T = tokens.shape[1]
+    if h == 0:  # no context (Unigram): every window is the empty one
+        return np.zeros(tokens.shape + (0,), dtype=np.int64)
     return np.stack([seq[:, j : j + T] for j in range(h)], axis=2)
 
 

@@ -110,8 +110,8 @@ class DetectResult:
 
 def _check_inputs(tokens, prompts, vocab_size, h, lengths):
     """Validate the token layout; return contiguous int64 arrays and the per-text lengths."""
-    if int(h) != h or int(h) < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if int(h) != h or int(h) < 0:
+        raise ValueError(f"h must be an integer in [0, inf); got {h!r}")
     tokens = np.asarray(tokens)
     prompts = np.asarray(prompts)
     for name, a in (("tokens", tokens), ("prompts", prompts)):
@@ -123,6 +123,7 @@ def _check_inputs(tokens, prompts, vocab_size, h, lengths):
         raise ValueError(f"tokens and prompts must be 2-d with one row per text; got shapes {tokens.shape} and {prompts.shape}")
     if prompts.shape[1] < h:
         raise ValueError(f"prompts must hold at least h={h} tokens per text; got {prompts.shape[1]}")
+    prompts = prompts[:, prompts.shape[1] - int(h) :]  # only the last h ids are read: none at h = 0 (a real LM's -1 left pads pass)
     if vocab_size is not None and not (2 <= int(vocab_size) <= 2**31):
         raise ValueError(f"vocab_size must be in [2, 2**31]; got {vocab_size!r}")
     hi = np.iinfo(np.int64).max if vocab_size is None else int(vocab_size) - 1

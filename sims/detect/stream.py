@@ -127,16 +127,16 @@ class SequentialDetector:
 
             check_score(score, algo)
         self.score = score
-        self.algo, self.key, self.h, self.dedup = algo, key, int(h), bool(dedup)
+        self.algo, self.key, self.h, self.dedup = algo, key, int(registry.context_width(algo, h)), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
         self.bound = math.log(1.0 / self.alpha)
         scores._check_key(key)
         self.seq = [int(x) for x in np.asarray(context).ravel()]
-        if self.h < 1 or len(self.seq) < self.h:
-            raise ValueError(f"context must hold at least h={h} tokens (h >= 1); got {len(self.seq)}")
+        if self.h < 0 or len(self.seq) < self.h:
+            raise ValueError(f"context must hold at least h={h} tokens (h >= 0); got {len(self.seq)}")
         self.P = len(self.seq)
         self.gamma = defaults.GAMMA if gamma is None else float(gamma)
-        self.green_kind, self.vocab_size = green_kind, vocab_size
+        self.green_kind, self.vocab_size = registry.fixed_green_kind(algo, green_kind), vocab_size  # DiPmark: partition
         self.kw = dict(h=self.h, vocab_size=vocab_size)
         self.family.stream_setup(self, sequential.check_grid(grid), algo=algo, score=score, m=m, weights=weights, mask_repeated=mask_repeated)
         self.seen: set = set()
@@ -184,7 +184,7 @@ class SequentialDetector:
         pairs = self._seed_pairs(new) if self.seeded and self.dedup else None
         t0 = len(self.seq) - self.P
         for j, y in enumerate(new):
-            window = tuple(self.seq[-self.h :])
+            window = tuple(self.seq[len(self.seq) - self.h :])  # h = 0: the empty window (dedup: each distinct token once)
             self.seq.append(int(y))
             if self.family.stream_skip(self, window, (window, int(y)) if pairs is None else pairs[j]):
                 continue

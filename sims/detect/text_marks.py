@@ -45,8 +45,8 @@ def redgreen_text_marks(rows: list[np.ndarray], key: int, *, gamma: float, h: in
     """
     if not 0.0 < float(gamma) < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
-    if int(h) < 1:
-        raise ValueError(f"h must be an integer in [1, inf); got {h!r}")
+    if int(h) < 0:
+        raise ValueError(f"h must be an integer in [0, inf); got {h!r}")
     lengths = np.array([max(0, len(r) - h) for r in rows], dtype=np.int64)
     tokens = padded_texts(rows, h)
     prompts = np.stack([np.pad(r[:h], (h - min(h, len(r)), 0)) for r in rows])

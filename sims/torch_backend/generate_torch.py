@@ -37,7 +37,7 @@ def row_keys(seed: int, rows, device) -> torch.Tensor:
 def processor_meta(processor, V: int, seed: int) -> dict:
     """The ``Generation.meta`` of a processor's texts (the synthetic generator's keys)."""
     meta = dict(algo=getattr(processor, "name", "none"), key=getattr(processor, "key", 0), gamma=getattr(processor, "gamma", 0.25),
-                h=getattr(processor, "h", 1), vocab_size=int(V), green_kind="bernoulli", seed=int(seed))
+                h=getattr(processor, "h", 1), vocab_size=int(V), green_kind=getattr(processor, "green_kind", "bernoulli"), seed=int(seed))
     meta.update({k: float(getattr(processor, k)) for k in PARAMS if getattr(processor, k, None) is not None})
     if getattr(processor, "prf", "splitmix64") != "splitmix64":
         meta["prf"] = processor.prf

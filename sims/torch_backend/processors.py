@@ -74,8 +74,8 @@ class _KeyedProcessor:
         elif isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
             raise ValueError(f"key must be in [0, 2**64) (an int, for prf='splitmix64'); got {key!r}")
         self.prf = prf
-        if int(h) < 1:
-            raise ValueError(f"h must be in [1, inf); got {h!r}")
+        if int(h) < 0:
+            raise ValueError(f"h must be in [0, inf); got {h!r}")
         if int(vocab_size) < 2:
             raise ValueError(f"vocab_size must be in [2, inf); got {vocab_size!r}")
         self.key, self.gamma, self.vocab_size, self.h = int(key), float(gamma), int(vocab_size), int(h)
@@ -95,7 +95,7 @@ class _KeyedProcessor:
         self._note_nan(scores[:, : self.vocab_size])
         self.t += 1
         logits = scores[:, : self.vocab_size].double()
-        green = self.green_lists(input_ids[:, -self.h :])
+        green = self.green_lists(input_ids[:, input_ids.shape[1] - self.h :])
         p = torch.softmax(logits, dim=-1)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
         self._ent = -torch.xlogy(p, p).sum(-1)
@@ -171,7 +171,7 @@ class _KeyedProcessor:
             self._boost = FusedBoost(self.key, self.gamma, self.vocab_size, B, self.max_steps, scores.device, h=self.h,
                                      lam1=lam1, Delta=Delta, eta=eta, M=M,
                                      backend="triton" if self.fused else boost_backend(scores.device))
-        return self._boost(input_ids[:, -self.h :], scores, torch.empty_like(scores))
+        return self._boost(input_ids[:, input_ids.shape[1] - self.h :], scores, torch.empty_like(scores))
 
     def _use_fused(self, scores) -> bool:
         if self.prf != "splitmix64" or self.seeding != "lefthash":  # the fused kernels hash lefthash with SplitMix64
@@ -307,7 +307,7 @@ class EMSProcessor(_KeyedProcessor):
 
     def __call__(self, input_ids, scores):
         logits, green, p, G = self._prepare(input_ids, scores)
-        ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], prf.EMS)
+        ctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.EMS)
         r = prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
         ptau = torch.softmax(logits / self.tau, dim=-1)
         y = torch.argmax(torch.log(r) / ptau, dim=-1)
@@ -336,7 +336,7 @@ class KeyedOrderProcessor(_KeyedProcessor):
         logits, green, p, G = self._prepare(input_ids, scores)
         perm = self.perm.to(scores.device)
         B, V = p.shape
-        sctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], prf.STEP)
+        sctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.STEP)
         if self.name == "uw-gamma":
             rev = prf_torch.uniforms(sctx, torch.full_like(sctx, V + 1)) < 0.5
             order = torch.where(rev[:, None], perm.flip(0)[None, :], perm[None, :])
@@ -510,6 +510,7 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
         raise ValueError(f"prf={prf!r} keys the red-green schemes {registry.names(siphash=True)} only; got algo={algo!r}")
     registry.check_params(algo, **params)
     info = registry.resolve(algo, **params)
+    h = registry.context_width(algo, h)
     cls = PROCESSORS[algo]
     kw = dict(vocab_size=vocab_size, key=key, h=h, gamma=info["gamma"], **{p: info[p] for p in rec.params})
     if rec.siphash:
@@ -524,3 +525,6 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     if table.size:
         proc.cluster_of = torch.from_numpy(table)
     return proc
+
+
+from sims.torch_backend import dipmark_torch, unigram_torch  # noqa: E402, F401  (register the Unigram and DiPmark processors)

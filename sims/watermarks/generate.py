@@ -24,6 +24,8 @@ Algorithms (``ALGOS``):
                half of the cumulative mass is dropped, the upper half doubled; KL exact
 ``atw``        adaptive text watermark: boost delta only where the entropy of p_t exceeds
                alpha (its semantic hash is replaced by the context hash here)
+``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
+               (:mod:`sims.watermarks.unigram`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
@@ -67,7 +69,7 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import _kernels as kern
-from sims.watermarks import registry
+from sims.watermarks import dipmark, registry
 from theory import _scalar
 
 #: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
@@ -76,11 +78,12 @@ ALGOS = registry.names()
 #: The kernel's integer code of each algorithm (its registry record's ``code``).
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW)  #: the codes _generate has a step for
+UNIGRAM, DIPMARK = registry.get("unigram").code, registry.get("dipmark").code
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma")
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
@@ -101,7 +104,7 @@ SIPHASH_ALGOS = registry.names(siphash=True)  #: the red-green schemes prf="siph
 def _tabulated(algo, partition):
     """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
     with Bernoulli green lists."""
-    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW
+    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
     return boosting and not partition
 
 
@@ -355,7 +358,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
             lam_rec = np.nan
             if algo == NONE or (algo == HARD and G <= 0.0):  # hard with an empty green mass: unwatermarked
                 y = _draw(-1.0, blk_all, u, dist)
-            elif algo == SRL:
+            elif algo == SRL or algo == UNIGRAM:  # Unigram: SRL at context width 0 (its record's context_width)
                 y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
             elif algo == ATW:
                 y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
@@ -369,6 +372,8 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 lam = _scalar.autocov_update(lam, dg, prev_green, prm.gamma, prm.Delta, prm.eta, prm.M)
             elif algo == HARD:
                 y, kl, dg = _hard_step(G, blk_green, u, dist)
+            elif algo == DIPMARK:  # the partition list's words in bits (its record's green_kind)
+                y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G, scratch)
             elif algo == EMS:
                 y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
             else:
@@ -401,7 +406,7 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
     info = registry.resolve(algo, **given)
-    prm = AlgoParams(*(float(0.0 if info[f] is None else info[f]) for f in AlgoParams._fields))
+    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha: DiPmark's only
     return prm, info
 
 
@@ -409,7 +414,7 @@ def generate(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
-    prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT,
+    prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT, dip_alpha=None,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -427,7 +432,8 @@ def generate(
         The paper's parameters (defaults: :data:`sims.watermarks.registry.PARAMS`); one that
         ``algo`` does not take, given, is refused (:func:`sims.watermarks.registry.check_params`).
     h : int
-        Context width of the green-list hash (>= 1).
+        Context width of the green-list hash (>= 0; 0: one fixed green list, Zhao et al.'s Unigram; a record with a
+        fixed ``context_width`` runs at it, :func:`sims.watermarks.registry.context_width`).
     green_kind : {"bernoulli", "partition"}
         See :mod:`sims.core.prf`.
     M : float
@@ -441,6 +447,8 @@ def generate(
         red-green schemes ``SIPHASH_ALGOS``, generated on the materialised path).  The record's
         ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.detectors.score`
         detects with the same.
+    dip_alpha :
+        DiPmark's reweight alpha in [0, 1/2] (:mod:`sims.watermarks.dipmark`).
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
@@ -474,14 +482,19 @@ def generate(
     if rec.generator is not None:
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
-                                         candidates=candidates, mask_repeated=mask_repeated))
+                                         candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha))
     registry.check_params(algo, m=m, candidates=candidates, mask_repeated=mask_repeated)
     if rec.code not in STEPS:
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
-    if int(h) < 1:
-        raise ValueError(f"h must be in [1, inf); got {h!r}")
+    h = registry.context_width(algo, h)
+    green_kind = registry.fixed_green_kind(algo, green_kind)
+    if int(h) < 0:
+        raise ValueError(f"h must be in [0, inf); got {h!r}")
+    if int(h) == 0 and (green_kind != "bernoulli" or seed_code != seeding_mod.LEFTHASH):
+        raise ValueError(f"h = 0 (one green list for every context) takes Bernoulli lefthash green lists: partition lists make the colours "
+                         f"of distinct tokens hypergeometric, not binomial; got green_kind={green_kind!r}, seeding={seeding!r}")
     siphash = prf == "siphash"
     if siphash:
         k0, k1 = prf_crypto.key_words(key)
@@ -496,7 +509,7 @@ def generate(
         k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M)
+    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha)
     registry.check_params(algo, **given)
     M = registry.PARAMS["M"].check(defaults.M if M is None else M)
     prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})

@@ -264,8 +264,8 @@ def generate_null(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int, gamma
     """
     if int(n) < 1 or int(T) < 1:
         raise ValueError(f"n and T must be in [1, inf); got n={n}, T={T}")
-    if int(h) < 1:
-        raise ValueError(f"h must be in [1, inf); got {h!r}")
+    if int(h) < 0:
+        raise ValueError(f"h must be in [0, inf); got {h!r}")
     if not (0 <= int(key) < 2**64):
         raise ValueError(f"key must be in [0, 2**64); got {key!r}")
     if green_kind not in ("bernoulli", "partition"):

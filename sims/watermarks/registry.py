@@ -43,6 +43,7 @@ import theory
 from sims.core import defaults, prf, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
+from sims.watermarks import dipmark, unigram
 
 FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
 """The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
@@ -118,6 +119,8 @@ PARAMS = {p.name: p for p in (
           integer=True, recorded_unused=False),
     Param("mask_repeated", 1, 0, 1, False, False, "1: a repeated context samples from p unmarked (default), 0: no mask",
           integer=True, recorded_unused=False),
+    Param("dip_alpha", dipmark.ALPHA, 0.0, 0.5, False, False, "DiPmark's reweight alpha (default 0.45; 0.5: gamma-reweight)",
+          exact=False, recorded_unused=False),
 )}
 """Every parameter by name, in the order of the records' ``meta``."""
 
@@ -276,6 +279,12 @@ class Algorithm:
     marker : str
         Its marker in every figure (a matplotlib marker), distinct from every other record's: the
         algorithm stays identifiable in grey print and for readers who do not tell the colours apart.
+    context_width : int, optional
+        The context width it always runs at (Unigram: 0, one green list for every context); None: the
+        caller's ``h`` (:func:`context_width`).
+    green_kind : str, optional
+        The green lists its records and detector use whatever is asked (DiPmark: ``"partition"``, the tail of
+        its permutation); None: the caller's (:func:`fixed_green_kind`).
     """
 
     name: str
@@ -302,6 +311,8 @@ class Algorithm:
     doc: str = ""
     color: str = "#777777"
     marker: str = "o"
+    context_width: int | None = None
+    green_kind: str | None = None
 
 
 _REGISTRY: dict[str, Algorithm] = {}
@@ -369,6 +380,29 @@ def resolve(name: str, **given) -> dict:
     for k in deferred:  # gamma*(Delta), then delta*(Delta, gamma)
         out[k] = PARAMS[k].check(algo.defaults[k](out), out)
     return out
+
+
+def context_width(name: str, h: int) -> int:
+    """The context width algorithm ``name`` runs at: its record's fixed ``context_width`` where it has one
+    (Unigram: 0), else ``h``.  The package's default width (``defaults.H``) reads as not given there;
+    another width is refused, naming the algorithm's."""
+    w = get(name).context_width
+    if w is None:
+        return h
+    if int(h) not in (w, defaults.H):
+        raise ValueError(f"algo {name!r} runs at context width h = {w} (its green list ignores the context); got h={h!r}")
+    return w
+
+
+def fixed_green_kind(name: str, green_kind: str) -> str:
+    """The green-list kind algorithm ``name`` runs with: its record's ``green_kind`` where it has one (DiPmark:
+    ``"partition"``), the default ``defaults.GREEN_KIND`` reading as not given there; else ``green_kind``."""
+    k = get(name).green_kind
+    if k is None:
+        return green_kind
+    if green_kind not in (k, defaults.GREEN_KIND):
+        raise ValueError(f"algo {name!r} runs with green_kind={k!r} (its detector's list); got green_kind={green_kind!r}")
+    return k
 
 
 def own(name: str, prm: dict) -> dict:
@@ -512,6 +546,15 @@ register(Algorithm("uw-gamma", 8, (), "keyed", _ref_uw_gamma, keyed_order=True, 
                    doc="unbiased watermark, gamma-reweight", color="#8C564B", marker=">"))
 register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=True, stealable=True, boost=FIXED,
                    doc="adaptive text watermark: boost delta where the entropy of p_t exceeds alpha", color="#882255", marker="*"))
+# code 10: synthid (sims.watermarks.tournament)
+# Unigram: no LR score (its exact null keeps the first token of each context: at h = 0, one token per text)
+register(Algorithm("unigram", 11, ("delta",), "redgreen", unigram.ref_unigram, defaults=dict(gamma=lambda v: unigram.GAMMA), boost=FIXED,
+                   context_width=0, doc="Unigram (Zhao et al. 2023): SRL's boost delta of one fixed keyed green list (h = 0)",
+                   color="#44AA99", marker="p"))
+register(Algorithm("dipmark", 12, ("dip_alpha",), "redgreen", dipmark.ref_dipmark, defaults=dict(gamma=lambda v: dipmark.GAMMA),
+                   distortion_free=True, green_kind="partition",
+                   doc="DiPmark (Wu et al. 2023): alpha-reweight of the context's keyed permutation; its tail is the green list",
+                   color="#999933", marker="H"))
 
 
 SEEDING_ALGOS = names(siphash=True)

@@ -37,7 +37,7 @@ def bad_cases(texts: pathlib.Path, tmp: pathlib.Path) -> list[tuple[list[str], s
         (["generate", "--threads", "0", "--out", str(tmp / "a.npz")], "--threads must be an integer in [1, "),
         (["generate", "--threads", "many", "--out", str(tmp / "a.npz")], "--threads must be an integer in [1, "),
         (["generate", "--algo", "srl", "--Delta", "0.3", "--out", str(tmp / "a.npz")], "Delta is a parameter of ('dualga', 'autocov')"),
-        (["evaluate", "--algo", "dualga", "--delta", "3"], "delta is a parameter of ('srl', 'atw')"),
+        (["evaluate", "--algo", "dualga", "--delta", "3"], "delta is a parameter of ('srl', 'atw', 'unigram')"),
         (["evaluate", "--algo", "srl", "--gamma", "2"], "gamma must be in (0, 1); got 2.0"),
         (["evaluate", "--lm", "news", *HUGE], "GiB of memory"),
         (["evaluate", "--lm", "news", "--T", "-3"], "--T must be an integer in [1, inf); got '-3'"),

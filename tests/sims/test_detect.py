@@ -255,8 +255,8 @@ def test_bad_input():
         detect.score_redgreen(one, one, 1, 0.0, vocab_size=10)
     with pytest.raises(ValueError, match="prompts must hold at least h=2"):
         detect.score_redgreen(one, one, 1, 0.25, h=2)
-    with pytest.raises(ValueError, match="h must be an integer"):
-        detect.score_redgreen(one, one, 1, 0.25, h=0)
+    with pytest.raises(ValueError, match=re.escape("h must be an integer in [0, inf)")):  # h = 0 is Unigram's width
+        detect.score_redgreen(one, one, 1, 0.25, h=-1)
     with pytest.raises(ValueError, match="must hold integer token ids"):
         detect.score_redgreen(np.array([[1.5]]), one, 1, 0.25)
     with pytest.raises(ValueError, match="lengths must be in"):

@@ -27,7 +27,8 @@ from sims.watermarks.generate import generate
 
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
-PARAMS = dict(srl=dict(delta=1.5), dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
+PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3), dipmark=dict(dip_alpha=0.3, gamma=0.4),
+              dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
               synthid=dict(m=7, candidates=3, mask_repeated=0))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact
@@ -45,7 +46,7 @@ def _check_step(algo, rec, i, t, p, window, state, prm, key, tol, boost_record=F
     ``boost_record``: the torch processors of a fixed boost (SRL, ATW) record the boost used as
     lambda_t, which must then reproduce q_t."""
     q, states = registry.get(algo).reference(p, window, t, key, state, prm)
-    green = prf.green_mask(prf.context_hash(key, window), p.shape[0], prm["gamma"])
+    green = prf.green_mask(prf.context_hash(key, window), p.shape[0], prm["gamma"], prm.get("green_kind", "bernoulli"))  # DiPmark: partition
     y = rec["tokens"][i, t]
     G = p[green].sum()
     assert q[y] > 0.0, (algo, i, t)
@@ -70,8 +71,11 @@ def test_numba_generator_equals_reference(algo, h):
     width 1 with the default parameters, width 2 with those of ``PARAMS``."""
     lm = get_lm("lfqa", vocab_size=2000)
     key, T = 99, 25
-    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
+    w = registry.get(algo).context_width  # a record with a fixed context width (Unigram: 0) runs at it, whatever h
+    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h if w is None else w, **(_params(algo) if h > 1 else {}))
     prm, P = gen.meta, gen.prompts.shape[1]
+    assert prm["h"] == (h if w is None else w)
+    h = prm["h"]
     rec = dict(tokens=gen.tokens, G=gen.G, entropy=gen.entropy, kl=gen.kl, dg=gen.dg, lam=gen.lam)
     for i in range(2):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
@@ -166,7 +170,7 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
 
     spy = _Spy(make_processor(algo, vocab_size=V, key=KEY, fused=fused, max_steps=T_TORCH, **_params(algo)))
     g = generate_torch(model, PROMPTS, T_TORCH, spy, seed=2)
-    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS})
+    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS}) | dict(green_kind=g.meta["green_kind"])
     if registry.get(algo).family == "tournament":
         return _check_tournament_torch(algo, g, spy, prm)
     assert prm["gamma"] == g.meta["gamma"] and g.meta["algo"] == algo
@@ -176,7 +180,7 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
         p_all = torch.softmax(scores[:, :V].double(), -1).numpy()
         q_out = torch.softmax(out[:, :V].double(), -1).numpy()
         for i in range(len(PROMPTS)):
-            window = ids[i, -1:].numpy()
+            window = ids[i, ids.shape[1] - spy.h :].numpy()  # the processor's width (Unigram: 0)
             q, states[i] = _check_step(algo, rec, i, t, p_all[i], window, states[i], prm, KEY, TORCH_TOL, boost_record=True)
             np.testing.assert_allclose(q_out[i], q, rtol=0, atol=Q_ATOL, err_msg=f"{algo} row {i} step {t}")
             if registry.get(algo).point_mass:  # logits -inf but at y
@@ -283,11 +287,11 @@ def test_the_torch_backend_refuses_an_unknown_name():
 
 
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
-                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw'\\)"),
+                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram'\\)"),
                                                  ("ems", dict(alpha=1.0), "\\('atw',\\)"),
                                                  ("its", dict(tau=0.5), "\\('ems',\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
-                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw'\\)")])
+                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 
