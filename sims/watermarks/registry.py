@@ -7,7 +7,7 @@ detector family, its flags, the code of its step in the Numba generator
 paper's definitions on full vectors.  The generator, the torch processors
 (:data:`sims.torch_backend.processors.PROCESSORS`), the CLI's options, sweep grids, evaluation,
 stealing, the detectors' dispatch and ``proofs_check`` all read it; one battery
-(``tests/sims/test_registry_battery.py``) runs every record on every backend it declares
+(``tests/watermarks/test_registry_battery.py``) runs every record on every backend it declares
 against its reference step.  How to add one: the book's page "Adding a watermark".
 
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
@@ -134,7 +134,7 @@ class Boost:
     """:meth:`signal` reads ``G`` (else it may be None)."""
 
     def lr(self, meta: dict) -> float:
-        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.lr_scores.lr_delta`)."""
+        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.stats.lr_scores.lr_delta`)."""
         raise NotImplementedError
 
     def per_text(self, info: dict, G: np.ndarray):
@@ -143,13 +143,13 @@ class Boost:
 
     def green_rate(self, meta: dict, gamma: float) -> float:
         r"""The green rate :math:`
-ho` the local score seeks (:func:`sims.detect.local_scores.local_rho`, before its cap):
+ho` the local score seeks (:func:`sims.detect.stats.local_scores.local_rho`, before its cap):
         the green probability of the record's boost :math:`\delta` on a flat distribution,
         :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none)."""
         return flat_green_rate(meta, gamma)
 
     def signal(self, info: dict, G: np.ndarray) -> float:
-        """The mean DG per token on texts of green masses ``G`` (:func:`sims.experiments.plan.watermark_signal`)."""
+        """The mean DG per token on texts of green masses ``G`` (:func:`sims.plan.watermark_signal`)."""
         raise NotImplementedError
 
 
@@ -234,14 +234,14 @@ class Algorithm:
     keyed_order : bool
         Samples along the key's vocabulary order (ITS, UW).
     keyed_mode : int, optional
-        A keyed-order algorithm's branch in the detection scan :func:`sims.detect._kernels.keyed_order_hits`
+        A keyed-order algorithm's branch in the detection scan :func:`sims.detect.stats._kernels.keyed_order_hits`
         (``ITS_MODE`` 0, ``UW_DELTA_MODE`` 1, ``UW_GAMMA_MODE`` 2).
     siphash : bool
         Boosts a green or red list, which ``prf="siphash"`` can key (:mod:`sims.core.prf_crypto`).
     fused : bool
         Runs as one :class:`sims.torch_backend.fused.FusedBoost` step on the static decoder.
     stealable : bool
-        Its green lists can be estimated from text (:mod:`sims.experiments.steal`).
+        Its green lists can be estimated from text (:mod:`sims.steal`).
     distortion_free : bool
         The key-averaged q equals p.
     point_mass : bool
@@ -251,12 +251,12 @@ class Algorithm:
     boost : Boost, optional
         How it tilts one green list (:data:`FIXED`, :data:`HARD`, :data:`DUAL`); None where it does not.
     lr_score : bool
-        The likelihood-ratio score (:mod:`sims.detect.lr_scores`) applies: a known boost of one green list.
+        The likelihood-ratio score (:mod:`sims.detect.stats.lr_scores`) applies: a known boost of one green list.
     edit_score : bool
-        The edit-tolerant alignment (:mod:`sims.detect.edit_scores`) applies: position-keyed, so that an
+        The edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`) applies: position-keyed, so that an
         insertion or deletion misaligns it.
     plan_scores : tuple of str
-        The detection scores the planner (:mod:`sims.experiments.plan`) plans for it, its default first;
+        The detection scores the planner (:mod:`sims.plan`) plans for it, its default first;
         empty where it is not planned.
     backends : tuple of str
         Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
