@@ -44,9 +44,6 @@ from sims.core import defaults, prf, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 
-FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
-"""The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
-registered in :mod:`sims.detect.families`: green count, AutoCov Z_T, EMS sum, keyed-order hits, tournament g-value score."""
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
 NULL = "none"
@@ -226,7 +223,8 @@ class Algorithm:
     params : tuple of str
         The parameters of :data:`PARAMS` it takes besides ``gamma``.
     family : str
-        Its detector (:data:`FAMILIES`).
+        Its detector family: the name of a :class:`sims.detect.families.DetectorFamily` registered in
+        :mod:`sims.detect.families` (:func:`sims.detect.families.names`; checked there, when the record is asked).
     reference : callable
         Its NumPy reference step (module docstring).
     defaults : dict
@@ -304,8 +302,8 @@ def register(algo: Algorithm) -> Algorithm:
     if algo.name in _REGISTRY or any(a.code == algo.code for a in _REGISTRY.values()):
         raise ValueError(f"algorithm {algo.name!r} or code {algo.code} is registered already")
     unknown = [p for p in (*algo.params, *algo.defaults) if p not in PARAMS]
-    if unknown or algo.family not in FAMILIES or not set(algo.backends) <= {"numba", "torch"}:
-        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family in {FAMILIES} and backends in "
+    if unknown or not (isinstance(algo.family, str) and algo.family.isidentifier()) or not set(algo.backends) <= {"numba", "torch"}:
+        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family a name and backends in "
                          f"('numba', 'torch'); got {algo.params}, {algo.family!r}, {algo.backends}")
     _REGISTRY[algo.name] = algo
     return algo

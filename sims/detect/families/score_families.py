@@ -145,9 +145,9 @@ for _s in (
 ):
     register_score(_s)
 
-FAMILIES: dict[str, Score] = {n: get_score(n) for n in score_names()}
+SCORES: dict[str, Score] = {n: get_score(n) for n in score_names()}
 """The registered families by name."""
-SCORE_NAMES = tuple(FAMILIES)
+SCORE_NAMES = tuple(SCORES)
 
 
 def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: float | None = None, dedup: bool = False,

@@ -7,7 +7,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from sims.detect.families.score_families import FAMILIES, score_generation
+from sims.detect.families.score_families import SCORES, score_generation
 from sims.detect.stats import _score_kernels as SK
 from sims.detect.stats import gumbel_scores as gs
 from sims.detect.stats import lr_scores as lr
@@ -230,7 +230,7 @@ def test_lr_null_is_uniform_and_beats_the_count(news):
 
 def test_every_family_scores_its_algorithm(news):
     gens = {a: generate(news, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
-    for name, fam in FAMILIES.items():
+    for name, fam in SCORES.items():
         gen = gens[next(a for a in gens if a in fam.algos)]
         res = score_generation(gen, name, news)
         assert np.all(res.log10_p < -2), name
