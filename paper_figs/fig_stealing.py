@@ -6,7 +6,7 @@ then spoofs (boosts its estimated green lists, owner's detector at p <= 1e-4) an
 (re-samples the tokens it believes green, edit rate stated).  Rows: context width h = 1, 2, 4;
 columns: spoof success, scrub success, balanced accuracy of the estimated lists against the
 key's true ones, each against N.  A markdown table (``fig_stealing.md``) gives, per scheme and
-h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.steal.spoof`:
+h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.steal.spoof_test`:
 rank correlation of colour and reference pair frequency, calibrated on the owner's own texts)
 false-positive rate and power on texts of ``spoof_T`` tokens, SRL gamma 0.25 delta 2.
 
@@ -134,7 +134,7 @@ def _markdown(summary: dict, np) -> str:
         lines.append(f"| {label} | {h[2:]} | {last['detected_before']:.2f} | {hit if hit else '> ' + str(last['n_stolen'])} | {last['spoof_success']:.2f} | "
                      f"{last['scrub_success']:.2f} ({last['scrub_edit_rate']:.2f}; {last['scrub_blind_success']:.2f}) | "
                      f"{last['green_estimate_accuracy']:.2f} | {_aware_cells(rows)} |")
-    lines += ["", "Spoof test (sims.steal.spoof: rank correlation of colour and log reference pair count, conformal p-value from the "
+    lines += ["", "Spoof test (sims.steal.spoof_test: rank correlation of colour and log reference pair count, conformal p-value from the "
               "owner's calibration texts; level 0.01) on texts the detector flags, SRL gamma 0.25 delta 2; the owner's reference is "
               "the haul's watermarked texts (what the attacker saw included):", "",
               "| h | tokens | N stolen | spoof success | reference texts | calibration texts | mean Z genuine / spoofed | FPR (95% CI) | power (95% CI) |",

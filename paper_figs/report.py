@@ -1444,7 +1444,7 @@ def _stealing(out: pathlib.Path) -> list[str]:
         lines.append(f"| {name} | {first} | {last['spoof_success']:.2f} | {last['scrub_success']:.2f} | {last['green_estimate_accuracy']:.3f} | {aware} |")
     lines += [
         "",
-        "The spoof test (`sims.steal.spoof`: rank correlation of a token's colour with how often the owner's texts hold "
+        "The spoof test (`sims.steal.spoof_test`: rank correlation of a token's colour with how often the owner's texts hold "
         "its (context, token) pair; conformal p-value from the owner's calibration texts) on texts flagged as watermarked:",
         "",
         "| context width | N stolen | texts | level | FPR on genuine texts [95% CI] | power on spoofed texts [95% CI] |",

@@ -59,7 +59,7 @@ from sims.generation.any_lm import generate as generate_any
 from sims.lm import synthetic as lm_mod
 from sims.lm.door import DEFAULT_PROMPTS, get_lm
 from sims.lm.synthetic import SyntheticLM
-from sims.steal import spoof as spoof_test
+from sims.steal import spoof_test
 from sims.watermarks import registry
 from sims.watermarks.generate import generate, sample_prompts
 
@@ -531,7 +531,7 @@ def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
 
 def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
                      seed: int = 0, level: float = 0.01) -> dict:
-    """The owner's spoof test (:mod:`sims.steal.spoof`) on genuine vs spoofed texts that the
+    """The owner's spoof test (:mod:`sims.steal.spoof_test`) on genuine vs spoofed texts that the
     watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and power,
     with 95% Clopper-Pearson intervals.
 

@@ -1,4 +1,4 @@
-"""Watermark stealing (sims.steal) and the spoof test (sims.steal.spoof)."""
+"""Watermark stealing (sims.steal) and the spoof test (sims.steal.spoof_test)."""
 
 import json
 
@@ -10,7 +10,7 @@ from sims import steal
 from sims.cli.main import main as cli
 from sims.core.record import Generation
 from sims.lm.synthetic import get_lm
-from sims.steal import spoof as spoof_test
+from sims.steal import spoof_test
 
 V = 128  # small vocabulary: every window is seen often with a few thousand texts
 

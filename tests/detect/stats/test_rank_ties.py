@@ -18,7 +18,7 @@ import pytest
 
 from sims.detect import multiple
 from sims.detect.stats import nulls
-from sims.steal import spoof
+from sims.steal import spoof_test as spoof
 
 
 def _conformal_p(z: float, calibration: list[float]) -> float:
