@@ -331,13 +331,22 @@ def test_every_parameter_check_names_the_parameter_its_value_and_range(name, bad
 
 
 def test_registering_an_extra_algorithm():
-    """A record with a used name or code, an unknown parameter or family is refused; a good one is
-    listed, resolved and checked like the others (then removed again)."""
+    """A record with a used name or code, an unknown parameter or a family that is not a name is refused; a record
+    naming an unregistered family is refused when its family is asked (the registered detector families are the one
+    list of names, above the registry); a good one is listed, resolved and checked like the others (then removed again)."""
+    from sims.detect import families
+
     base = registry.get("srl")
-    for bad in (dict(name="srl"), dict(code=0), dict(params=("kappa",)), dict(family="bayes")):
+    for bad in (dict(name="srl"), dict(code=0), dict(params=("kappa",)), dict(family="not a name"), dict(family=None)):
         kw = dict(name="srl2", code=99, params=("delta",), family="redgreen", reference=base.reference) | bad
         with pytest.raises(ValueError):
             registry.register(registry.Algorithm(**kw))
+    registry.register(registry.Algorithm("srl2", 99, ("delta",), "bayes", base.reference))
+    try:
+        with pytest.raises(ValueError, match="algo 'srl2' has detector family 'bayes', which is not registered"):
+            families.of("srl2")
+    finally:
+        registry._REGISTRY.pop("srl2")
     registry.register(registry.Algorithm("srl2", 99, ("delta",), "redgreen", base.reference))
     try:
         assert registry.names()[-1] == "srl2" and registry.resolve("srl2", delta=3.0)["delta"] == 3.0
