@@ -18,8 +18,10 @@ import time
 
 import numpy as np
 
-from sims.detect import detectors, multiple, sequential
-from sims.detect import scores as detect
+from sims.detect import multiple
+from sims.detect.anytime import sequential
+from sims.detect.families import detectors
+from sims.detect.stats import scores as detect
 
 V = 32000
 KEY = 15485863
@@ -104,7 +106,7 @@ def main(argv=None) -> dict:
 
 
 def tournament_rates(n: int = 2000, T: int = 200) -> dict:
-    """Issue 32: SynthID-Text detection (:mod:`sims.detect.tournament_scores`, m = 30 layers after h = 4
+    """Issue 32: SynthID-Text detection (:mod:`sims.detect.stats.tournament_scores`, m = 30 layers after h = 4
     tokens) vs red-green detection (gamma 0.25) on the SAME n x T random tokens (V = 32000; the null:
     every text has T scored tokens, so each detector computes its exact tail for one distinct length),
     end to end (input checks, scan, exact log p-values), timed interleaved in one process (a load that
@@ -124,8 +126,8 @@ def tournament_rates(n: int = 2000, T: int = 200) -> dict:
     Like-for-like ratios: red-green (no dedup) / SynthID no mask (same per-text work, no set), red-green
     dedup / SynthID mask (both a set), red-green h = 4 / SynthID no mask (same context width too); the
     headline ``ratio_redgreen_dedup_False_over_synthid_weighted`` compares the defaults (SynthID doing more)."""
-    from sims.detect import tournament_scores as ts
-    from sims.detect.sequential_laws import sequential_tournament
+    from sims.detect.anytime.sequential_laws import sequential_tournament
+    from sims.detect.stats import tournament_scores as ts
 
     rng = np.random.default_rng(1)
     toks = rng.integers(0, V, size=(n, T))
@@ -177,7 +179,7 @@ def interleaved_rates(fs: dict, n_tokens: int, min_repeat: int = 5, budget_s: fl
 def _keyed_generation(n: int, T: int):
     """ITS texts of the loopy LM and their per-step model distributions (computed once: the model's
     work is the same for both detectors and is not timed)."""
-    from sims.experiments.lms import generate, get_lm
+    from sims.lm.door import generate, get_lm
 
     lm = get_lm("loopy")
     gen = generate(lm, "its", n=n, T=T, seed=0, key=KEY)
@@ -193,8 +195,8 @@ def sequential_vs_fixed(n: int = 2000, T: int = 200, n_keyed: int = 8) -> dict:
     AutoCov (gamma 0.25, dedup for the sequential test; the fixed statistic has none) and SynthID (m = 30,
     h = 4, mask of repeated contexts, the mean score); ITS texts of the loopy LM (``n_keyed`` x T) for the
     keyed-order family, the model's distributions computed beforehand."""
-    from sims.detect.sequential_laws import sequential_tournament
-    from sims.detect.tournament_scores import score_tournament
+    from sims.detect.anytime.sequential_laws import sequential_tournament
+    from sims.detect.stats.tournament_scores import score_tournament
 
     rng = np.random.default_rng(2)
     toks = rng.integers(0, V, size=(n, T))

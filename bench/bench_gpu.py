@@ -117,7 +117,7 @@ def bench_processor(res: dict, V: int = 128256, B: int = 64) -> None:
 def smollm2_shape_model():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from sims.torch_backend.model import SMOLLM2_SHAPE
+    from sims.lm.real.model import SMOLLM2_SHAPE
 
     torch.manual_seed(0)
     with torch.device("cuda"):

@@ -1,13 +1,13 @@
 """Planner query time (issue 31's goal: under 50 ms per query on this machine), one process.
 
-Each query kind of :func:`sims.experiments.plan.plan` is asked once at fpr 1e-6 to build what the
+Each query kind of :func:`sims.plan.plan` is asked once at fpr 1e-6 to build what the
 process keeps (the LM sample, the per-position laws), then timed at three levels drawn afresh each run, so never asked
 before in memory or on disk (no cached critical value): the fastest of the three is printed with its ratio to the 50 ms goal.
 The brute-force alternative, simulating texts until the power is known, is
 ``proofs_check --only check_power_plan`` (minutes per setting), so the goal is stated in milliseconds.
 
 The cold rows time a fresh process: ``python -m sims plan`` (``COLD_ARGS``, and with ``--score lr``) from start to exit, with
-its bytecode written and the planner's on-disk cache (:mod:`sims.experiments.plan_cache`) filled by
+its bytecode written and the planner's on-disk cache (:mod:`sims.plan.cache`) filled by
 one untimed run, best of ``COLD_RUNS``; beside it, timed interleaved, the floor ``python -c pass``
 (the interpreter's start) and ``python -c "import numpy"`` (the planner is NumPy arithmetic).
 """
@@ -36,7 +36,7 @@ QUERIES = {  # name -> plan() keywords; smollm2-fit for the LM-weighted scores, 
 FRESH_DECADES = (-6.1, -5.9)  # the timed levels: three drawn afresh each run in 10^[-6.1, -5.9], so that no critical value
 # of theirs is in the planner's disk cache from an earlier run (fixed levels were fresh only the first time)
 COLD_ARGS = ("-m", "sims", "plan", "--algo", "dualga", "--Delta", "0.2", "--lm", "smollm2-fit", "--fpr", "1e-6", "--power", "0.9")
-COLD_ARGS_LR = (*COLD_ARGS, "--score", "lr")  # its laws and critical sums from the disk cache (sims.experiments.plan_lr)
+COLD_ARGS_LR = (*COLD_ARGS, "--score", "lr")  # its laws and critical sums from the disk cache (sims.plan.lr)
 COLD_FLOORS = {"python -c pass": ("-c", "pass"), "python -c 'import numpy'": ("-c", "import numpy")}
 COLD_RUNS = 7
 
@@ -58,7 +58,7 @@ def cold_start(runs: int = COLD_RUNS) -> dict:
 
 
 def main(argv=None) -> dict:
-    from sims.experiments.plan import plan
+    from sims.plan import plan
 
     res = {}
     fresh = tuple(10.0 ** np.random.default_rng().uniform(*FRESH_DECADES, size=3))

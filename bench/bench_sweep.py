@@ -5,7 +5,7 @@ about 1 s in this process (calibrated first).  Timed, each in a fresh output fol
 
 * serial: every task in this process on one thread (``workers=0``), the work plus Parquet writes;
 * 1 and 2 workers: a warm ``LocalCluster`` (processes, one thread each; its start and the
-  workers' first task are not timed) driven by :func:`sims.experiments.sweep.run_sweep`.
+  workers' first task are not timed) driven by :func:`sims.sweep.run_sweep`.
 
 Overhead per task = wall(1 worker) / serial - 1 (scheduling, pickling, transfer, the client's
 writes); goal < 5 %.  Scaling = wall(1 worker) / wall(2 workers); goal >= 1.7 on 2 cores.  The
@@ -45,9 +45,9 @@ def main(argv=None) -> dict:
     import numba
     from distributed import Client, LocalCluster
 
-    from sims.experiments.sweep import run_sweep, tasks
-    from sims.experiments.sweep_chunk import run_chunk
-    from sims.experiments.sweep_grid import load_grid
+    from sims.sweep import run_sweep, tasks
+    from sims.sweep.chunk import run_chunk
+    from sims.sweep.grid import load_grid
 
     quiet = dict(log=lambda s: None)
     with tempfile.TemporaryDirectory() as tmp:

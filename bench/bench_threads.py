@@ -36,8 +36,8 @@ def _time(model, prompts, V, threads: int) -> float:
 
 def main(argv=None) -> dict:
     from sims.cli.threads import cores, default_threads
-    from sims.torch_backend.model import load
-    from sims.torch_backend.prompts import prompt_ids
+    from sims.lm.real.model import load
+    from sims.lm.real.prompts import prompt_ids
 
     model, tok = load("smollm2")
     V = len(tok)

@@ -21,9 +21,9 @@ N_PROMPTS, T, BATCH, N_SERIAL = 32, 100, 16, 4
 
 
 def main(argv=None) -> dict:
-    from sims.torch_backend import batch as batching
-    from sims.torch_backend.model import load
-    from sims.torch_backend.prompts import prompt_ids
+    from sims.lm.real import batch as batching
+    from sims.lm.real.model import load
+    from sims.lm.real.prompts import prompt_ids
     from sims.torch_backend.real_lm import generate_texts
 
     torch.manual_seed(0)

@@ -99,21 +99,22 @@ def tokenizer_folder(d: pathlib.Path, V: int) -> pathlib.Path | None:
 
 def outputs() -> dict:
     import sims
-    from sims.detect import report, scores
+    from sims.detect.documents import detect_json
+    from sims.detect.stats import scores
 
-    try:  # the score families' table (sims.detect.score_families), or the registry that held it before
-        from sims.detect.score_families import get_score, score_names
+    try:  # the score families' table (sims.detect.families.score_families), or the registry that held it before
+        from sims.detect.families.score_families import get_score, score_names
     except ImportError:
         from sims.watermarks.registry import get_score, score_names
-    try:  # the dispatchers' home (sims.detect.detectors), or the modules that held them before it
-        from sims.detect.detectors import score, score_keys, sequential_score
+    try:  # the dispatchers' home (sims.detect.families.detectors), or the modules that held them before it
+        from sims.detect.families.detectors import score, score_keys, sequential_score
     except ImportError:
+        from sims.detect.anytime.sequential import sequential_score
         from sims.detect.multiple import score_keys
-        from sims.detect.scores import score
-        from sims.detect.sequential import sequential_score
-    from sims.detect.score_families import score_generation
-    from sims.detect.sequential_scores import SEQUENTIAL_SCORES, sequential_score_family
-    from sims.detect.stream import SequentialDetector
+        from sims.detect.stats.scores import score
+    from sims.detect.families.score_families import score_generation
+    from sims.detect.families.sequential_scores import SEQUENTIAL_SCORES, sequential_score_family
+    from sims.detect.families.stream import SequentialDetector
     from sims.watermarks import registry
 
     out: dict = {}
@@ -159,9 +160,9 @@ def outputs() -> dict:
         record(out, f"stream/{algo}", stream)
         res = score(gen, lm) if registry.get(algo).family != "keyed" else None
         if res is not None:
-            record(out, f"report/decide/{algo}", lambda: report.decide(res, 1e-2, gen.meta["gamma"]))
+            record(out, f"report/decide/{algo}", lambda: detect_json.decide(res, 1e-2, gen.meta["gamma"]))
 
-    from sims.detect import local_scores, lr_scores
+    from sims.detect.stats import local_scores, lr_scores
 
     for algo, gen in gens.items():
         record(out, f"lr_delta/{algo}", lambda: lr_scores.lr_delta(gen.meta))

@@ -4,7 +4,7 @@ keys 15485863, 1, 99; the mean over texts of green / scored, and the sd of the g
 import numpy as np
 
 import sims
-from sims.detect import scores
+from sims.detect.stats import scores
 from sims.watermarks.null_sampler import generate_null
 
 for name in ("loopy", "news"):

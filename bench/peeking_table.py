@@ -8,8 +8,8 @@ import json
 import pathlib
 import sys
 
-from sims.experiments.sweep_grid import load_grid
-from sims.experiments.sweep_summary import summarize
+from sims.sweep.grid import load_grid
+from sims.sweep.summary import summarize
 
 JSON = pathlib.Path("docs/results/tab_peeking_sweep.json")
 rows = []

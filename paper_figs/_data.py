@@ -43,7 +43,7 @@ def get_lm(lm: str, vocab_size: int | None = None):
     """LM ``lm`` opened by :func:`sims.get_lm` (``vocab_size``: a synthetic preset's vocabulary, default
     the preset's; other LMs keep theirs): what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW /
     ITS detection."""
-    from sims.experiments.lms import get_lm as open_lm
+    from sims.lm.door import get_lm as open_lm
     from sims.lm.kind import lm_kind
 
     # a smaller vocabulary speeds up a preset; a fitted LM keeps its own (its levels are fitted at it), a real LM its tokenizer's
@@ -69,7 +69,9 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     **params
         The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, M).
     """
-    return get_lm(lm, vocab_size).generate(algo, n=n, T=T, seed=seed, key=key, **params)
+    from sims.generation.any_lm import generate
+
+    return generate(get_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
 
 
 def label(algo: str, params: dict) -> str:

@@ -25,7 +25,8 @@ def oracle_contributions(gen, lm) -> np.ndarray:
     """Each token's contribution to the detector's statistic, shape ``gen.tokens.shape`` (module docstring);
     the red-green ones under the generation's seeding scheme."""
     from sims.core import seeding
-    from sims.detect import scores as detect
+    from sims.detect.stats import scores as detect
+    from sims.lm.synthetic import lm_step_probs
 
     algo, key, h = gen.meta["algo"], gen.meta["key"], gen.meta["h"]
     first_ctx = gen.prompts[:, -h:]  # a real LM's prompts are left-padded with -1
@@ -34,7 +35,7 @@ def oracle_contributions(gen, lm) -> np.ndarray:
     if algo in detect.REDGREEN_ALGOS:
         return detect.token_scores(gen.tokens, first_ctx, key, gamma=gen.meta["gamma"], h=h, vocab_size=lm.vocab_size,
                                    seeding=gen.meta.get("seeding", seeding.DEFAULT))[0]
-    step = detect.lm_step_probs(lm, gen)
+    step = lm_step_probs(lm, gen)
     return np.stack([-np.log(step(i)[np.arange(gen.tokens.shape[1]), gen.tokens[i]]) for i in range(len(gen.tokens))])
 
 
@@ -44,7 +45,7 @@ def score_oracle(gen, lm, rate: float, *, contrib: np.ndarray | None = None):
     ``contrib``: :func:`oracle_contributions` of ``gen``, computed once for several rates (default: computed here)."""
     from sims.core import prf, seeding
     from sims.core.record import Generation
-    from sims.detect import scores as detect
+    from sims.detect.stats import scores as detect
     from sims.experiments._attack_kernels import most_probable_outside
 
     if not 0.0 <= rate <= 1.0:

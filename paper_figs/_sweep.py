@@ -1,4 +1,4 @@
-"""The grids of the paper's tables, run through the sweep engine (:mod:`sims.experiments.sweep`).
+"""The grids of the paper's tables, run through the sweep engine (:mod:`sims.sweep`).
 
 A script names its grid file in ``examples/`` (the same file ``python -m sims sweep`` takes) and
 may shrink it (``--quick``) or put other LMs in it (``--lm``); the chunks land under
@@ -25,7 +25,7 @@ def sweep_grid(name: str, *, lms=None, algos=None, **settings):
     """The grid ``examples/sweep_<name>.toml`` with its LMs replaced by ``lms``, only the
     algorithms ``algos`` kept, and the sweep keys in ``settings`` (n, T, chunk, ...) replaced; a
     real LM caps n and T (:func:`paper_figs._data.sized`)."""
-    from sims.experiments.sweep_grid import Config, load_grid
+    from sims.sweep.grid import Config, load_grid
 
     grid = load_grid(EXAMPLES / f"sweep_{name}.toml")
     configs = grid.configs
@@ -45,7 +45,7 @@ def run_grid(grid, out_dir: pathlib.Path, name: str, quick: bool) -> tuple[list[
     """Run ``grid`` into ``out_dir/sweeps/NAME-HASH`` (HASH: the grid's first 8 hex digits, so that
     grids of other sizes or LMs keep their own chunks; a rerun resumes); return its summary rows and
     that folder."""
-    from sims.experiments.sweep import run_sweep
+    from sims.sweep import run_sweep
 
     real = any(c.real for c in grid.configs)
     workers, scheduler = WHERE["workers"], WHERE["scheduler"]

@@ -2,8 +2,8 @@
 
 Left: false-positive rate when a growing null text is tested at every prefix and flagged at
 the first exact p-value <= alpha (the naive rule), beside the anytime-valid e-process of
-:mod:`sims.detect.sequential` and the fixed-length test of the whole text, on simulated null
-texts (i.i.d. Bernoulli(gamma) colours of distinct pairs, :func:`sims.detect.peeking.null_crossings`;
+:mod:`sims.detect.anytime.sequential` and the fixed-length test of the whole text, on simulated null
+texts (i.i.d. Bernoulli(gamma) colours of distinct pairs, :func:`sims.detect.anytime.peeking.null_crossings`;
 10^6 texts per cell in full mode), with Clopper-Pearson 95 % intervals.
 
 Right: tokens to detection at alpha = 1e-4 on watermarked texts of the synthetic LM, for
@@ -45,7 +45,7 @@ def _ci(k: int, n: int) -> tuple[float, float]:
 
 def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
     """Measured false-positive rates of the naive, anytime and fixed-length rules per (alpha, T)."""
-    from sims.detect.peeking import null_crossings
+    from sims.detect.anytime.peeking import null_crossings
 
     rows = []
     for a in ALPHAS:
@@ -63,7 +63,8 @@ def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
 def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) -> list[dict]:
     """Tokens to detection of the anytime and fixed-length tests per watermark configuration."""
     from paper_figs._data import generations
-    from sims.detect import detectors, scores
+    from sims.detect.families import detectors
+    from sims.detect.stats import scores
 
     rows = []
     for j, (algo, params) in enumerate(CONFIGS):
@@ -106,7 +107,8 @@ def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1)
     """Realised FDR (mean false-discovery proportion over corpora, with its standard error) and power
     on corpora of N texts, 20 % watermarked with SRL delta = 1."""
     from paper_figs._data import generations
-    from sims.detect import detectors, multiple
+    from sims.detect import multiple
+    from sims.detect.families import detectors
 
     n1 = N // 5
     wm = generations(lm, "srl", corpora * n1, T, 8, key=KEY, vocab_size=vocab_size, delta=1.0)

@@ -3,7 +3,7 @@ median detection p-value, and the AutoCov detector's robustness under three atta
 (deletion, insertion, substitution) beside DualGA's red-green detector.
 
 AutoCov texts are scored by the AutoCov statistic Z_T with its exact null
-(:func:`sims.detect.scores.score_autocov`); the others by their own detectors.
+(:func:`sims.detect.stats.scores.score_autocov`); the others by their own detectors.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ ATTACKS = ("deletion", "insertion", "substitution")
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect import detectors
+    from sims.detect.families import detectors
     from sims.experiments.attacks import attack
 
     plt = agg()

@@ -3,10 +3,10 @@ splicing (issue 31): TPR at 1e-4 with its 99 % Clopper-Pearson interval and the 
 on the synthetic presets ``news`` and ``lfqa``.
 
 Scores: ITS with its default hit count (``hits``, exact Poisson-binomial tail) and the alignment
-score ``its-edit`` (:mod:`sims.detect.edit_scores`: exact permutation p-value over 9999 fresh keys,
+score ``its-edit`` (:mod:`sims.detect.stats.edit_scores`: exact permutation p-value over 9999 fresh keys,
 so 1e-4 is its smallest p-value and the level it is read at); the context-keyed watermarks,
 whose keys re-synchronise after an edit by themselves: SRL (delta 2) and DualGA (its defaults) with
-the green count and the red-green local score ``green-local`` (:mod:`sims.detect.local_scores`: the
+the green count and the red-green local score ``green-local`` (:mod:`sims.detect.stats.local_scores`: the
 best segment's green likelihood ratio, exact null), EMS with ``ems-ars``.  Attacks
 (:mod:`sims.experiments.attacks`, seed 12): none, 10 / 30 % random substitution, insertion and
 deletion; for the red-green watermarks also ``splice`` (:mod:`sims.experiments.splice`, seed 12):
@@ -25,6 +25,7 @@ import numpy as np
 
 from paper_figs._out import md_table, write
 from sims.core import defaults
+from sims.lm.synthetic import lm_step_probs
 
 TITLE = "edit-tolerant scores (its-edit, green-local) vs the defaults: TPR at 1e-4 under substitution, insertion, deletion and splicing"
 KEY = defaults.KEY
@@ -47,9 +48,9 @@ def _label(kind: str, rate: float) -> str:
 def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = None) -> np.ndarray:
     """(n_texts, len(lengths)) log10 p of the keyed-order family ``name`` (``hits`` or ``its-edit``) on the
     prefixes of ``lengths`` tokens (capped at each text's length; the last column is the whole text)."""
-    from sims.detect import edit_scores, scores
+    from sims.detect.stats import edit_scores, scores
 
-    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else scores.lm_step_probs(lm, gen)
+    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)
     if name == "hits":
         marks, probs_hit, n = scores.keyed_order_marks(gen, step_probs)
         curve = np.full(marks.shape, np.nan)
@@ -73,8 +74,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     import json
 
     from paper_figs._data import generations, get_lm
-    from sims.detect import score_families
-    from sims.detect.score_families import score_generation
+    from sims.detect.families import score_families
+    from sims.detect.families.score_families import score_generation
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
     from sims.experiments.splice import splice

@@ -27,7 +27,7 @@ def _tokenizer(lm: str):
     """The real LM's tokenizer (no weights loaded); None for synthetic LMs and the random test models."""
     if is_synthetic(lm) or lm == "loopy":
         return None
-    from sims.torch_backend.model import load_tokenizer
+    from sims.lm.real.model import load_tokenizer
 
     return load_tokenizer(lm)
 
@@ -39,7 +39,7 @@ def decode(lm: str, token: int) -> str:
 
 
 def _colours(gen, i: int):
-    from sims.detect import scores as detect
+    from sims.detect.stats import scores as detect
 
     g, _ = detect.token_scores(gen.tokens[i: i + 1], gen.prompt(i)[None, -gen.meta["h"]:], gen.meta["key"], gamma=gen.meta["gamma"], h=gen.meta["h"],
                                vocab_size=gen.meta["vocab_size"])

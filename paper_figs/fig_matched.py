@@ -14,7 +14,7 @@ SynthID-Text (issue 32) runs as a grid of its own, ``examples/sweep_matched_synt
 sizes, chunks, seed and key, so its texts are paired with the others' and the main grid keeps its
 hash): two curves over m layers, non-distortionary (2 candidates per match) and distortionary (4),
 scored by the mean g-value score with its repeated-context mask where the other algorithms dedup
-(seed, token) pairs (:func:`sims.experiments.sweep_grid.dedup_rule`).  Its KL is the exact per-key KL
+(seed, token) pairs (:func:`sims.sweep.grid.dedup_rule`).  Its KL is the exact per-key KL
 like every other algorithm's; its "DG" is the tournament's mean-g drift (not comparable with DG).
 """
 
@@ -269,7 +269,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
     DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``)."""
     from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
-    from sims.experiments.sweep_grid import Config
+    from sims.sweep.grid import Config
 
     plt = agg()
     lms = tuple(lms or (("news",) if quick else LMS))

@@ -29,7 +29,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     from paper_figs._oracle import oracle_contributions, score_oracle
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
-    from sims.detect import detectors
+    from sims.detect.families import detectors
     from sims.experiments.attacks import KINDS, attack
     from sims.experiments.evaluate import clopper_pearson
 

@@ -5,7 +5,7 @@ by their most probable red token), on the synthetic presets, the fitted ``smollm
 SmolLM2 texts (``smollm2``).
 
 Scores: every detector family the algorithm registry lists for the algorithm
-(:func:`sims.detect.score_families.score_names`, registered by :mod:`sims.detect.score_families`):
+(:func:`sims.detect.families.score_families.score_names`, registered by :mod:`sims.detect.families.score_families`):
 SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
 ``green-local`` and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
@@ -65,7 +65,7 @@ def median_ci(x, level: float = 0.95) -> tuple[float, float]:
 @functools.cache
 def _order_critical(kind: str, n: int, level: float) -> float:
     """Exact critical value of HC / Tr-GoF on n p-values: smallest c with tail <= level (bisection on ln c)."""
-    from sims.detect import gumbel_scores as gs
+    from sims.detect.stats import gumbel_scores as gs
 
     lo, hi = math.log(1e-3), math.log(1e8)
     for _ in range(32):  # c to a relative 25 / 2^32 ~ 6e-9
@@ -76,12 +76,12 @@ def _order_critical(kind: str, n: int, level: float) -> float:
 
 def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
     """level -> (n_texts, len(lengths)) bool: the exact test of ``name`` at that level rejects the
-    prefix; ``inputs`` are the red-green texts' :func:`sims.detect.lr_scores.lr_token_inputs`; ``lm``
+    prefix; ``inputs`` are the red-green texts' :func:`sims.detect.stats.lr_scores.lr_token_inputs`; ``lm``
     the LM of the keyed-order families (``hits``, ``its-edit``); ``green-local`` reads its prefixes' local scores."""
-    from sims.detect import gumbel_scores as gs
-    from sims.detect import lr_scores as lr
-    from sims.detect.nulls import LN10, binom_logsf, gamma_logsf
-    from sims.detect.scores import token_scores
+    from sims.detect.stats import gumbel_scores as gs
+    from sims.detect.stats import lr_scores as lr
+    from sims.detect.stats.nulls import LN10, binom_logsf, gamma_logsf
+    from sims.detect.stats.scores import token_scores
 
     m = gen.meta
     if name in ("hits", "its-edit"):
@@ -90,7 +90,7 @@ def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
         lp = keyed_prefix_log10p(name, gen, lm, lengths)
         return {a: lp <= math.log10(a) for a in levels}
     if name == "green-local":
-        from sims.detect.local_scores import prefix_log10p
+        from sims.detect.stats.local_scores import prefix_log10p
 
         lp = prefix_log10p(gen, lengths, key=KEY)
         return {a: lp <= math.log10(a) for a in levels}
@@ -146,8 +146,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import json
 
     from paper_figs._data import generations, get_lm, is_synthetic, sized
-    from sims.detect import score_families
-    from sims.detect.lr_scores import lr_token_inputs
+    from sims.detect.families import score_families
+    from sims.detect.stats.lr_scores import lr_token_inputs
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import clopper_pearson
 
@@ -184,7 +184,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib.Path]:
     """Write fig_scores' JSON, table and figure from its ``rows`` (those :func:`main` draws, or a saved
     ``fig_scores.json``'s): the table gives each TPR with its 99 % Clopper-Pearson interval."""
-    from sims.detect import score_families
+    from sims.detect.families import score_families
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}

@@ -9,7 +9,7 @@ SRL (gamma 0.25, delta 2) under ``lefthash``, ``selfhash``, ``minhash`` and ``sk
   windows it enters (every window for left-hash, only those whose anchor it is for min-hash, one for
   skip-gram, and the candidate's own under self-hash);
 * stealing at ``h_steal``: spoof and scrub success and the estimate's accuracy against the number of
-  stolen texts (:func:`sims.experiments.steal.attack_point`; the attacker estimates a colour per
+  stolen texts (:func:`sims.steal.attack_point`; the attacker estimates a colour per
   (window, token) pair, which decides the colour under every scheme, and ignores a scheme's structure).
 
 A markdown table (``fig_seeding_tradeoff.md``) gives the numbers.
@@ -38,8 +38,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from sims.detect import detectors
-    from sims.experiments import steal
+    from sims import steal
+    from sims.detect.families import detectors
     from sims.experiments.attacks import attack
     from sims.lm.synthetic import get_lm
     from sims.watermarks.generate import generate

@@ -54,7 +54,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     n, T, V = (24, 80, 2000) if quick else (300, 200, None)
     B, k = (50, 3) if quick else (400, 5)
     lm = get_lm(lm_name, V)  # opened once: every generation and every attack below reads it
-    gen = lambda algo, **p: lm.generate(algo, n=n, T=T, seed=0, key=KEY, **p)  # noqa: E731  (seed 0 for all: paired texts)
+    gen = lambda algo, **p: sims.generate(lm, algo, n=n, T=T, seed=0, key=KEY, **p)  # noqa: E731  (seed 0 for all: paired texts)
     per_text = {("DualGA", D): _texts(gen("dualga", Delta=D), lm) for D in DUALGA_DELTAS}
     for name, kw in SCHEMES.items():
         for d in ATW_DELTAS:

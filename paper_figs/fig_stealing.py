@@ -1,12 +1,12 @@
 """Figure stealing: what it takes to forge each red-green scheme.
 
-A watermark-stealing attacker (:mod:`sims.experiments.steal`, after Jovanovic et al., ICML
+A watermark-stealing attacker (:mod:`sims.steal`, after Jovanovic et al., ICML
 2024) sees N watermarked and N base-LM texts, estimates the green lists by frequency ratios,
 then spoofs (boosts its estimated green lists, owner's detector at p <= 1e-4) and scrubs
 (re-samples the tokens it believes green, edit rate stated).  Rows: context width h = 1, 2, 4;
 columns: spoof success, scrub success, balanced accuracy of the estimated lists against the
 key's true ones, each against N.  A markdown table (``fig_stealing.md``) gives, per scheme and
-h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.detect.spoof`:
+h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.steal.spoof_test`:
 rank correlation of colour and reference pair frequency, calibrated on the owner's own texts)
 false-positive rate and power on texts of ``spoof_T`` tokens, SRL gamma 0.25 delta 2.
 
@@ -14,7 +14,7 @@ Seeding schemes (:mod:`sims.core.seeding`): SRL gamma 0.25 delta 2 also under ``
 ``skipgram`` (``SEEDED``; at h = 1 min-hash and skip-gram are left-hash and are left out).  The attacker
 is the same for every scheme: it estimates a colour per (h-window, token) pair, which decides the colour
 under every scheme; it does not exploit a scheme's structure (skip-gram's green list depends on one token).
-The scheme-aware attacker (:mod:`sims.experiments.steal_aware`) does: it pools its evidence over the seed the
+The scheme-aware attacker (:mod:`sims.steal.aware`) does: it pools its evidence over the seed the
 scheme uses (skip-gram: the token h back; min-hash: each window token as a candidate anchor; self-hash: the
 same plus the candidate alone; left-hash: the window, so there it is the unaware attacker).  Its spoof
 success is drawn dashed beside the unaware one's for SRL gamma 0.25 delta 2 under each scheme, and the
@@ -51,8 +51,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from sims.experiments import steal, steal_aware
+    from sims import steal
     from sims.lm.synthetic import get_lm
+    from sims.steal import aware as steal_aware
 
     cfg = QUICK if quick else FULL
     schemes = ([SCHEMES[0], SCHEMES[4], SCHEMES[5], SCHEMES[6]] if quick else SCHEMES) + SEEDED
@@ -133,7 +134,7 @@ def _markdown(summary: dict, np) -> str:
         lines.append(f"| {label} | {h[2:]} | {last['detected_before']:.2f} | {hit if hit else '> ' + str(last['n_stolen'])} | {last['spoof_success']:.2f} | "
                      f"{last['scrub_success']:.2f} ({last['scrub_edit_rate']:.2f}; {last['scrub_blind_success']:.2f}) | "
                      f"{last['green_estimate_accuracy']:.2f} | {_aware_cells(rows)} |")
-    lines += ["", "Spoof test (sims.detect.spoof: rank correlation of colour and log reference pair count, conformal p-value from the "
+    lines += ["", "Spoof test (sims.steal.spoof_test: rank correlation of colour and log reference pair count, conformal p-value from the "
               "owner's calibration texts; level 0.01) on texts the detector flags, SRL gamma 0.25 delta 2; the owner's reference is "
               "the haul's watermarked texts (what the attacker saw included):", "",
               "| h | tokens | N stolen | spoof success | reference texts | calibration texts | mean Z genuine / spoofed | FPR (95% CI) | power (95% CI) |",

@@ -4,7 +4,7 @@ Each configuration draws ``n`` texts of ``T`` tokens on one synthetic LM with on
 the exact mean per-token :math:`D_{kl}(q_t\\|p_t)` of that key (:mod:`sims.watermarks.tournament`
 for SynthID, :func:`sims.generate` for DualGA) and the median over texts of the exact
 :math:`-\\log_{10} p` of its own detector: the mean g-value score (Binomial(m n, 1/2) tail) and the
-weighted-mean score for SynthID (:mod:`sims.detect.tournament_scores`), the green count for DualGA.
+weighted-mean score for SynthID (:mod:`sims.detect.stats.tournament_scores`), the green count for DualGA.
 SynthID runs both modes (two candidates per match, the non-distortionary one; four, distortionary)
 over m layers; DualGA over its target Delta.
 
@@ -31,8 +31,8 @@ KEY = 15485863
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect.detectors import score
-    from sims.detect.tournament_scores import score_tournament
+    from sims.detect.families.detectors import score
+    from sims.detect.stats.tournament_scores import score_tournament
     from sims.watermarks.generate import generate, sample_prompts
     from sims.watermarks.tournament import generate_tournament
 

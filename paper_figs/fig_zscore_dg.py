@@ -25,7 +25,7 @@ PCT = (0, 10, 50, 90, 100)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.detect import detectors
+    from sims.detect.families import detectors
 
     plt = agg()
     lm = (lms or ("lfqa",))[0]

@@ -25,7 +25,7 @@ KEY = defaults.KEY
 
 def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
     """z-score of every prefix (nan past a text's end)."""
-    from sims.detect import scores as detect
+    from sims.detect.stats import scores as detect
 
     g, scored = detect.token_scores(gen.tokens, gen.prompts[:, -gen.meta["h"]:], KEY, gamma=gamma, h=gen.meta["h"], vocab_size=vocab_size)
     k, n = np.cumsum(g, axis=1), np.cumsum(scored, axis=1)

@@ -1269,7 +1269,7 @@ def _matched_section(out: pathlib.Path, columns: dict[str, pathlib.Path] | None 
     own = {a: r for a, r in d.get("dedup_rules", {}).items() if r not in ("pairs", "off")}
     if own:
         lines += [f"Dedup: (seed, token) pairs for every other algorithm; {', '.join(f'{a}: {r}' for a, r in own.items())} "
-                  "(SynthID's own repeated-context mask, `sims.experiments.sweep_grid.dedup_rule`).  SynthID's KL is its exact per-key KL "
+                  "(SynthID's own repeated-context mask, `sims.sweep.grid.dedup_rule`).  SynthID's KL is its exact per-key KL "
                   "like every other algorithm's.", ""]
     lines += _matched_table(d)
     for lm, folder in (columns or {}).items():
@@ -1350,7 +1350,7 @@ FINDINGS = [
     (
         "p-value P(S > s) vs P(S >= s)",
         "max over levels a of P_H0(P(S > s0) <= a) / a",
-        "eq. three_brick_p's P(S > s0) is anti-conservative; P(S >= s0) (sims.detect.nulls) is valid",
+        "eq. three_brick_p's P(S > s0) is anti-conservative; P(S >= s0) (sims.detect.stats.nulls) is valid",
     ),
     ("Type-II bound's condition", "exact beta - paper's formula", "the beta bound needs Delta sqrt(T-1) >= sqrt(gamma(1-gamma)) z0"),
     (
@@ -1430,7 +1430,7 @@ def _stealing(out: pathlib.Path) -> list[str]:
         f"does (scrub), over {d['n_eval']} texts.  `python -m paper_figs --only fig_stealing`.",
         "",
         "| scheme | smallest N with spoof success >= 0.5 | spoof success at N max | scrub success at N max | green-list accuracy at N max "
-        "| scheme-aware attacker (sims.experiments.steal_aware): smallest N with spoof >= 0.5; spoof, accuracy at N max |",
+        "| scheme-aware attacker (sims.steal.aware): smallest N with spoof >= 0.5; spoof, accuracy at N max |",
         "|---|---|---|---|---|---|",
     ]
     for name, pts in d["curves"].items():
@@ -1445,7 +1445,7 @@ def _stealing(out: pathlib.Path) -> list[str]:
         lines.append(f"| {name} | {first} | {last['spoof_success']:.2f} | {last['scrub_success']:.2f} | {last['green_estimate_accuracy']:.3f} | {aware} |")
     lines += [
         "",
-        "The spoof test (`sims.detect.spoof`: rank correlation of a token's colour with how often the owner's texts hold "
+        "The spoof test (`sims.steal.spoof_test`: rank correlation of a token's colour with how often the owner's texts hold "
         "its (context, token) pair; conformal p-value from the owner's calibration texts) on texts flagged as watermarked:",
         "",
         "| context width | N stolen | texts | level | FPR on genuine texts [95% CI] | power on spoofed texts [95% CI] |",

@@ -2,12 +2,12 @@
 
 Not a ``fig_`` / ``tab_`` module: it loads SmolLM2 (about 40 min at 1 thread), so ``python -m paper_figs`` does not run it.
 
-SmolLM2-135M-Instruct (:func:`sims.torch_backend.model.load`, the cached local copy) writes ``T``
+SmolLM2-135M-Instruct (:func:`sims.lm.real.model.load`, the cached local copy) writes ``T``
 tokens after each ``news`` prompt, watermarked by tournament sampling
 (:class:`sims.torch_backend.tournament.TournamentProcessor`, m layers, key ``KEY``) or unwatermarked.
 Four disjoint sets of texts (disjoint sampling rows):
 
-* ``train``: watermarked texts, the g-values the :class:`~sims.detect.tournament_scores.BayesianDetector`
+* ``train``: watermarked texts, the g-values the :class:`~sims.detect.stats.tournament_scores.BayesianDetector`
   is fitted on;
 * ``test_wm``: other watermarked texts: the detector's TPR at the calibrated threshold, beside the
   mean and weighted-mean scores' exact p-values at the same FPR;
@@ -52,8 +52,8 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 
 def _generate(model, tok, n: int, T: int, row0: int, m: int, watermark: bool):
+    from sims.lm.real.prompts import prompt_ids
     from sims.torch_backend.generate_torch import generate
-    from sims.torch_backend.prompts import prompt_ids
     from sims.torch_backend.tournament import TournamentProcessor
 
     V = len(tok)
@@ -65,7 +65,7 @@ def _generate(model, tok, n: int, T: int, row0: int, m: int, watermark: bool):
 
 
 def _g(gen, key: int, m: int, h: int = 4):
-    from sims.detect.tournament_scores import g_values_of, g_words
+    from sims.detect.stats.tournament_scores import g_values_of, g_words
 
     prompts = gen.prompts[:, -h:]
     words, scored = g_words(gen.tokens, prompts, key, h=h, lengths=gen.lengths)
@@ -87,8 +87,8 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     import torch
 
-    from sims.detect.tournament_scores import BayesianDetector, score_tournament
-    from sims.torch_backend.model import load
+    from sims.detect.stats.tournament_scores import BayesianDetector, score_tournament
+    from sims.lm.real.model import load
 
     torch.set_num_threads(a.threads)
     model, tok = load("smollm2")

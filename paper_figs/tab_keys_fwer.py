@@ -2,7 +2,7 @@ r"""Many keys, every detector family: family-wise error over K = 10, 100, 1000 k
 
 Unwatermarked texts (algorithm ``none``, seed 7, drawn by the exact O(log V) sampler
 :func:`sims.watermarks.null_sampler.generate_null`) scored with each family's detector under keys
-1..K (:func:`sims.detect.detectors.score_keys`: red-green and EMS hash every key in one Numba pass,
+1..K (:func:`sims.detect.families.detectors.score_keys`: red-green and EMS hash every key in one Numba pass,
 exact p-values per key); a text is a false positive when Holm's step-down
 (:func:`sims.detect.multiple.holm`) flags some key at alpha = 0.05, or, uncorrected, when some key's
 p-value is <= alpha.  Rates with exact 95 % Clopper-Pearson intervals.  Keyed orders (ITS) read the
@@ -23,6 +23,7 @@ import math
 import pathlib
 
 from paper_figs._out import md_table, write
+from sims.lm.synthetic import lm_step_probs
 
 TITLE = "Family-wise error over many keys, every detector family (Holm vs uncorrected, null texts)"
 ALPHA = 0.05
@@ -37,7 +38,8 @@ def fwer_rows(quick: bool, sizes=None, log=None) -> list[dict]:
     """One row per (family, K); ``sizes`` = ((n, T) of the other families, (n, T) of keyed orders), default
     :data:`SIZES`; ``log`` receives each row as it is done."""
     import sims
-    from sims.detect import detectors, multiple, scores
+    from sims.detect import multiple
+    from sims.detect.families import detectors
     from sims.experiments.evaluate import clopper_pearson
     from sims.watermarks.null_sampler import generate_null
 
@@ -49,7 +51,7 @@ def fwer_rows(quick: bool, sizes=None, log=None) -> list[dict]:
         n, T = sizes[1] if keyed else sizes[0]
         lm = sims.get_lm(lm_name)
         gen = generate_null(lm.synthetic, n=n, T=T, seed=SEED, key=1)
-        probs = scores.lm_step_probs(lm, gen) if keyed else None
+        probs = lm_step_probs(lm, gen) if keyed else None
         for K in (10, 100) if quick else (10, 100, 1000):
             lp, _ = detectors.score_keys(gen, range(1, K + 1), lm, algo=algo, dedup=True, step_probs=probs)
             row = dict(algo=algo, family=family, lm=lm_name, K=K, n=n, T=T, alpha=ALPHA, seed=SEED)

@@ -2,7 +2,7 @@
 detector scoring its OWN unwatermarked texts, judged by an exact binomial test.
 
 Table exp_performance's control texts are drawn from the chunk's seed alone
-(:mod:`sims.experiments.sweep_chunk`), so its cells share one null sample per LM and 500 nulls
+(:mod:`sims.sweep.chunk`), so its cells share one null sample per LM and 500 nulls
 cannot say anything about an FPR of 1e-4.  Here each (LM, detector) draws ``n`` fresh
 unwatermarked texts under its own seed and counts the texts whose exact p-value is <= each level
 (1e-2, 1e-3, 1e-4).  The detectors: red-green at SRL's gammas (0.1, 0.5, 0.7), at DualGA's
@@ -53,7 +53,7 @@ def _rejections(lp: np.ndarray) -> dict[str, int]:
 
 
 def _score(g, algo: str, gamma, lm):
-    from sims.detect import detectors
+    from sims.detect.families import detectors
 
     oracle = lm if group(algo) == "uw" else None
     return detectors.score(g, oracle, dedup=True, algo=algo, **({} if gamma is None else dict(gamma=gamma))).log10_p

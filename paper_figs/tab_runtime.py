@@ -24,9 +24,9 @@ PAPER_OVERHEAD_PCT = None  # the paper reports seconds per batch on its GPU; onl
 def _plain(lm: str, _algo: str, n: int, T: int, seed: int, **_):
     """Plain sampling on a real LM: the loop engine without a processor (no records), the paper's
     "no watermark"; the ``none`` row keeps float64 G and entropy records, which costs time."""
+    from sims.lm.real.model import load, sampled_vocab
+    from sims.lm.real.prompts import prompt_ids
     from sims.torch_backend.generate_torch import generate
-    from sims.torch_backend.model import load, sampled_vocab
-    from sims.torch_backend.prompts import prompt_ids
 
     model, tok = load(lm)
     V = sampled_vocab(model, tok)

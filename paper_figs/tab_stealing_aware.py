@@ -5,8 +5,8 @@ SRL gamma 0.25 delta 2 over a context of h = 2 tokens under left-, self-, min-ha
 (:mod:`sims.core.seeding`), on the ``news`` LM at V = 1024 with texts of 32 tokens (the stealing setting of
 ``fig_seeding_tradeoff``).  For each N, both attackers steal the first N texts of one haul per scheme (with N
 base texts) and spoof ``n_eval`` texts; success = the owner's exact detector says p <= 1e-4.  The window
-attacker (:mod:`sims.experiments.steal`) estimates one list per h-window; the scheme-aware one
-(:mod:`sims.experiments.steal_aware`) per seed of the scheme, mixes the anchors' posterior probabilities of
+attacker (:mod:`sims.steal`) estimates one list per h-window; the scheme-aware one
+(:mod:`sims.steal.aware`) per seed of the scheme, mixes the anchors' posterior probabilities of
 green and boosts the k most-likely-green candidates that maximise its own expected green share; under
 left-hash it differs from the window attacker in that rule only.  Spoof success carries its 95 % Clopper-Pearson interval over the
 ``n_eval`` spoofs; ``green share`` is the share of spoofed tokens green under the owner's key.
@@ -25,9 +25,10 @@ QUICK = dict(V=256, T=16, n_eval=40, h=2, Ns=(100, 300))
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    from sims.experiments import steal, steal_aware
+    from sims import steal
     from sims.experiments.evaluate import clopper_pearson
     from sims.lm.synthetic import get_lm
+    from sims.steal import aware as steal_aware
 
     plt = agg()
     cfg = QUICK if quick else FULL

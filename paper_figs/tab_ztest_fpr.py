@@ -5,7 +5,7 @@ Under H0 each of the T scored tokens is green with probability gamma, independen
 Bin(T, gamma) exactly.  The z-test rejects when :math:`z = (S - \gamma T) / \sqrt{T \gamma (1 - \gamma)} \ge z_\alpha`,
 :math:`z_\alpha = \Phi^{-1}(1 - \alpha)`; its true size is :math:`P(\mathrm{Bin}(T, \gamma) \ge k^*)` with
 :math:`k^* = \lceil \gamma T + z_\alpha \sqrt{T \gamma (1 - \gamma)} \rceil`, computed here in log space
-(:func:`sims.detect.nulls.binom_logsf`), no simulation.  The ratio size / alpha is what the normal tail gets
+(:func:`sims.detect.stats.nulls.binom_logsf`), no simulation.  The ratio size / alpha is what the normal tail gets
 wrong before any repetition in the text (which, without dedup, inflates it further).  The exact test of
 eq. three_brick_p with P(S >= s) holds its level by construction.
 """
@@ -29,7 +29,7 @@ def z_size(T: int, gamma: float, alpha: float) -> float:
     """Exact P_H0(z >= z_alpha) for T i.i.d. Bernoulli(gamma) colours (0 where no count reaches z_alpha)."""
     from scipy.stats import norm
 
-    from sims.detect.nulls import binom_logsf
+    from sims.detect.stats.nulls import binom_logsf
 
     k = math.ceil(gamma * T + norm.isf(alpha) * math.sqrt(T * gamma * (1 - gamma)) - 1e-12)
     if k > T:

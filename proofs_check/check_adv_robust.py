@@ -36,7 +36,7 @@ import numpy as np
 import theory
 from proofs_check._check import Check
 from sims.core import prf
-from sims.detect import scores as detect
+from sims.detect.stats import scores as detect
 from sims.experiments.attacks import attack
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
@@ -124,7 +124,7 @@ def run(quick: bool, rng) -> list[Check]:
     n_bad = int(np.sum(worst < paper - COUNT_TOL))
     out.append(Check(RESULT, f"contiguous deletion l={l}: min(worst excess - (Delta - l + l g - 1/T)/(1 - l))", float(np.min(worst - fixed)),
                      ">= 0 (corrected bound)", f"-{COUNT_TOL:g}", bool(np.min(worst - fixed) >= -COUNT_TOL),
-                     f"all {T - m + 1} start positions of {n} DualGA texts (T = {T}), scored by sims.detect.scores"))
+                     f"all {T - m + 1} start positions of {n} DualGA texts (T = {T}), scored by sims.detect.stats.scores"))
     i = int(np.argmin(worst - paper))
     out.append(Check(RESULT + " (finding)", f"contiguous deletion l={l}: texts whose worst excess < the paper's Delta'", n_bad,
                      "> 0: the paper's Delta'_del omits the re-coloured successor", "count", n_bad > 0,

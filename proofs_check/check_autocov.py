@@ -3,7 +3,7 @@ r"""Appendix "Possibility for Other Variants": under the null the statistic
 .. math:: Z_T = \frac{\sqrt T S_T}{\gamma(1-\gamma)},\qquad S_T = \frac1T\sum_{t<T} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,
 
 is asymptotically N(0, 1), and DualGA-AutoCov (Algorithm DualGA_autocov) shifts it.
-Z_T is the package's (:func:`sims.detect.scores.score_autocov`), computed on texts of uniformly
+Z_T is the package's (:func:`sims.detect.stats.scores.score_autocov`), computed on texts of uniformly
 random tokens scored with a key (the null), and on generated DualGA-AutoCov texts.
 
 * KS test against N(0, 1) at a long T.  gamma is chosen irrational-looking (the
@@ -21,8 +21,8 @@ from scipy.stats import t as student
 
 import theory
 from proofs_check._check import Check
-from sims.detect import detectors
-from sims.detect import scores as detect
+from sims.detect.families import detectors
+from sims.detect.stats import scores as detect
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
 

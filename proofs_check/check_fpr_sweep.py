@@ -1,7 +1,7 @@
 r"""The exact red-green test keeps its false-positive rate: the empirical FPR of
 :math:`p = P(\mathrm{Bin}(n, \gamma) \ge k) \le \alpha` on key-independent texts, counted over
 :math:`10^7` texts at :math:`\alpha = 10^{-6}` (``--quick``: :math:`10^5` at :math:`10^{-3}`), run
-through the sweep engine (:mod:`sims.experiments.sweep`; a local Dask cluster in full mode, in
+through the sweep engine (:mod:`sims.sweep`; a local Dask cluster in full mode, in
 process in quick mode).
 
 The cheapest honest null: texts of i.i.d. uniform tokens over V = 32000 (the sweep's ``lm =
@@ -31,8 +31,8 @@ import numpy as np
 from scipy.stats import binomtest, poisson
 
 from proofs_check._check import Check
-from sims.detect.nulls import binom_logsf
-from sims.experiments.sweep import run_sweep
+from sims.detect.stats.nulls import binom_logsf
+from sims.sweep import run_sweep
 
 RESULT = "exact red-green test: size <= alpha"
 TEST_LEVEL = 1e-3

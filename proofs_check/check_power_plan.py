@@ -1,4 +1,4 @@
-r"""The power planner (:mod:`sims.experiments.plan`, :mod:`theory.power`) against simulation.
+r"""The power planner (:mod:`sims.plan`, :mod:`theory.power`) against simulation.
 
 For each of 29 settings (algorithm and its parameter, LM preset ``news`` or the fitted
 ``smollm2-fit``, level 1e-4 or 1e-6, unattacked or a 10 / 30 % substitution attack, and the
@@ -25,17 +25,17 @@ from __future__ import annotations
 import numpy as np
 
 from proofs_check._check import Check
+from sims import plan as plan_mod
 from sims.core import defaults
-from sims.detect import gumbel_scores as gs
-from sims.detect.detectors import score
-from sims.detect.lr_scores import lr_delta
-from sims.detect.score_families import score_generation
-from sims.detect.scores import token_scores
-from sims.experiments import plan as plan_mod
+from sims.detect.families.detectors import score
+from sims.detect.families.score_families import score_generation
+from sims.detect.stats import gumbel_scores as gs
+from sims.detect.stats.lr_scores import lr_delta
+from sims.detect.stats.scores import token_scores
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson
-from sims.experiments.plan import plan, power_function
 from sims.lm.synthetic import get_lm
+from sims.plan import plan, power_function
 from sims.watermarks.generate import algo_params, generate
 from theory import power as tp
 
@@ -127,7 +127,7 @@ def run(quick: bool, rng):
 
 def planned_dedup_effect(algo, params, lm, fpr, att, T):
     """(power with dedup, power with dedup minus power without) of the planner at T, both on the dedup LM sample
-    (:func:`sims.experiments.plan.lm_sample`), so that the difference is the mask's alone."""
+    (:func:`sims.plan.lm_sample`), so that the difference is the mask's alone."""
     g, d, D = params.get("gamma"), params.get("delta"), params.get("Delta")
     info = algo_params(algo, **params)[1]
     gam = float(info["gamma"])

@@ -1,7 +1,7 @@
 r"""Expected tokens to detection of the anytime-valid red-green test (:mod:`theory.sequential`).
 
 Colours are simulated i.i.d. Bernoulli(gamma + Delta) (the proposition's model: per-token green
-probability gamma + DG), the e-process of :mod:`sims.detect.sequential` is run on them at
+probability gamma + DG), the e-process of :mod:`sims.detect.anytime.sequential` is run on them at
 alpha = 1e-4, and the mean stopping time over R texts (2,000; ``--quick``: 400) is compared
 with
 
@@ -24,7 +24,7 @@ import numpy as np
 
 import theory
 from proofs_check._check import Check
-from sims.detect import sequential
+from sims.detect.anytime import sequential
 from theory.sequential import stopping_time_bounds
 
 RESULT = "anytime test: E[tau] bounds"

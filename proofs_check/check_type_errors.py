@@ -12,7 +12,7 @@ r"""Prop. type_I&II: Hoeffding bounds for the z-test :math:`z \ge z_0` of eq. z_
 3. Findings: the beta bound needs :math:`\Delta\sqrt{T-1} \ge \sqrt{\gamma(1-\gamma)} z_0`,
    which the proposition does not state (counterexample computed exactly); and
    eq. three_brick_p's :math:`P(S > s_0)` is not a valid p-value (its exact size exceeds
-   the level), while :func:`sims.detect.nulls.binom_logsf`'s :math:`P(S \ge s_0)` is.
+   the level), while :func:`sims.detect.stats.nulls.binom_logsf`'s :math:`P(S \ge s_0)` is.
 """
 
 import math
@@ -21,7 +21,7 @@ import numpy as np
 from scipy.stats import binom
 
 from proofs_check._check import Check
-from sims.detect.nulls import binom_logsf
+from sims.detect.stats.nulls import binom_logsf
 from sims.experiments.evaluate import clopper_pearson
 from sims.reduced import runner as reduced
 
@@ -102,7 +102,8 @@ def run(quick: bool, rng) -> list[Check]:
                      "> 1: P(S > s0) is not a valid p-value", "exact", size_gt.max() > 1 + 1e-9, "exact binomial pmf over all levels a that are attained",
                      note=f"eq. three_brick_p writes p = P(S > s0): its false-positive rate exceeds the level by up to a factor {size_gt.max():.2f} "
                           f"here (at a = 1e-4 and T = 25 the false-positive rate is {fpr25:.2g}, {fpr25 / 1e-4:.2f} times the level); "
-                          "the valid p-value is P(S >= s0), used by sims.detect.nulls."))
-    out.append(Check(RESULT, "max over levels a of P_H0(P(S >= s0) <= a) / a (sims.detect.nulls.binom_logsf)", float(size_ge.max()), "<= 1 (valid p-value)",
+                          "the valid p-value is P(S >= s0), used by sims.detect.stats.nulls."))
+    out.append(Check(RESULT, "max over levels a of P_H0(P(S >= s0) <= a) / a (sims.detect.stats.nulls.binom_logsf)", float(size_ge.max()),
+                     "<= 1 (valid p-value)",
                      "1e-9 relative", size_ge.max() <= 1 + 1e-9, "exact binomial pmf over all attained levels"))
     return out

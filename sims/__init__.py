@@ -4,12 +4,19 @@ The rooms of this package, lowest first (a module imports only its own room and 
 below it; ``tests/test_imports.py`` checks it)::
 
     core/          the keyed PRF (green lists), counter RNG, keyed orders, defaults, the Generation record, word sets
-    lm/            synthetic LMs with exact next-token distributions (presets, fitted, the looping LM); lm.kind: the one rule naming an LM's kind
-    watermarks/    generation with every watermark of the paper, exact per-token records
-    detect/        scores and exact null distributions (binomial, Gamma, AutoCov tails)
+    lm/            every LM behind one door (``get_lm``, ``LM``): synthetic LMs with exact next-token distributions (presets, fitted,
+                   the looping LM), the real-LM adapter (lm/real/, torch imported only when a real LM is opened); lm.kind names an LM's kind
+    watermarks/    generation with every watermark of the paper on a synthetic LM, exact per-token records; the algorithm registry
+    detect/        detection, in sub-rooms lowest first: stats/ (per-token statistics, exact null tails, kernels) -> anytime/
+                   (e-processes) -> multiple/ (many keys, many texts) -> families/ (one class per detector family and the
+                   detectors that ask them) -> documents/ (the JSON decision document, the HTML report, colours of raw texts)
     reduced/       the reduced simulator: G_t processes, online controllers, runner vs hindsight OPT
-    torch_backend/ the same algorithms on a real LM (optional extra ``[torch]``, imported only when a real LM is opened)
-    experiments/   one door per LM (``get_lm``), evaluate (TPR at fixed FPR, KL, DG), attacks, repetition, stealing, sweeps
+    plan/          power and sample-size planning (``python -m sims plan``)
+    torch_backend/ the same algorithms on a real LM (optional extra ``[torch]``, imported only when a real LM generates)
+    generation/    ``sims.generate``: watermarked texts from any LM (the synthetic generator or the torch backend)
+    experiments/   evaluate (TPR at fixed FPR, KL, DG), attacks, repetition, a fitted LM beside its real LM
+    steal/         watermark stealing: learn green lists from texts, spoof or scrub, and the spoof test
+    sweep/         sweeps: a grid of experiments run as Dask tasks, their rows and aggregates
     cli/           ``python -m sims COMMAND``
 
 The names below are the public API (``sims.__all__``); everything else is an implementation
@@ -25,9 +32,9 @@ import theory._numba_cache  # noqa: F401  (first: Numba's cache keyed by the pac
 # Public name -> (module, name there; None: the module itself); the module is imported on first use.
 _HOMES = {
     "ALGOS": ("sims.watermarks.generate", "ALGOS"),
-    "DetectResult": ("sims.detect.scores", "DetectResult"),
+    "DetectResult": ("sims.detect.stats.scores", "DetectResult"),
     "Generation": ("sims.core.record", "Generation"),
-    "LM": ("sims.experiments.lms", "LM"),
+    "LM": ("sims.lm.door", "LM"),
     "LM_PRESETS": ("sims.lm.synthetic", "LM_PRESETS"),
     "ReducedResult": ("sims.reduced.runner", "ReducedResult"),
     "SyntheticLM": ("sims.lm.synthetic", "SyntheticLM"),
@@ -36,22 +43,22 @@ _HOMES = {
     "defaults": ("sims.core.defaults", None),
     "evaluate": ("sims.experiments.evaluate", "evaluate"),
     "g_process": ("sims.reduced.gprocess", "parse_spec"),
-    "generate": ("sims.experiments.lms", "generate"),
-    "get_lm": ("sims.experiments.lms", "get_lm"),
-    "green_indicators": ("sims.detect.scores", "green_indicators"),
+    "generate": ("sims.generation.any_lm", "generate"),
+    "get_lm": ("sims.lm.door", "get_lm"),
+    "green_indicators": ("sims.detect.stats.scores", "green_indicators"),
     "keyed_order": ("sims.core.keys", "keyed_order"),
     "lambda_monitor": ("sims.experiments.repetition", "monitor"),
     "lm_from_meta": ("sims.lm.synthetic", "lm_from_meta"),
     "loop_lm": ("sims.lm.synthetic", "loop_lm"),
     "null_fpr": ("sims.experiments.evaluate", "null_fpr"),
-    "prefix_log10p": ("sims.detect.scores", "prefix_log10p"),
+    "prefix_log10p": ("sims.detect.stats.scores", "prefix_log10p"),
     "repeated_ngram_mask": ("sims.experiments.repetition", "repeated_ngram_mask"),
     "repetition_rate": ("sims.experiments.repetition", "repetition_rate"),
     "sample_prompts": ("sims.watermarks.generate", "sample_prompts"),
-    "score": ("sims.detect.detectors", "score"),
-    "score_redgreen": ("sims.detect.scores", "score_redgreen"),
+    "score": ("sims.detect.families.detectors", "score"),
+    "score_redgreen": ("sims.detect.stats.scores", "score_redgreen"),
     "simulate": ("sims.reduced.runner", "simulate"),
-    "tokens_to_detect": ("sims.detect.scores", "tokens_to_detect"),
+    "tokens_to_detect": ("sims.detect.stats.scores", "tokens_to_detect"),
     "traces": ("sims.reduced.runner", "traces"),
 }
 __all__ = list(_HOMES)

@@ -14,12 +14,16 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("theory", "sims", "proofs_check", "paper_figs", "bench")
-# rooms of sims/, lowest first: a module may import its own room and the rooms below it
-# (the torch backend sits below experiments: evaluate, attacks, steal and sweeps open a real LM through
-# sims.experiments.lms, which imports it lazily; torch_backend never imports experiments)
-SIMS_ROOMS = ("core", "lm", "watermarks", "detect", "reduced", "torch_backend", "experiments", "cli")
-ROOM_RANK = {"core": 0, "lm": 1, "watermarks": 2, "detect": 3, "reduced": 3, "torch_backend": 4, "experiments": 5, "cli": 6}
-
+# rooms of sims/, lowest first: a module may import its own room and the rooms below it.
+# lm holds every LM behind one door (sims.lm.door; the real-LM adapter sims.lm.real, torch imported lazily);
+# generation (sims.generate) draws texts from any LM, so it sits above both the synthetic generator
+# (watermarks) and the torch backend; plan and torch_backend, steal and sweep share a rank and never import each other
+SIMS_ROOMS = ("core", "lm", "watermarks", "detect", "reduced", "plan", "torch_backend", "generation", "experiments", "steal", "sweep", "cli")
+ROOM_RANK = {"core": 0, "lm": 1, "watermarks": 2, "detect": 3, "reduced": 3, "plan": 4, "torch_backend": 4, "generation": 5,
+             "experiments": 6, "steal": 7, "sweep": 7, "cli": 8}
+# sub-rooms of sims/detect/, lowest first: statistics and null tails -> anytime-valid e-processes -> many keys / many texts
+# -> the detector families and the detectors that ask them -> the documents a detection prints
+DETECT_RANK = {"stats": 0, "anytime": 1, "multiple": 2, "families": 3, "documents": 4}
 
 def module_files() -> dict[str, pathlib.Path]:
     out = {}
@@ -117,6 +121,30 @@ def test_cycle_finder_finds_a_planted_cycle():
     assert any("sims.core.prf" in c and "sims.experiments.evaluate" in c for c in cycles(g))
 
 
+def upward(graph, rank, room) -> list[str]:
+    """Edges of ``graph`` from a module of a ranked room to a module of another room of equal or higher rank."""
+    bad = []
+    for m, es in graph.items():
+        r = room(m)
+        if r not in rank:
+            continue
+        for e in es:
+            s = room(e)
+            if s in rank and s != r and rank[s] >= rank[r]:
+                bad.append(f"{m} -> {e}")
+    return bad
+
+
+def sims_room(m):
+    parts = m.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "sims" else None
+
+
+def detect_room(m):
+    parts = m.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["sims", "detect"] else None
+
+
 @pytest.mark.parametrize("lower, upper", [("theory", ("sims", "proofs_check", "paper_figs", "bench")),
                                           ("sims", ("proofs_check", "paper_figs", "bench"))])
 def test_layers_point_one_way(lower, upper):
@@ -125,27 +153,37 @@ def test_layers_point_one_way(lower, upper):
 
 
 def test_sims_rooms_point_one_way():
-    def room(m):
-        parts = m.split(".")
-        return parts[1] if len(parts) > 1 and parts[0] == "sims" else None
-
     assert set(ROOM_RANK) == set(SIMS_ROOMS)
-    bad = []
-    for m, es in GRAPH.items():
-        r = room(m)
-        if r is None or r not in ROOM_RANK:
-            continue
-        for e in es:
-            s = room(e)
-            if s in ROOM_RANK and s != r and ROOM_RANK[s] >= ROOM_RANK[r]:
-                bad.append(f"{m} -> {e}")
+    bad = upward(GRAPH, ROOM_RANK, sims_room)
     assert not bad, "imports that point up or across the rooms of sims/: " + ", ".join(bad)
+
+
+def test_detect_sub_rooms_point_one_way():
+    bad = upward(GRAPH, DETECT_RANK, detect_room)
+    assert not bad, "imports that point up or across the sub-rooms of sims/detect/: " + ", ".join(bad)
+
+
+def test_room_checks_find_a_planted_upward_import():
+    g = {k: set(v) for k, v in GRAPH.items()}
+    g["sims.lm.door"].add("sims.watermarks.generate")
+    g["sims.detect.stats.scores"].add("sims.detect.families.detectors")
+    assert upward(g, ROOM_RANK, sims_room) == ["sims.lm.door -> sims.watermarks.generate"]
+    assert upward(g, DETECT_RANK, detect_room) == ["sims.detect.stats.scores -> sims.detect.families.detectors"]
 
 
 def test_every_sims_module_lives_in_a_room():
     loose = [m for m in GRAPH if m.startswith("sims.") and m.count(".") == 1 and m.split(".")[1] not in ROOM_RANK
              and m not in ("sims.__main__", "sims.api")]
     assert not loose, f"modules of sims/ outside its rooms: {loose}"
+    loose = [m for m in GRAPH if m.startswith("sims.detect.") and detect_room(m) not in DETECT_RANK]
+    assert not loose, f"modules of sims/detect/ outside its sub-rooms: {loose}"
+
+
+def test_every_room_says_its_job():
+    """Every package of sims/ opens with a docstring (its job, in its first line)."""
+    bare = [str(f.relative_to(ROOT)) for f in (ROOT / "sims").rglob("__init__.py")
+            if not (ast.get_docstring(ast.parse(f.read_text())) or "").strip()]
+    assert not bare, f"packages of sims/ without a docstring: {bare}"
 
 
 def test_core_imports_stay_light():

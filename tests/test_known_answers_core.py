@@ -161,7 +161,7 @@ def test_plain_siphash_reproduces_the_papers_vectors():
     assert siphash24(KEY, b"") == 0x726FDB47DD0E0E31
     assert siphash24(KEY, bytes(range(1))) == 0x74F839C593DC67FD
     assert siphash24(KEY, bytes(range(2))) == 0x0D6C8009D9A94F5A
-    from tests.sims.test_prf_crypto import VECTORS  # the whole-word lengths 0, 8, ..., 56
+    from tests.core.test_prf_crypto import VECTORS  # the whole-word lengths 0, 8, ..., 56
 
     assert all(siphash24(KEY, bytes(range(n))) == v for n, v in VECTORS.items())
 

@@ -14,9 +14,9 @@ def test_a_kernel_modules_importers_are_invalidated_and_nothing_else():
     assert {"theory._scalar", "theory.soft", "theory.dual_ascent", "theory.offline", "sims.watermarks.generate", "sims.reduced.online"} <= dep
     assert "theory._validate" not in dep and "theory._numba_cache" not in dep
     # a package's __init__ is included but not followed: sims/watermarks/__init__ imports tournament (to register
-    # it), and sims.detect.scores, which imports sims.watermarks but not tournament, holds none of its kernels
+    # it), and sims.detect.stats.scores, which imports sims.watermarks but not tournament, holds none of its kernels
     tour = _dependents("sims.watermarks.tournament", rev, pk)
-    assert "sims.watermarks" in tour and "sims.detect.scores" not in tour and "sims.detect.scores" in rev["sims.watermarks"]
+    assert "sims.watermarks" in tour and "sims.detect.stats.scores" not in tour and "sims.detect.stats.scores" in rev["sims.watermarks"]
     assert "sims.watermarks.generate" not in _dependents("theory.soft", rev, pk)
     assert "sims.core.prf" not in _dependents("sims.core.rng", rev, pk)
     assert "sims.core.rng" in _dependents("sims.core.prf", rev, pk)
@@ -99,7 +99,7 @@ def test_the_keyword_filter_drops_only_the_cross_backend_checks():
                              capture_output=True, text=True, cwd=ROOT).stdout
         return [line for line in out.splitlines() if "::" in line]
 
-    kept = collected("tests/theory/test_dual_ascent_mutants.py") + collected("tests/theory/test_certainty_mutants.py")
+    kept = collected("tests/theory/test_dual_ascent_edges.py") + collected("tests/theory/test_certainty_mpmath.py")
     assert sum("refused" in t for t in kept) >= 2
     backends = collected("tests/theory/test_dual_ascent.py")
     assert backends and not any(b in t for t in backends for b in ("generator", "processor", "fused-", "reduced", "numba-scalar"))

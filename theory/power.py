@@ -16,7 +16,7 @@ EMS / Gumbel-max: with :math:`Y_t = U_t^{\pi_t}`, :math:`\pi_t = p_t(y_t)`, a su
 law under the watermark is a mixture over the LM's :math:`\pi`; its T-fold convolution on a lattice
 gives the power at a critical value (:func:`lattice_power`).
 
-Pure functions: no randomness, no I/O; ``sims.experiments.plan`` supplies the LM's samples.
+Pure functions: no randomness, no I/O; ``sims.plan`` supplies the LM's samples.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 # theory.soft (Numba ufuncs) and scipy.special are imported where used: a red-green query of the
-# planner on cached laws (sims.experiments.plan) then loads neither
+# planner on cached laws (sims.plan) then loads neither
 
 
 def _check_level(name: str, x) -> float:

@@ -1,6 +1,6 @@
 r"""Expected tokens to detection of the anytime-valid red-green test (issue 30).
 
-The e-process of ``sims.detect.sequential`` (family ``redgreen``) is the uniform mixture over J
+The e-process of ``sims.detect.anytime.sequential`` (family ``redgreen``) is the uniform mixture over J
 constant bets :math:`\lambda_j = f_j / \gamma` on the green indicators :math:`X_t`:
 
 .. math:: E_t = \frac1J \sum_{j=1}^J W_{j,t}, \qquad W_{j,t} = \prod_{s \le t} \bigl(1 + \lambda_j (X_s - \gamma)\bigr),
@@ -50,7 +50,7 @@ import math
 
 import numpy as np
 
-DEFAULT_GRID = np.geomspace(0.01, 0.95, 20)  #: the bet fractions f_j of sims.detect.sequential.GRID
+DEFAULT_GRID = np.geomspace(0.01, 0.95, 20)  #: the bet fractions f_j of sims.detect.anytime.sequential.GRID
 
 
 def _check(gamma: float, Delta: float, alpha: float) -> None:

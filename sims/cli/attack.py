@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     from sims.core.record import Generation
     from sims.experiments.attacks import attack
-    from sims.experiments.lms import lm_of
+    from sims.lm.door import lm_of
 
     writable_file("out", args.out)
     gen = Generation.load(args.file)

@@ -19,9 +19,9 @@ transformers' ``WatermarkDetector`` uses a normal approximation; ``transformers-
 ``seeding_scheme="selfhash"`` (its first ``context_width - 1`` tokens are context; ``--dedup`` counts each
 (seed, token) pair once: :mod:`sims.torch_backend.selfhash_transformers`).
 
-Output: a table, or with ``--json`` the document of :mod:`sims.detect.report` (schema
+Output: a table, or with ``--json`` the document of :mod:`sims.detect.documents.detect_json` (schema
 ``wmstats.detect`` version 1, stable); ``--html`` also writes the coloured report
-(:mod:`sims.detect.report_html`, red-green schemes).  Bad input: one line on stderr, exit 2.
+(:mod:`sims.detect.documents.html`, red-green schemes).  Bad input: one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _score_text(args, key: int, fpr: float):
     """Document and marked texts of ``--text``."""
-    from sims.detect import decision
+    from sims.detect.documents import decision
 
     t = text_input(args)
     if args.scheme == "transformers-synthid":  # --key K1,K2,..; --h = ngram_len - 1 (sims.torch_backend.synthid_transformers)
@@ -98,13 +98,14 @@ def _load_npz(args):
 
 def _score_npz(args, key: int, fpr: float, want_marks: bool):
     """Document and marked texts of an .npz of generations."""
-    from sims.detect import decision, families
-    from sims.experiments.lms import lm_of
+    from sims.detect import families
+    from sims.detect.documents import decision
+    from sims.lm.door import lm_of
 
     gen, algo = _load_npz(args)
     m = gen.meta
-    if args.score is not None:  # issue 31: the families of sims.detect.score_families
-        from sims.detect.score_families import get_score, score_generation
+    if args.score is not None:  # issue 31: the families of sims.detect.families.score_families
+        from sims.detect.families.score_families import get_score, score_generation
 
         lm = lm_of(m) if get_score(args.score, algo).needs_lm else None  # the likelihood-ratio score reads the LM's probabilities
         res = score_generation(gen, args.score, lm, key=key, gamma=args.gamma, dedup=args.dedup, algo=algo)
@@ -123,7 +124,7 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
 
 def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
     """The detection document of an .npz (``sims detect FILE.npz --key KEY --fpr FPR --json``)."""
-    from sims.detect.report import check_fpr
+    from sims.detect.stats.marks import check_fpr
 
     args = build_arguments([str(file), "--key", str(key), "--fpr", str(fpr)])
     return _score_npz(args, int_in("key", args.key, 0, 2**64), check_fpr(float(args.fpr)), False)[0]
@@ -138,13 +139,15 @@ def build_arguments(argv: list[str]) -> argparse.Namespace:
 
 def _sequential(args, key: int, fpr: float) -> dict:
     """The ``--sequential`` document of an .npz (ITS / UW read the LM's probabilities)."""
-    from sims.detect import decision, detectors, families
-    from sims.experiments.lms import lm_of
+    from sims.detect import families
+    from sims.detect.documents import decision
+    from sims.detect.families import detectors
+    from sims.lm.door import lm_of
 
     gen, algo = _load_npz(args)
     lm = lm_of(gen.meta) if families.of(algo).needs_lm else None
-    if args.score is not None:  # a registered score family's e-process (sims.detect.sequential_scores)
-        from sims.detect.sequential_scores import sequential_score_family
+    if args.score is not None:  # a registered score family's e-process (sims.detect.families.sequential_scores)
+        from sims.detect.families.sequential_scores import sequential_score_family
 
         res = sequential_score_family(gen, args.score, alpha=fpr, dedup=args.dedup, key=key, gamma=args.gamma, algo=algo)
         return dict(decision.sequential_document(gen, res, key=key, dedup=args.dedup, input=str(args.file), algo=algo), score=args.score)
@@ -154,7 +157,8 @@ def _sequential(args, key: int, fpr: float) -> dict:
 
 def _many_keys(args, keys: list[int], fpr: float) -> dict:
     """The many-keys document of an .npz (every detector family; keyed orders on synthetic LMs' texts)."""
-    from sims.detect import decision, families
+    from sims.detect import families
+    from sims.detect.documents import decision
     from sims.lm.kind import is_real
     from sims.lm.synthetic import lm_from_meta
 
@@ -199,8 +203,8 @@ def _print_rows(doc: dict, cols: list[tuple[str, str, int]]) -> None:
 
 
 def run(args) -> int:
-    from sims.detect.report import check_fpr
-    from sims.detect.report_html import render
+    from sims.detect.documents.html import render
+    from sims.detect.stats.marks import check_fpr
 
     if args.scheme == "transformers-synthid":  # its keys: K1,K2,.. as one argument (sims.torch_backend.synthid_transformers)
         keys, key = [args.key], args.key

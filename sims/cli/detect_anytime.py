@@ -5,7 +5,7 @@ Raw text of the SynthID scheme (``transformers-synthid``) gets the tournament e-
 ``transformers-lefthash``, ``transformers-selfhash``) gives red-green colours per key
 (:func:`sims.cli.text_input.text_marks`); from them
 
-* ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.sequential_laws`),
+* ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.anytime.sequential_laws`),
   first token at which it reached 1/alpha; valid however the text was read or stopped;
 * several keys: each key's exact binomial log10 p-value and Holm's step-down over the keys
   (family-wise error <= ``--fpr`` under any dependence, :func:`sims.detect.multiple.holm`).
@@ -29,7 +29,7 @@ def _render_row(i: int, doc_row: dict, n_scored: int, greens: float, log10_p: fl
 
 
 def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces):
-    from sims.detect.report_html import MarkedText
+    from sims.detect.documents.html import MarkedText
 
     return [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], running[i, : lengths[i]])
             for i in range(len(rows))]
@@ -38,8 +38,9 @@ def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces):
 def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *, input: str, key: int, algo: str, dedup: bool, pieces=None, **fields):
     """The ``--sequential`` document of red-green marks, and (with ``pieces`` = (context, text) pieces per
     text) the marked texts of its HTML report."""
-    from sims.detect import decision, sequential
-    from sims.detect.sequential_laws import bernoulli_law, sequential_values
+    from sims.detect.anytime import sequential
+    from sims.detect.anytime.sequential_laws import bernoulli_law, sequential_values
+    from sims.detect.documents import decision
 
     green = np.asarray(green, dtype=np.float64)
     res = sequential_values(np.where(scored, green, 0.0), scored, bernoulli_law(g_eff), alpha=alpha, lengths=lengths)
@@ -56,8 +57,8 @@ def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *,
 def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: str, algo: str, gamma, dedup: bool, pieces=None, **fields):
     """The many-keys document from red-green ``marks`` (one (green, scored) pair per key), and (with
     ``pieces``) the marked texts of the HTML report (each text's best key)."""
-    from sims.detect import decision
-    from sims.detect.nulls import LN10, binom_logsf
+    from sims.detect.documents import decision
+    from sims.detect.stats.nulls import LN10, binom_logsf
 
     k = np.stack([(g & s).sum(axis=1) for g, s in marks])
     n = np.stack([s.sum(axis=1) for _, s in marks])
@@ -106,7 +107,7 @@ def text_anytime(args, keys: list[int], fpr: float):
 
 def npz_marks(gen, key: int, dedup: bool, gamma=None):
     """Red-green (green, scored, lengths, g_eff) of a generation under ``key`` (for ``--html``)."""
-    from sims.detect import scores
+    from sims.detect.stats import scores
 
     m = gen.meta
     g = m["gamma"] if gamma is None else gamma

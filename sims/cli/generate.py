@@ -49,7 +49,7 @@ def algo_kwargs(args) -> dict:
 
 def generation_options(args) -> dict:
     """The real-LM generation options given on the command line (batch, prompts, engine): a synthetic
-    LM refuses them (:meth:`sims.experiments.lms.LM.generate`)."""
+    LM refuses them (:func:`sims.generation.any_lm.generate`)."""
     return {k: getattr(args, k) for k in ("batch", "prompts", "engine") if getattr(args, k) is not None}
 
 
@@ -74,11 +74,13 @@ def check_size(args, n_texts: int) -> None:
 
 
 def run(args) -> int:
+    from sims.generation.any_lm import generate
+
     writable_file("out", args.out)
     check_size(args, args.n)
     lm = open_lm(args.lm, args.dtype)
-    gen = lm.generate(args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, stop_at_eos=args.stop_at_eos,
-                      **generation_options(args), seeding=args.seeding, **algo_kwargs(args))
+    gen = generate(lm, args.algo, n=args.n, T=args.T, seed=args.seed, key=args.key, h=args.h, stop_at_eos=args.stop_at_eos,
+                    **generation_options(args), seeding=args.seeding, **algo_kwargs(args))
     gen.save(args.out)
     print(json.dumps(dict(out=str(args.out), n=gen.n, T=args.T, kl_per_token=float(np.nanmean(gen.kl)), realized_dg=float(np.nanmean(gen.dg)), meta=gen.meta)))
     return 0

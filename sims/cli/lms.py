@@ -11,7 +11,7 @@ LM_HELP = "LM: " + LM_CHOICES
 
 def open_lm(name: str, dtype: str | None = None):
     """The LM ``name`` (:func:`sims.get_lm`), a real one's weights in ``dtype`` (a torch dtype's name)."""
-    from sims.experiments.lms import get_lm
+    from sims.lm.door import get_lm
 
     if dtype is None:
         return get_lm(name)

@@ -6,9 +6,9 @@
                         [--score NAME] [--attack substitution:0.3] [--dedup] [--T 200] [--plot out.png] [--json]
 
 Prints the tokens per text needed for the power at the false-positive rate, the power at ``--T``
-and, with ``--plot``, draws the power curve (:mod:`sims.experiments.plan`, :mod:`theory.power`).
+and, with ``--plot``, draws the power curve (:mod:`sims.plan`, :mod:`theory.power`).
 ``--score lr`` also prints ``limits``: the LR detector drops positions whose context window repeats,
-which the planner does not model (:data:`sims.experiments.plan.LR_LIMIT`).
+which the planner does not model (:data:`sims.plan.LR_LIMIT`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.cli.main import emit
-    from sims.experiments.plan import plan
+    from sims.plan import plan
 
     kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key, dedup=args.dedup)
     out = plan(args.algo, lm=args.lm, fpr=args.fpr, power=args.power, T=args.T, **kw)

@@ -30,9 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def decoder(meta: dict):
-    """A function from token ids to their text for the LM of a generation's ``meta`` (:meth:`sims.experiments.lms.LM.decode`:
+    """A function from token ids to their text for the LM of a generation's ``meta`` (:meth:`sims.lm.door.LM.decode`:
     token ids joined by spaces where it has no tokenizer)."""
-    from sims.experiments.lms import lm_of
+    from sims.lm.door import lm_of
 
     return lm_of(meta).decode
 

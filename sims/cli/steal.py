@@ -1,7 +1,7 @@
 """``python -m sims steal --lm news --algo srl --gamma 0.25 --delta 2 --n-stolen 1000 [--h 1] --json``.
 
-Prints the attack point (:func:`sims.experiments.steal.attack_point`) and the owner's spoof test
-(:func:`sims.experiments.steal.spoof_test_power`: reference = the stolen texts, calibration =
+Prints the attack point (:func:`sims.steal.attack_point`) and the owner's spoof test
+(:func:`sims.steal.spoof_test_power`: reference = the stolen texts, calibration =
 ``--n-calibration`` fresh genuine texts) as ``spoof_test_fpr`` / ``spoof_test_power`` (with 95%
 Clopper-Pearson intervals) at ``--spoof-level``.  The spoof test needs long texts: at ``--T 200``
 it separates genuine from spoofed texts, at 32 tokens it has little power.
@@ -9,9 +9,9 @@ it separates genuine from spoofed texts, at 32 tokens it has little power.
 Several ``--n-stolen`` values print one point per N (one JSON object per line), stolen as
 prefixes of one haul of the largest N.  The LM is any of :func:`sims.get_lm` (a preset, a fitted
 ``.npz``, ...).  On a real LM (``--lm smollm2``, a random test model or a model folder) the texts
-come from the torch backend (:func:`sims.experiments.steal.steal_texts`: ``--n-eval`` held-out
+come from the torch backend (:func:`sims.steal.steal_texts`: ``--n-eval`` held-out
 base texts after the last prompts of ``--prompts``) and each point is the green-list estimate's accuracy
-(:func:`sims.experiments.steal.estimate_curve`); spoofing and scrubbing need the base LM's
+(:func:`sims.steal.estimate_curve`); spoofing and scrubbing need the base LM's
 exact probabilities at every step and run on the synthetic LMs only.
 """
 
@@ -27,7 +27,7 @@ HELP = "steal green lists from N watermarked texts, then spoof and scrub (owner'
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from sims.cli.lms import LM_HELP
-    from sims.experiments.steal import STEALABLE_ALGOS
+    from sims.steal import STEALABLE_ALGOS
     from sims.watermarks import registry
 
     p.add_argument("--lm", default="news", help=LM_HELP + " (a real LM: green-list estimate accuracy only)")
@@ -55,7 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from sims.cli.main import emit
-    from sims.experiments.lms import get_lm
+    from sims.lm.door import get_lm
     from sims.watermarks import registry
 
     params = {k: getattr(args, k) for k in registry.PARAMS if getattr(args, k, None) is not None}
@@ -69,7 +69,7 @@ def run(args) -> int:
 
 
 def _synthetic_points(lm, args, params: dict) -> list[dict]:
-    from sims.experiments.steal import attack_point, make_haul, spoof_test_power
+    from sims.steal import attack_point, make_haul, spoof_test_power
 
     if args.prompts is not None or args.batch is not None:
         raise ValueError(f"--prompts and --batch apply to real LMs; synthetic LM {args.lm!r} samples its prompts")
@@ -86,7 +86,7 @@ def _synthetic_points(lm, args, params: dict) -> list[dict]:
 
 
 def _real_lm_points(lm, args, params: dict) -> list[dict]:
-    from sims.experiments.steal import estimate_curve, steal_texts
+    from sims.steal import estimate_curve, steal_texts
 
     wm, base, held_out = steal_texts(lm, args.algo, n=max(args.n_stolen), n_eval=args.n_eval, T=args.T, seed=args.seed,
                                      key=args.key, h=args.h, prompts=args.prompts, use_base=not args.no_base, batch=args.batch,

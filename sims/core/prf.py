@@ -24,11 +24,11 @@ Green lists (``stream = GREEN``) come in two kinds:
 
 What it promises, and what not.  SplitMix64's finaliser is a bijection of 64-bit words
 with full avalanche: outputs are uniform and pairwise decorrelated to the precision any
-simulation here can see (``tests/sims/test_prf.py``), and one (context, token) pair costs
+simulation here can see (``tests/core/test_prf.py``), and one (context, token) pair costs
 one mixing round.  It is *not* a cryptographic PRF: the mixer is public and invertible, the
 secret is one 64-bit word, and nothing bounds what an adversary who sees many (context,
 token, colour) triples can learn about other ones -- beyond the statistical stealing of
-:mod:`sims.experiments.steal`, which needs no weakness of the PRF at all.  For deployment,
+:mod:`sims.steal`, which needs no weakness of the PRF at all.  For deployment,
 :mod:`sims.core.prf_crypto` offers the same green lists keyed by SipHash-2-4 with a 128-bit
 key (same threshold, same null); ``bench/bench_prf.py`` measures its cost.
 

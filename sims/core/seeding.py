@@ -37,14 +37,14 @@ generation's ``meta["clusters"]``); the scheme's name carries it (:class:`Seedin
 to the kernels, which read :data:`NO_CLUSTERS` as "hash the id".  The synthetic LMs have no embedding of their
 own: the hash cluster of a token is its stand-in for meaning (tokens of one cluster are synonyms), and
 :func:`clusters` gives every token's.  ``s ^ mix(y + C_TOKEN)`` also names the (seed, token) pair for dedup
-(:mod:`sims.detect.scores`): on text that does not depend on the key, distinct pairs are green
+(:mod:`sims.detect.stats.scores`): on text that does not depend on the key, distinct pairs are green
 independently with probability gamma, so the dedup'd green count is Binomial(n, gamma) under
 every scheme -- and the schemes that map many windows to one seed (``minhash``, ``skipgram``,
 ``selfhash``) merge their pairs, which dedup must count once.
 
 The NumPy functions are the reference; the Numba scalars and vocabulary loops (``*_nb``,
 :func:`self_green_into`) serve the generator and the detectors, :mod:`sims.torch_backend.seeding_torch`
-the torch processors; ``tests/sims/test_seeding.py`` proves the three bit-identical.
+the torch processors; ``tests/core/test_seeding.py`` proves the three bit-identical.
 """
 
 from __future__ import annotations

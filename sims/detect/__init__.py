@@ -1,4 +1,1 @@
-"""Detection: green counts and scores per text, exact null distributions (binomial, Gamma,
-AutoCov, Poisson-binomial tails), Numba kernels; anytime-valid e-processes (``sequential``,
-``stream``, ``peeking``), many keys and many texts (``multiple``), the decision document
-(``decision``)."""
+"""Detection, in sub-rooms lowest first: stats -> anytime -> multiple (keys, texts) -> families (and their detectors) -> documents."""

@@ -99,7 +99,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: Synthetic
         Seed of the attack (default 0, as ``sims attack --seed``).
     lm : SyntheticLM or LM, optional
         The LM, for the attacks that read its next-token probabilities (entropy, color, paraphrase); default
-        the LM the generation's record names (:func:`sims.experiments.lms.lm_of`), as ``sims attack`` opens it.
+        the LM the generation's record names (:func:`sims.lm.door.lm_of`), as ``sims attack`` opens it.
 
     Returns
     -------
@@ -125,7 +125,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: Synthetic
     rows = _rows(gen)
     changed = 0
     if kind in LM_KINDS and lm is None:
-        from sims.experiments.lms import lm_of
+        from sims.lm.door import lm_of
 
         lm = lm_of(gen.meta)
     if kind == "synonym":  # every id's cluster once; the ids of cluster c are by_cluster[starts[c]:starts[c + 1]]
@@ -190,7 +190,7 @@ def _worst_case(gen: Generation, kind: str, prompt: np.ndarray, row: np.ndarray,
     after it red too (a green one turned, a red one kept) where some red last token allows it: the
     window maximising that gain.  Insertion of a block of m tokens re-colours only the token after
     the block: a red block before the first green token it can turn red (else at the end).  Both are
-    checked against exhaustive search on tiny texts (tests/sims/test_attacks_exhaustive.py).
+    checked against exhaustive search on tiny texts (tests/experiments/test_attacks_exhaustive.py).
     """
     P = len(prompt)
     seq = np.concatenate([prompt, row])

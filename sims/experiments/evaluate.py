@@ -3,7 +3,7 @@ empirical check that the exact tests' false-positive rate is what they promise.
 
 TPR at a fixed FPR alpha: a text is detected iff its exact p-value is <= alpha, so the
 threshold comes from the exact null (binomial / Gamma / AutoCov / Poisson-binomial tails of
-:mod:`sims.detect.nulls` and :mod:`sims.detect.scores`) and the test's size is at most alpha whatever the
+:mod:`sims.detect.stats.nulls` and :mod:`sims.detect.stats.scores`) and the test's size is at most alpha whatever the
 text length.  The promise is then checked on unwatermarked texts of the same LM (seed
 offset ``NULL_SEED_OFFSET``, the same key): their empirical rejection rate with its exact
 Clopper-Pearson interval.
@@ -17,9 +17,11 @@ import numpy as np
 
 from sims.core import defaults
 from sims.core.progress import progress
-from sims.detect import detectors, families
-from sims.detect import scores as detect
-from sims.experiments.lms import get_lm
+from sims.detect import families
+from sims.detect.families import detectors
+from sims.detect.stats import scores as detect
+from sims.generation.any_lm import generate
+from sims.lm.door import get_lm
 from sims.watermarks import registry
 
 FPRS = (1e-4, 1e-6)
@@ -102,14 +104,14 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
-        watermarked texts' prompts, cycled: :meth:`sims.experiments.lms.LM.null_prompts`).  Defaults:
+        watermarked texts' prompts, cycled: :meth:`sims.lm.door.LM.null_prompts`).  Defaults:
         ``sims evaluate``'s 100 texts of 200 tokens, seed 0, ``defaults.KEY``.
     dedup : bool
         Score each (context, token) pair once (red-green and EMS).
     return_arrays : bool
         Add per-text arrays (kl, dg, log10_p, z, null_log10_p, tokens_to_detect) under "arrays".
     prompts, batch, engine : optional
-        A real LM's prompt set (default lfqa), batch and engine (:meth:`sims.experiments.lms.LM.generate`).
+        A real LM's prompt set (default lfqa), batch and engine (:func:`sims.generate`).
     **params :
         The algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha, h, green_kind, M); one
         it does not take is refused.
@@ -144,10 +146,10 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
     opts = {k: v for k, v in dict(batch=batch, engine=engine).items() if v is not None}
     with progress(5, f"evaluate {model.name}/{algo}") as bar:
         t0 = time.perf_counter()
-        gen = model.generate(algo, n=n, T=T, seed=seed, key=key, prompts=prompts, **opts, **params)
+        gen = generate(model, algo, n=n, T=T, seed=seed, key=key, prompts=prompts, **opts, **params)
         gen_s = time.perf_counter() - t0
         bar.update()
-        null = model.generate("none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"], gamma=gen.meta.get("gamma"),
+        null = generate(model, "none", n=n_null, T=T, seed=seed + NULL_SEED_OFFSET, key=key, h=gen.meta["h"], gamma=gen.meta.get("gamma"),
                               green_kind=gen.meta.get("green_kind", defaults.GREEN_KIND), prompts=model.null_prompts(gen, n_null), **opts)
         null.meta["key"] = gen.meta["key"]  # scored with the watermark's key (a SipHash key as the generation stored it)
         bar.update()
@@ -273,7 +275,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
     >>> r["fpr_at_1e-2"]["rejections"], r["fpr_at_1e-2"]["rate"]
     (2, 0.01)
     """
-    from sims.detect.nulls import binom_logsf
+    from sims.detect.stats.nulls import binom_logsf
 
     if int(n) < 1 or int(T) < 2:
         raise ValueError(f"n must be in [1, inf) and T in [2, inf); got n={n}, T={T}")
@@ -290,7 +292,7 @@ def null_fpr(*, n: int, T: int, seed: int, key: int = defaults.KEY, gamma: float
         source = f"iid uniform tokens, V={V}"
     else:
         model = get_lm(lm)
-        g = model.generate("none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
+        g = generate(model, "none", n=int(n), T=int(T), seed=seed, key=key, gamma=gamma, h=h)
         lps.append(detectors.score(g, model, dedup=dedup, key=key, gamma=gamma).log10_p)
         source = f"unwatermarked texts of {model.name} (V={model.vocab_size})"
         V = model.vocab_size

@@ -14,7 +14,7 @@ import pathlib
 
 import numpy as np
 
-from sims.detect import scores as detect
+from sims.detect.stats import scores as detect
 from sims.lm import fitted
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks.generate import generate

@@ -193,7 +193,7 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)`` with DualGA at target ``Delta``
     (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
     """
-    from sims.detect import detectors
+    from sims.detect.families import detectors
     from sims.watermarks import registry
     from sims.watermarks.generate import generate
 

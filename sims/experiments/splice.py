@@ -1,7 +1,7 @@
 """Splicing ("copy-paste") attack: a watermarked passage pasted into plain text at a random place.
 
 The setting of windowed detectors (WinMax, Kirchenbauer et al. 2024; the local score,
-:mod:`sims.detect.local_scores`): the watermark is intact inside the passage, the whole-text score
+:mod:`sims.detect.stats.local_scores`): the watermark is intact inside the passage, the whole-text score
 dilutes it in the plain tokens around it.  The first pasted token reads a plain context and the
 first plain token after the passage a watermarked one: both get fresh colours, as at any edit.
 """

@@ -1,1 +1,1 @@
-"""Synthetic language models with exact next-token distributions (presets, the looping LM, LMs fitted to a real one)."""
+"""Every language model behind one door (:func:`sims.lm.door.get_lm`): synthetic LMs with exact tables, and the real-LM adapter."""

@@ -1,5 +1,5 @@
 """The preset LMs' parameters, readable without loading Numba (:func:`sims.lm.synthetic.get_lm` builds them;
-the planner's on-disk cache keys its LM samples by them, :mod:`sims.experiments.plan_cache`)."""
+the planner's on-disk cache keys its LM samples by them, :mod:`sims.plan.cache`)."""
 
 from __future__ import annotations
 

@@ -442,3 +442,11 @@ def lm_from_meta(meta: dict) -> SyntheticLM:
     if loop:
         return loop_lm(int(loop[1]), float(loop[2]), seed)
     return get_lm(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)
+
+def lm_step_probs(lm, gen):
+    """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i."""
+
+    def step_probs(i):
+        return lm.probs_along(np.concatenate([gen.prompts[i], gen.tokens[i]]), gen.prompts.shape[1], gen.tokens.shape[1])
+
+    return step_probs

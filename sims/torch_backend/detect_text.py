@@ -1,11 +1,11 @@
-"""Detection of text: tokenise with the model's tokenizer and score with :mod:`sims.detect.scores`."""
+"""Detection of text: tokenise with the model's tokenizer and score with :mod:`sims.detect.stats.scores`."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from sims.detect import families
-from sims.detect import scores as detect
+from sims.detect.stats import scores as detect
 
 
 def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: str = "dualga", h: int = 1, dedup: bool = False) -> detect.DetectResult:
@@ -94,7 +94,7 @@ def lm_vocab_size(name: str, tokenizer) -> int:
     import json
     import pathlib
 
-    from sims.torch_backend.model import SMOLLM2_SHAPE
+    from sims.lm.real.model import SMOLLM2_SHAPE
 
     if name == "smollm2":
         return SMOLLM2_SHAPE["vocab_size"]

@@ -20,9 +20,9 @@ import torch
 from sims.core import seeding
 from sims.core.record import RECORDS, Generation
 from sims.core.rng import stream_key
-from sims.torch_backend import batch as batching
+from sims.lm.real import batch as batching
+from sims.lm.real.model import cached_forward, new_cache
 from sims.torch_backend.fused import check_nan, inverse_cdf
-from sims.torch_backend.model import cached_forward, new_cache
 from sims.torch_backend.prf_torch import _s64, counter_uniform
 from sims.watermarks import registry
 

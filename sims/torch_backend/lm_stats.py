@@ -12,7 +12,7 @@ step t of text i, from the model's exact :math:`p_t`:
 
 :func:`reference_runs` generates with SRL / DualGA processors on the same prompts and
 summarises realised DG, KL per token and the detection rate at FPR 1e-4 (the exact
-red-green test of :func:`sims.detect.scores.score_redgreen`), the real-LM side of the
+red-green test of :func:`sims.detect.stats.scores.score_redgreen`), the real-LM side of the
 validation of :mod:`sims.lm.fitted`.
 
 Prompts are batched in buckets of equal token length (:func:`prompt_batches`): the largest
@@ -25,11 +25,11 @@ import numpy as np
 import torch
 
 from sims.core.progress import progress
-from sims.detect import scores as detect
+from sims.detect.stats import scores as detect
+from sims.lm.real import prompts as prompt_sets
+from sims.lm.real.model import load, sampled_vocab
 from sims.torch_backend import prf_torch
-from sims.torch_backend import prompts as prompt_sets
 from sims.torch_backend.generate_torch import generate
-from sims.torch_backend.model import load, sampled_vocab
 from sims.torch_backend.processors import make_processor
 
 STATS_KEY0 = 1000  #: the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...

@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from sims.core.record import Generation
+from sims.lm.real.prompts import encode
 from sims.torch_backend.generate_torch import generate
-from sims.torch_backend.prompts import encode
 
 INSTRUCTION = "Paraphrase the following text, replacing about {pct} percent of the words. Reply with the paraphrase only.\n\n{text}"
 

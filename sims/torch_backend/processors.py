@@ -427,7 +427,7 @@ class TransformersSRLProcessor(_KeyedProcessor):
 
     The p-values differ even where the counts agree: transformers returns the normal tail
     :math:`\\tfrac12\\operatorname{erfc}(z/\\sqrt2)`, :math:`z = (k - \\gamma n)/\\sqrt{n\\gamma(1-\\gamma)}`,
-    while :mod:`sims.detect.scores` returns the exact :math:`P(\\mathrm{Bin}(n, \\gamma) \\ge k)`.  At
+    while :mod:`sims.detect.stats.scores` returns the exact :math:`P(\\mathrm{Bin}(n, \\gamma) \\ge k)`.  At
     n = 200, gamma = 0.25 theirs / exact is 0.75 at z = 2.1, 0.36 at z = 4.1, 0.082 at z = 6.0,
     0.0076 at z = 8.0 and 2e-4 at z = 10.1: the normal tail overstates significance, more so
     the further into the tail."""

@@ -8,10 +8,8 @@ draws from the stream ``(seed, i)``, so the texts do not depend on the batch siz
 bar counts tokens (tokens/s shown).  A batch that does not fit in memory is halved until one
 does (said on stderr, the size used kept in ``meta["batch"]``); nothing already generated is lost.
 
-:func:`teacher_forced_probs` gives the model's next-token distributions along saved texts
-(batched, one chunk of rows in memory at a time): what ITS / UW detection reads.  Callers open a
-real LM with :func:`sims.get_lm` (:class:`sims.experiments.lms.LM`), whose ``generate`` and
-``step_probs`` call these two; evaluate, score, attacks, stealing and sweeps take that object.
+:func:`sims.generate` calls it for a real LM opened with :func:`sims.get_lm` (:class:`sims.lm.door.LM`);
+the model's next-token distributions along saved texts are :func:`sims.lm.real.oracle.teacher_forced_probs`.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import torch
 from sims.core import defaults
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
-from sims.torch_backend import batch as batching
+from sims.lm.real import batch as batching
 from sims.torch_backend.generate_torch import generate
 from sims.torch_backend.processors import make_processor
 from sims.torch_backend.static_decode import generate_static
@@ -34,7 +32,6 @@ from sims.watermarks.generate import algo_params
 ENGINES = ("loop", "static")
 CPU_BATCH = 16  #: on a CPU, throughput stops growing around here (2-16 cores)
 MAX_BATCH = 256
-PROBS_BYTES = 1 << 28  #: teacher-forced probabilities held at once (bytes)
 
 
 def default_batch(model, max_len: int) -> int:
@@ -142,31 +139,3 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     _, info = algo_params(algo, **{k: v for k, v in params.items() if k not in ("green_kind", "prf", "seeding")})
     out.meta.update(info, lm=lm, batch=B, engine=engine if engine == "loop" else out.meta["engine"])
     return out
-
-
-def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, chunk: int | None = None):
-    """``step_probs(i)``: the model's (T, V) next-token distributions along text i (float64),
-    computed for ``chunk`` rows per forward pass (left-padded, masked) and kept one chunk at a time
-    (default: as many rows as ``PROBS_BYTES`` of float32 probabilities allow)."""
-    V = int(vocab_size or gen.meta["vocab_size"])
-    n, T = gen.tokens.shape
-    chunk = chunk or max(1, PROBS_BYTES // (4 * T * V))
-    device = next(model.parameters()).device
-    cache: dict = {}
-
-    @torch.no_grad()
-    def step_probs(i):
-        start = (i // chunk) * chunk
-        if cache.get("start") != start:
-            rows = range(start, min(n, start + chunk))
-            # a row that ended early is filled with id 0 past its end: causal attention keeps its
-            # real steps' distributions, and the filled ones are never read
-            seqs = [np.concatenate([gen.prompt(r), np.maximum(gen.tokens[r], 0)]) for r in rows]
-            ids, lens = batching.pad_left(seqs)
-            x, mask, pos = batching.model_inputs(ids, device)
-            logits = model(input_ids=x, attention_mask=mask, position_ids=pos).logits[:, -T - 1 : -1, :V]
-            cache.update(start=start, probs=torch.softmax(logits.float(), -1).cpu())
-        return cache["probs"][i - start].double().numpy()
-
-    return step_probs
-

@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from sims.core import defaults
 from sims.core.record import Generation
 from sims.core.rng import stream_key
-from sims.torch_backend import batch as batching
+from sims.lm.real import batch as batching
 from sims.torch_backend.fused import FusedBoost, check_nan, default_backend, inverse_cdf, triton_next_pow2, triton_usable
 from sims.torch_backend.generate_torch import processor_meta, records_or_nan, row_keys
 from sims.torch_backend.prf_torch import counter_uniform

@@ -5,8 +5,8 @@ The g-values and the repeated-context mask are transformers' (:mod:`sims.torch_b
 its hash, its sampling table, its context history).  On text that does not depend on the keys,
 each scored n-gram's m g-values are i.i.d. Bernoulli(r), r = the table's share of ones, so the
 per-token sum :math:`X_t = \\sum_l g_{t,l}` is i.i.d. Binomial(m, r) and the tilt e-process of that
-law (:func:`sims.detect.sequential_laws.weighted_bernoulli_law` at rate r,
-:func:`sims.detect.sequential_laws.tilt_mixture`) is a test martingale: the first token at which
+law (:func:`sims.detect.anytime.sequential_laws.weighted_bernoulli_law` at rate r,
+:func:`sims.detect.anytime.sequential_laws.tilt_mixture`) is a test martingale: the first token at which
 it reaches 1/alpha is flagged, and by Ville's inequality a key-independent text is ever flagged
 with probability at most alpha, however it is read or stopped.  The caveat of the fixed-length
 test carries over: two n-grams whose hashes agree modulo the table size share their g-values,
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sims.detect import e_mixtures
-from sims.detect.sequential_laws import sequential_values, weighted_bernoulli_law
+from sims.detect.anytime import e_mixtures
+from sims.detect.anytime.sequential_laws import sequential_values, weighted_bernoulli_law
 from sims.torch_backend.synthid_transformers import HISTORY, TABLE_SIZE, _check, g_values, repetition_mask, sampling_table, text_ids
 
 
@@ -35,7 +35,7 @@ def sequential_ids(ids, keys, ngram_len: int, *, alpha: float, table_seed: int =
     alpha : float in (0, 1)
         Level: under the null P(some prefix is flagged) <= alpha.
     grid : optional
-        The bets' fractions (:data:`sims.detect.e_mixtures.GRID`).
+        The bets' fractions (:data:`sims.detect.anytime.e_mixtures.GRID`).
 
     Returns
     -------
@@ -69,7 +69,7 @@ def sequential_text_document(args, alpha: float, ids_rows: list[np.ndarray]) -> 
     """The ``python -m sims detect --text ... --scheme transformers-synthid --sequential`` document
     (rows = token ids of each text as the tokenizer gives them; ``--h`` = ngram_len - 1, default 4;
     ``first_flagged`` counts the tokens after the first ``ngram_len - 1``)."""
-    from sims.detect import decision
+    from sims.detect.documents import decision
 
     keys, n, ids, n_tokens = text_ids(args, ids_rows)
     res = sequential_ids(ids, keys, n, alpha=alpha, table_seed=args.table_seed, table_size=args.table_size)

@@ -22,7 +22,7 @@ n-grams of the ids as given.
 **Null.**  On text that does not depend on the keys, each scored (n-gram, layer) reads a table
 cell at an index that is uniform when the keys are, so a g-value is Bernoulli(r) with r = the
 table's share of ones, and the mean score's tail is that of Binomial(m n, r)
-(:func:`sims.detect.nulls.binom_logsf`; the weighted score: :func:`sims.detect.tournament_scores.weighted_logsf`
+(:func:`sims.detect.stats.nulls.binom_logsf`; the weighted score: :func:`sims.detect.stats.tournament_scores.weighted_logsf`
 at rate r).  Caveat, measured by the tests: the hash modulo a power-of-two table keeps only the
 low bits, which depend only on the low bits of the token ids and keys, so two n-grams agreeing
 there share every g-value; with m n cells read from 2**16, some cells are read twice.  The
@@ -43,9 +43,9 @@ from collections import deque
 import numpy as np
 import torch
 
-from sims.detect.nulls import LN10, binom_logsf
-from sims.detect.scores import DetectResult
-from sims.detect.tournament_scores import STATS, synthid_weights, weighted_logsf
+from sims.detect.stats.nulls import LN10, binom_logsf
+from sims.detect.stats.scores import DetectResult
+from sims.detect.stats.tournament_scores import STATS, synthid_weights, weighted_logsf
 from sims.torch_backend.tournament import TournamentProcessor
 
 LCG_MULT = 6364136223846793005
@@ -134,7 +134,7 @@ def score_ids(ids, keys, ngram_len: int, *, table_seed: int = 0, table_size: int
 
     ``ids`` (B, L) token ids, -1 padding after each row's ``lengths`` (default: the first -1).
     The null rate is the table's share of ones (module docstring).  Returns a
-    :class:`~sims.detect.scores.DetectResult` (``score`` = the (weighted) g-value sum)."""
+    :class:`~sims.detect.stats.scores.DetectResult` (``score`` = the (weighted) g-value sum)."""
     if stat not in STATS:
         raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
     ids, keys, n = _check(ids, keys, ngram_len)
@@ -255,11 +255,11 @@ def text_ids(args, ids_rows: list[np.ndarray]):
 def text_document(args, fpr: float, ids_rows: list[np.ndarray]) -> dict:
     """The ``python -m sims detect --text ... --scheme transformers-synthid`` document (rows = token ids
     of each text as transformers' tokenizer gives them; ``--h`` = ngram_len - 1, default 4)."""
-    from sims.detect import report
+    from sims.detect.documents import detect_json
 
     keys, n, ids, n_tokens = text_ids(args, ids_rows)
     res = score_ids(ids, keys, n, table_seed=args.table_seed, table_size=args.table_size)
-    rows = report.text_rows(res, fpr, n_tokens=n_tokens)
-    return report.document(rows, input=args.text, scheme=args.scheme, algo="synthid", statistic="mean g-value sum", key=args.key,
+    rows = detect_json.text_rows(res, fpr, n_tokens=n_tokens)
+    return detect_json.document(rows, input=args.text, scheme=args.scheme, algo="synthid", statistic="mean g-value sum", key=args.key,
                            gamma=None, h=n - 1, dedup=False, ngram_len=n, sampling_table_seed=args.table_seed, sampling_table_size=args.table_size,
                            null_rate=float(sampling_table(args.table_seed, args.table_size).mean()), fpr=fpr, lm=args.lm)

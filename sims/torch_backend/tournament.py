@@ -148,7 +148,7 @@ class TournamentProcessor:
 
 def generate_tournament_lm(model, prompts, T: int, processor: TournamentProcessor, *, seed: int = 0, **kw):
     """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate`),
-    with the tournament's parameters in ``meta`` (what :func:`sims.detect.tournament_scores.score_tournament` reads)."""
+    with the tournament's parameters in ``meta`` (what :func:`sims.detect.stats.tournament_scores.score_tournament` reads)."""
     from sims.torch_backend.generate_torch import generate
 
     gen = generate(model, prompts, T, processor, seed=seed, **kw)

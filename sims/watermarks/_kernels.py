@@ -10,7 +10,7 @@ about five times faster on AVX2.  A boosting step on a synthetic LM needs only
 bench_generate``).
 
 * :func:`exp_shifted_into` -- :math:`\\exp(\\ell_k - c)` to 1 ulp (measured over
-  [-708, 0] in ``tests/sims/test_step_kernels.py``): Cody-Waite reduction
+  [-708, 0] in ``tests/watermarks/test_step_kernels.py``): Cody-Waite reduction
   :math:`z = n \\ln 2 + r`, :math:`|r| \\le \\ln 2 / 2`, the degree-13 Taylor polynomial
   of :math:`e^r` (truncation error :math:`r^{14}/14! < 5 \\cdot 10^{-18}`), and
   :math:`2^n` added to the exponent bits (an integer add on the float's bits).  Arguments below

@@ -445,7 +445,7 @@ def generate(
         The keyed PRF of the green lists: SplitMix64 (:mod:`sims.core.prf`, the default) or
         SipHash-2-4 with a 128-bit key (:mod:`sims.core.prf_crypto`; Bernoulli lists of the
         red-green schemes ``SIPHASH_ALGOS``, generated on the materialised path).  The record's
-        ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.detectors.score`
+        ``meta`` keeps ``prf`` and the key (as an int) so that :func:`sims.detect.families.detectors.score`
         detects with the same.
     dip_alpha :
         DiPmark's reweight alpha in [0, 1/2] (:mod:`sims.watermarks.dipmark`).

@@ -7,7 +7,7 @@ detector family, its flags, the code of its step in the Numba generator
 paper's definitions on full vectors.  The generator, the torch processors
 (:data:`sims.torch_backend.processors.PROCESSORS`), the CLI's options, sweep grids, evaluation,
 stealing, the detectors' dispatch and ``proofs_check`` all read it; one battery
-(``tests/sims/test_registry_battery.py``) runs every record on every backend it declares
+(``tests/watermarks/test_registry_battery.py``) runs every record on every backend it declares
 against its reference step.  How to add one: the book's page "Adding a watermark".
 
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
@@ -45,9 +45,6 @@ from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.watermarks import dipmark, unigram
 
-FAMILIES = ("redgreen", "autocov", "ems", "keyed", "tournament")
-"""The names of the detector families an algorithm may name, each one :class:`sims.detect.families.DetectorFamily`
-registered in :mod:`sims.detect.families`: green count, AutoCov Z_T, EMS sum, keyed-order hits, tournament g-value score."""
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
 NULL = "none"
@@ -138,7 +135,7 @@ class Boost:
     """:meth:`signal` reads ``G`` (else it may be None)."""
 
     def lr(self, meta: dict) -> float:
-        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.lr_scores.lr_delta`)."""
+        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.stats.lr_scores.lr_delta`)."""
         raise NotImplementedError
 
     def per_text(self, info: dict, G: np.ndarray):
@@ -146,13 +143,13 @@ class Boost:
         raise NotImplementedError
 
     def green_rate(self, meta: dict, gamma: float) -> float:
-        r"""The green rate :math:`\rho` the local score seeks (:func:`sims.detect.local_scores.local_rho`, before its cap):
+        r"""The green rate :math:`\rho` the local score seeks (:func:`sims.detect.stats.local_scores.local_rho`, before its cap):
         the green probability of the record's boost :math:`\delta` on a flat distribution,
         :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none)."""
         return flat_green_rate(meta, gamma)
 
     def signal(self, info: dict, G: np.ndarray) -> float:
-        """The mean DG per token on texts of green masses ``G`` (:func:`sims.experiments.plan.watermark_signal`)."""
+        """The mean DG per token on texts of green masses ``G`` (:func:`sims.plan.watermark_signal`)."""
         raise NotImplementedError
 
 
@@ -229,7 +226,8 @@ class Algorithm:
     params : tuple of str
         The parameters of :data:`PARAMS` it takes besides ``gamma``.
     family : str
-        Its detector (:data:`FAMILIES`).
+        Its detector family: the name of a :class:`sims.detect.families.DetectorFamily` registered in
+        :mod:`sims.detect.families` (:func:`sims.detect.families.names`; checked there, when the record is asked).
     reference : callable
         Its NumPy reference step (module docstring).
     defaults : dict
@@ -237,14 +235,14 @@ class Algorithm:
     keyed_order : bool
         Samples along the key's vocabulary order (ITS, UW).
     keyed_mode : int, optional
-        A keyed-order algorithm's branch in the detection scan :func:`sims.detect._kernels.keyed_order_hits`
+        A keyed-order algorithm's branch in the detection scan :func:`sims.detect.stats._kernels.keyed_order_hits`
         (``ITS_MODE`` 0, ``UW_DELTA_MODE`` 1, ``UW_GAMMA_MODE`` 2).
     siphash : bool
         Boosts a green or red list, which ``prf="siphash"`` can key (:mod:`sims.core.prf_crypto`).
     fused : bool
         Runs as one :class:`sims.torch_backend.fused.FusedBoost` step on the static decoder.
     stealable : bool
-        Its green lists can be estimated from text (:mod:`sims.experiments.steal`).
+        Its green lists can be estimated from text (:mod:`sims.steal`).
     distortion_free : bool
         The key-averaged q equals p.
     point_mass : bool
@@ -254,12 +252,12 @@ class Algorithm:
     boost : Boost, optional
         How it tilts one green list (:data:`FIXED`, :data:`HARD`, :data:`DUAL`); None where it does not.
     lr_score : bool
-        The likelihood-ratio score (:mod:`sims.detect.lr_scores`) applies: a known boost of one green list.
+        The likelihood-ratio score (:mod:`sims.detect.stats.lr_scores`) applies: a known boost of one green list.
     edit_score : bool
-        The edit-tolerant alignment (:mod:`sims.detect.edit_scores`) applies: position-keyed, so that an
+        The edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`) applies: position-keyed, so that an
         insertion or deletion misaligns it.
     plan_scores : tuple of str
-        The detection scores the planner (:mod:`sims.experiments.plan`) plans for it, its default first;
+        The detection scores the planner (:mod:`sims.plan`) plans for it, its default first;
         empty where it is not planned.
     backends : tuple of str
         Where it runs: ``"numba"`` (its step in :func:`sims.watermarks.generate._generate`, listed
@@ -323,8 +321,8 @@ def register(algo: Algorithm) -> Algorithm:
     if algo.name in _REGISTRY or any(a.code == algo.code for a in _REGISTRY.values()):
         raise ValueError(f"algorithm {algo.name!r} or code {algo.code} is registered already")
     unknown = [p for p in (*algo.params, *algo.defaults) if p not in PARAMS]
-    if unknown or algo.family not in FAMILIES or not set(algo.backends) <= {"numba", "torch"}:
-        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family in {FAMILIES} and backends in "
+    if unknown or not (isinstance(algo.family, str) and algo.family.isidentifier()) or not set(algo.backends) <= {"numba", "torch"}:
+        raise ValueError(f"algorithm {algo.name!r}: parameters must be in {tuple(PARAMS)}, family a name and backends in "
                          f"('numba', 'torch'); got {algo.params}, {algo.family!r}, {algo.backends}")
     _REGISTRY[algo.name] = algo
     return algo

@@ -34,7 +34,7 @@ on average over keys.
 **Repeated-context mask** (``mask_repeated=True``, the default): a step whose context ``w`` was
 already seen at an earlier generated step of the same text samples from :math:`p_t` unchanged
 (its KL and DG are 0), so no (context, g-value) pair is reused; the detector
-(:mod:`sims.detect.tournament_scores`) skips the same positions, and its null is then exact.
+(:mod:`sims.detect.stats.tournament_scores`) skips the same positions, and its null is then exact.
 
 **Records** (:class:`sims.core.record.Generation`): ``kl`` the exact per-key
 :math:`D_{kl}(q_t \\| p_t) = \\sum_x q_t(x) \\sum_l \\log f_l(g_l(x))`; ``G`` the expected mean
@@ -583,7 +583,7 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
     -------
     Generation
         ``meta["algo"] = "synthid"`` with ``m``, ``h``, ``mode``, ``candidates``, ``mask_repeated``
-        and ``key``: what :func:`sims.detect.tournament_scores.score_tournament` reads.
+        and ``key``: what :func:`sims.detect.stats.tournament_scores.score_tournament` reads.
     """
     from sims.watermarks.generate import sample_prompts
 

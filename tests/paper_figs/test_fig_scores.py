@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from paper_figs import fig_scores
-from sims.detect import score_families
-from sims.detect.lr_scores import lr_token_inputs
-from sims.detect.score_families import score_generation
+from sims.detect.families import score_families
+from sims.detect.families.score_families import score_generation
+from sims.detect.stats.lr_scores import lr_token_inputs
 from sims.lm.synthetic import get_lm
 from sims.watermarks.generate import generate
 

@@ -12,7 +12,8 @@ pytest.importorskip("torch")
 
 import sims  # noqa: E402
 from sims.cli.main import main  # noqa: E402
-from sims.detect import scores, sequential  # noqa: E402
+from sims.detect.anytime import sequential
+from sims.detect.stats import scores  # noqa: E402
 from tests.torch_backend.test_detect_text_cli import tiny_folder  # noqa: E402, F401
 
 KEY = 77

@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 from scipy.stats import binom  # noqa: E402
 
 from sims.cli.main import main  # noqa: E402
+from sims.lm.real.model import load, load_tokenizer  # noqa: E402
 from sims.torch_backend.detect_text import detect_text  # noqa: E402
-from sims.torch_backend.model import load, load_tokenizer  # noqa: E402
 
 HKEY = 12345
 

@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
+from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend.fused import FIELDS, FusedBoost, triton_usable  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import DualGAProcessor, SRLProcessor  # noqa: E402
 from sims.torch_backend.static_decode import StaticLlama, generate_static  # noqa: E402
 

@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import sims  # noqa: E402
-from sims.torch_backend.model import cache_dir, load  # noqa: E402
+from sims.lm.real.model import cache_dir, load  # noqa: E402
 from sims.torch_backend.real_lm import generate_texts  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def test_get_lm_on_a_random_test_model():
     lm = sims.get_lm("random-llama")
     assert (lm.kind, lm.real, lm.name, lm.vocab_size, lm.tokenizer) == ("random", True, "random-llama", 512, None)
     assert sims.get_lm("random-llama") is lm
-    gen = lm.generate("uw-delta", n=3, T=10, seed=4, key=7)
+    gen = sims.generate(lm, "uw-delta", n=3, T=10, seed=4, key=7)
     ref = generate_texts(load("random-llama")[0], lm.prompt_ids("lfqa", 3, seed=4), 10, "uw-delta", seed=4, key=7, vocab_size=512,
                          lm="random-llama", show=False)
     assert np.array_equal(gen.tokens, ref.tokens) and np.array_equal(gen.kl, ref.kl) and gen.meta["lm"] == "random-llama"
@@ -42,7 +42,7 @@ def test_get_lm_on_a_random_test_model():
     with pytest.raises(ValueError, match="vocab_size applies to synthetic LMs"):
         sims.get_lm("random-llama", vocab_size=64)
     with pytest.raises(ValueError, match="prompt_len applies to synthetic LMs"):
-        lm.generate("srl", n=1, T=2, prompt_len=4)
+        sims.generate(lm, "srl", n=1, T=2, prompt_len=4)
 
 
 def test_get_lm_on_a_local_folder_and_evaluate_on_it(tmp_path):
@@ -59,7 +59,7 @@ def test_get_lm_on_a_local_folder_and_evaluate_on_it(tmp_path):
     lm = sims.get_lm(str(tmp_path))
     assert lm.kind == "folder" and lm.real and lm.tokenizer is not None
     assert list(lm.encode("w3 w17 w5")) == [3, 17, 5] and lm.decode([3, 17, 5]) == "w3 w17 w5"
-    gen = lm.generate("srl", n=2, T=8, seed=1, key=3, prompts=[[1, 2, 3], [4, 5]], delta=3.0)
+    gen = sims.generate(lm, "srl", n=2, T=8, seed=1, key=3, prompts=[[1, 2, 3], [4, 5]], delta=3.0)
     assert gen.tokens.shape == (2, 8) and gen.meta["lm"] == str(tmp_path) and gen.meta["vocab_size"] == lm.vocab_size
     out = sims.evaluate(lm, "its", n=2, T=12, seed=0, prompts=[[1, 2, 3], [4, 5]])
     assert out["lm"] == str(tmp_path) and out["n"] == 2 and set(out) == set(sims.evaluate("tiny", "its", n=2, T=4, seed=0))
@@ -72,6 +72,6 @@ def test_get_lm_on_smollm2():
     assert lm.kind == "smollm2" and lm.real and lm.vocab_size == len(lm.tokenizer)
     ids = lm.encode("The cat sat on the mat.")
     assert lm.decode(ids) == "The cat sat on the mat."
-    gen = lm.generate("dualga", n=2, T=6, seed=0, key=1)
+    gen = sims.generate(lm, "dualga", n=2, T=6, seed=0, key=1)
     assert gen.tokens.shape == (2, 6) and gen.meta["lm"] == "smollm2"
     _check_probs(lm, gen)

@@ -1,6 +1,6 @@
 """Seeding schemes on a real LM (the random tiny Llama): the torch red-green processors' green lists equal
 :mod:`sims.core.seeding`'s for the same contexts and key, token by token, through the loop and static
-engines and the door :meth:`sims.experiments.lms.LM.generate`; the detectors read the scheme from the file."""
+engines and the door :func:`sims.generate`; the detectors read the scheme from the file."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ torch = pytest.importorskip("torch")
 
 import sims  # noqa: E402
 from sims.core import seeding  # noqa: E402
-from sims.detect import detectors, scores  # noqa: E402
+from sims.detect.families import detectors  # noqa: E402
+from sims.detect.stats import scores  # noqa: E402
+from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import make_processor  # noqa: E402
 from sims.torch_backend.static_decode import generate_static  # noqa: E402
 
@@ -38,7 +39,7 @@ def _green_mass(lm, gen, scheme):
 def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
     """random-llama, 3 prompts x 12 tokens, h = 3, seed 2: every green list the processor builds during generation
     equals seeding.green_mask of the window it was given, and that window is the text's last h tokens; the door
-    LM.generate writes the same tokens and records the scheme; the recorded G equals the reference green mass of
+    sims.generate writes the same tokens and records the scheme; the recorded G equals the reference green mass of
     the teacher-forced distributions (float32 logits: 1e-5).  Under ``semantic`` the door's lists are seeded by the
     LM's own embedding clusters (its table named in ``meta["clusters"]``)."""
     model, _ = load("random-llama")
@@ -62,7 +63,7 @@ def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
         for i, p in enumerate(PROMPTS):
             assert windows[i].tolist() == (p + gen.tokens[i].tolist())[len(p) + t - H : len(p) + t]
         np.testing.assert_array_equal(green.numpy(), seeding.green_mask(KEY, windows.numpy(), V, proc.gamma, scheme))
-    door = lm.generate(algo, n=3, T=12, seed=2, key=KEY, h=H, prompts=PROMPTS, seeding=str(scheme), **kw)
+    door = sims.generate(lm, algo, n=3, T=12, seed=2, key=KEY, h=H, prompts=PROMPTS, seeding=str(scheme), **kw)
     assert np.array_equal(door.tokens, gen.tokens) and door.meta["seeding"] == scheme
     assert ("clusters" in door.meta) == (scheme == "semantic")
     np.testing.assert_allclose(door.G, _green_mass(lm, door, scheme), atol=1e-5)
@@ -84,16 +85,16 @@ def test_detectors_read_the_scheme_of_a_real_lm_generation(scheme):
     dedup'd greens, the key flags every text at 1e-4 and the sequential e-process crosses 1/1e-4 on each; left-hash
     given equals left-hash by default; an unknown scheme is refused with the valid ones named."""
     lm = sims.get_lm("random-llama")
-    gen = lm.generate("srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding=scheme)
+    gen = sims.generate(lm, "srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding=scheme)
     assert gen.meta.get("seeding", "lefthash") == scheme
     if scheme == "lefthash":  # the default: as if not given
-        assert np.array_equal(gen.tokens, lm.generate("srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0).tokens)
+        assert np.array_equal(gen.tokens, sims.generate(lm, "srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0).tokens)
     r = sims.score(gen, dedup=True)
     ref, _ = scores.token_scores_reference(gen.tokens, gen.prompts[:, -H:], KEY, gamma=0.25, h=H, vocab_size=V, dedup=True, seeding=scheme)
     np.testing.assert_array_equal(r.score, ref.sum(axis=1))
     assert (r.log10_p < -4).all() and detectors.sequential_score(gen, alpha=1e-4).detected.all()
     with pytest.raises(ValueError, match="seeding must be one of"):
-        lm.generate("srl", n=1, T=4, seed=0, seeding="maxhash")
+        sims.generate(lm, "srl", n=1, T=4, seed=0, seeding="maxhash")
 
 
 def _word_folder(tmp_path):

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from scipy.stats import binom  # noqa: E402
 
-from sims.torch_backend.model import load_tokenizer  # noqa: E402
+from sims.lm.real.model import load_tokenizer  # noqa: E402
 from sims.torch_backend.selfhash_transformers import SelfHashGreenLists, TransformersSelfHashProcessor, selfhash_marks  # noqa: E402
 from tests.torch_backend.test_detect_text_cli import run_json, tiny_folder  # noqa: E402, F401
 

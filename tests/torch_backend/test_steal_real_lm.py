@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("torch")
 
+from sims import steal  # noqa: E402
 from sims.cli.main import main as cli  # noqa: E402
-from sims.experiments import steal  # noqa: E402
-from sims.experiments.steal import steal_texts  # noqa: E402
+from sims.steal import steal_texts  # noqa: E402
 
 
 def test_estimate_on_random_llama_with_a_siphash_key():

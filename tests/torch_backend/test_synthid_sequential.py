@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
-from sims.detect import peeking, sequential, sequential_laws  # noqa: E402
+from sims.detect.anytime import peeking, sequential, sequential_laws  # noqa: E402
 from sims.torch_backend import synthid_sequential as ss  # noqa: E402
 from sims.torch_backend import synthid_transformers as st  # noqa: E402
 

@@ -11,8 +11,8 @@ transformers = pytest.importorskip("transformers")
 from transformers import LogitsProcessorList, SynthIDTextWatermarkingConfig  # noqa: E402
 from transformers.generation.logits_process import SynthIDTextWatermarkLogitsProcessor  # noqa: E402
 
+from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend import synthid_transformers as st  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
 
 KEYS = [654, 400, 836, 123, 340, 443, 597, 160, 57]
 

@@ -11,11 +11,11 @@ import theory  # noqa: E402
 from sims.core import prf  # noqa: E402
 from sims.core.lm_names import RANDOM_LMS  # noqa: E402
 from sims.core.record import RECORDS  # noqa: E402
-from sims.detect import detectors  # noqa: E402
-from sims.detect import scores as detect  # noqa: E402
+from sims.detect.families import detectors  # noqa: E402
+from sims.detect.stats import scores as detect  # noqa: E402
+from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend import prf_crypto_torch, prf_torch  # noqa: E402
 from sims.torch_backend.generate_torch import generate  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
 from sims.torch_backend.processors import ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
 from sims.torch_backend.static_decode import generate_static  # noqa: E402
 
@@ -294,7 +294,7 @@ def test_rows_stop_at_their_first_end_token(algo):
 def test_smollm2_watermark_is_detected_within_200_tokens():
     """SmolLM2-135M-Instruct, DualGA at Delta = 0.3: detected at p < 1e-4 within 200 tokens;
     the same prompt without watermark is not (seeds 0, 1)."""
-    from sims.torch_backend.prompts import encode, lfqa_questions
+    from sims.lm.real.prompts import encode, lfqa_questions
 
     model, tok = load("smollm2")
     ids = encode(tok, lfqa_questions(1)[0], chat=True)
@@ -338,9 +338,9 @@ def test_detect_text_with_a_tokenizer():
 def test_smollm2_paraphrase_attack_weakens_detection():
     """Watermark 150 tokens with DualGA (Delta = 0.4), ask SmolLM2 to paraphrase 50 % of the words,
     and score both with the key: the paraphrase's log10 p is higher (seeds 0, 1)."""
+    from sims.lm.real.prompts import encode, lfqa_questions
     from sims.torch_backend.detect_text import detect_text
     from sims.torch_backend.paraphrase import paraphrase
-    from sims.torch_backend.prompts import encode, lfqa_questions
 
     model, tok = load("smollm2")
     V = len(tok)
@@ -389,8 +389,8 @@ def test_model_oracle_answers_as_a_fresh_forward_pass():
     a shorter context, padding); probs_along (one pass per text) scores UW texts as the batched,
     left-padded teacher-forced path of sims.get_lm's LM does; the LM-dependent attacks run on it."""
     from sims.experiments.attacks import attack
+    from sims.lm.real.oracle import ModelOracle
     from sims.torch_backend import real_lm
-    from sims.torch_backend.lm_oracle import ModelOracle
 
     model, _ = load("random-llama")
     V = model.config.vocab_size

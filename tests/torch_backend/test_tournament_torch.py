@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from sims.detect.tournament_scores import score_tournament  # noqa: E402
-from sims.torch_backend.model import load  # noqa: E402
+from sims.detect.stats.tournament_scores import score_tournament  # noqa: E402
+from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend.tournament import TournamentProcessor, generate_tournament_lm  # noqa: E402
 from sims.watermarks import tournament as tn  # noqa: E402
 
