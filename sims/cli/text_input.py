@@ -123,7 +123,7 @@ def text_marks(args, t, key: int):
         return green, scored, int(t.V * t.gamma) / t.V
     seeding = getattr(args, "seeding", None) or "lefthash"
     if seeding == "semantic":  # a real LM's semantic lists are seeded by its own embedding clusters (LM.cluster_table)
-        from sims.experiments.lms import get_lm
+        from sims.lm.door import get_lm
 
         seeding = seeding_mod.with_clusters(seeding, get_lm(args.lm).cluster_table())
     green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup, seeding=seeding)

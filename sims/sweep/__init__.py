@@ -135,7 +135,7 @@ def _connect(scheduler: str | None, workers: int | None, real: bool):
         n, resources = min(n, gpus), {"GPU": 1}
     with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", resources=resources,
-                               preload=["sims.experiments.sweep_worker"],
+                               preload=["sims.sweep.worker"],
                                env={"NUMBA_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"})
     return Client(cluster), cluster
 

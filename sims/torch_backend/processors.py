@@ -497,7 +497,7 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     (:mod:`sims.core.seeding`) seeds the green lists of :data:`sims.watermarks.registry.SEEDING_ALGOS`,
     bit-identical to the generator's (the fused step hashes lefthash only: another scheme runs unfused); a
     ``semantic`` carrying a cluster table (:func:`sims.core.seeding.with_clusters`, e.g. the LM's own embedding
-    clusters, :meth:`sims.experiments.lms.LM.cluster_table`) seeds by those clusters."""
+    clusters, :meth:`sims.lm.door.LM.cluster_table`) seeds by those clusters."""
     rec = registry.get(algo)
     registry.check_seeding(algo, seeding, green_kind=green_kind, prf=prf)
     if algo not in PROCESSORS:

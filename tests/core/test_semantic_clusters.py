@@ -9,7 +9,7 @@ import pytest
 
 import sims
 from sims.core import seeding
-from sims.detect import scores
+from sims.detect.stats import scores
 
 KEY, H = 0x5EED, 2
 

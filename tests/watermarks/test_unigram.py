@@ -14,8 +14,9 @@ from scipy import stats
 
 import sims
 from sims.core import prf, windows
-from sims.detect import detectors, nulls, scores
-from sims.detect.stream import SequentialDetector
+from sims.detect.families import detectors
+from sims.detect.stats import nulls, scores
+from sims.detect.families.stream import SequentialDetector
 from sims.lm.synthetic import get_lm
 from sims.watermarks import unigram
 from sims.watermarks.generate import generate

@@ -1,7 +1,7 @@
 """What a local sweep worker runs as it starts (``LocalCluster(preload=[...])``): it ignores Ctrl-C.
 
 Ctrl-C at a terminal reaches the whole process group; the sweep's own process answers it by stopping the cluster
-(:func:`sims.experiments.sweep._stop_quietly`), instead of every worker printing its own KeyboardInterrupt traceback.
+(:func:`sims.sweep._stop_quietly`), instead of every worker printing its own KeyboardInterrupt traceback.
 """
 
 from __future__ import annotations
