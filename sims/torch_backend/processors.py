@@ -131,6 +131,20 @@ class _KeyedProcessor:
         return seeding_torch.green_mask(self.key, windows, self.vocab_size, self.gamma, self.seeding, table=self._table, anchors=anchors,
                                         cluster_of=self.cluster_of)
 
+    def _reweighted(self, scores, p, q, green, G):
+        """Record a reweighting step (the exact KL(q || p), G, DG = q's green mass minus p's, no boost) and return
+        the logits of q (``-inf`` past ``vocab_size`` and where q is 0)."""
+        with torch.no_grad():
+            kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)).sum(-1)
+        self.records["entropy"].append(self._ent)
+        self.records["kl"].append(kl)
+        self.records["G"].append(G)
+        self.records["dg"].append((q * green).sum(-1) - G)
+        self.records["lam"].append(torch.full_like(G, math.nan))
+        out = torch.full_like(scores, -math.inf)
+        out[:, : self.vocab_size] = torch.log(q).to(scores.dtype)
+        return out
+
     def _note_nan(self, x: torch.Tensor):
         """Keep, on the device, the first step at which each row's logits held a NaN."""
         self._nan_step = note_nan(self._nan_step, x, self.t)
@@ -343,16 +357,7 @@ class KeyedOrderProcessor(_KeyedProcessor):
             cum = torch.cumsum(p.gather(1, order), dim=1)
             prev = cum - p.gather(1, order)
             q = torch.zeros_like(p).scatter_(1, order, 2.0 * (cum.clamp(min=0.5) - prev.clamp(min=0.5)))
-            with torch.no_grad():
-                kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)).sum(-1)
-            self.records["entropy"].append(self._ent)
-            self.records["kl"].append(kl)
-            self.records["G"].append(G)
-            self.records["dg"].append((q * green).sum(-1) - G)
-            self.records["lam"].append(torch.full_like(G, math.nan))
-            out = torch.full_like(scores, -math.inf)
-            out[:, :V] = torch.log(q).to(scores.dtype)
-            return out
+            return self._reweighted(scores, p, q, green, G)
         if self.name == "its":
             u = prf_torch.counter_uniform(self.its_key, torch.full((B,), self.t - 1, device=scores.device))
         else:
@@ -589,13 +594,4 @@ class DiPmarkProcessor(_KeyedProcessor):
         q = q / q.sum(-1, keepdim=True)
         green = torch.zeros_like(p, dtype=torch.bool).scatter_(1, order[:, V - self.n_green :], True)
         G = (p * green).sum(-1).clamp(0.0, 1.0)
-        with torch.no_grad():
-            kl = torch.where(q > 0, q * torch.log(q / p), torch.zeros_like(q)).sum(-1)
-        self.records["entropy"].append(self._ent)
-        self.records["kl"].append(kl)
-        self.records["G"].append(G)
-        self.records["dg"].append((q * green).sum(-1) - G)
-        self.records["lam"].append(torch.full_like(G, math.nan))
-        out = torch.full_like(scores, -math.inf)
-        out[:, :V] = torch.log(q).to(scores.dtype)
-        return out
+        return self._reweighted(scores, p, q, green, G)
