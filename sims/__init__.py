@@ -38,7 +38,7 @@ _HOMES = {
     "LM_PRESETS": ("sims.lm.synthetic", "LM_PRESETS"),
     "ReducedResult": ("sims.reduced.runner", "ReducedResult"),
     "SyntheticLM": ("sims.lm.synthetic", "SyntheticLM"),
-    "attack": ("sims.experiments.attacks", "attack"),
+    "attack": ("sims.experiments.text_attacks", "attack"),
     "clopper_pearson": ("sims.experiments.evaluate", "clopper_pearson"),
     "defaults": ("sims.core.defaults", None),
     "evaluate": ("sims.experiments.evaluate", "evaluate"),

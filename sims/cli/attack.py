@@ -3,7 +3,9 @@
 Every kind of :mod:`sims.experiments.attacks`.  A real LM's texts: deletion / insertion /
 substitution on its token ids; ``entropy`` and ``color`` with the model's next-token probabilities
 (the LM opened by :func:`sims.get_lm`); ``paraphrase`` by the LM itself
-(:func:`sims.torch_backend.paraphrase.paraphrase_generation`: decoded, rewritten, re-tokenised)."""
+(:func:`sims.torch_backend.paraphrase.paraphrase_generation`: decoded, rewritten, re-tokenised).
+The text attacks of :mod:`sims.experiments.text_attacks` (emoji, typo, homoglyph, zero-width,
+copy-paste): in text through the LM's tokenizer, else their token stand-ins."""
 
 from __future__ import annotations
 
@@ -12,16 +14,17 @@ import json
 import pathlib
 
 from sims.cli.checks import SEED, writable_file
-from sims.experiments.attacks import KINDS
+from sims.experiments.text_attacks import KINDS, TEXT_KINDS
 
-HELP = "delete / insert / substitute / paraphrase tokens of saved texts"
+HELP = "delete / insert / substitute / paraphrase tokens of saved texts; emoji, typo, homoglyph, zero-width, copy-paste attacks"
 TOKEN_EDITS = ("deletion", "insertion", "substitution")  #: need no LM
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", type=pathlib.Path)
     p.add_argument("--kind", choices=KINDS, required=True)
-    p.add_argument("--rate", type=float, required=True, help="share of tokens attacked, in [0, 1]")
+    p.add_argument("--rate", type=float, required=True, help="share of tokens attacked, in [0, 1] (typo / homoglyph / zero-width: of words; "
+                   "emoji: chance of an emoji after each word; copy-paste: the unwatermarked share)")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument("--out", type=pathlib.Path, required=True)
 
@@ -34,7 +37,11 @@ def run(args) -> int:
     writable_file("out", args.out)
     gen = Generation.load(args.file)
     m = gen.meta
-    if args.kind in TOKEN_EDITS:  # no LM needed (a real LM's weights are not loaded)
+    if args.kind in TEXT_KINDS:  # sims.experiments.text_attacks: the LM's tokenizer (emoji, copy-paste: the LM itself)
+        from sims.experiments.text_attacks import attack as text_attack
+
+        out = text_attack(gen, args.kind, args.rate, args.seed, lm=lm_of(m))
+    elif args.kind in TOKEN_EDITS:  # no LM needed (a real LM's weights are not loaded)
         out = attack(gen, args.kind, args.rate, args.seed)
     else:
         lm = lm_of(m)

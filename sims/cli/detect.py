@@ -9,7 +9,10 @@ Two inputs::
 ``FILE.npz``: texts written by ``python -m sims generate`` / ``attack`` (any algorithm).
 ``--text``: raw text, tokenised with the tokenizer of ``--lm`` (no special tokens added); a
 ``.jsonl`` file holds one ``{"text": ...}`` object per line, any other file is ONE text
-(blank lines included), ``-`` reads one text from stdin.  The first ``h`` tokens of a raw
+(blank lines included), ``-`` reads one text from stdin.  Before tokenising, a raw text is
+normalised (:func:`sims.core.unicode_text.normalize_text`: zero-width characters removed, NFKC, Cyrillic
+and Greek look-alike letters mapped to ASCII; ``--no-normalize`` turns it off), and the document's
+``normalization`` field says how many characters changed.  The first ``h`` tokens of a raw
 text are its context (not scored).  Schemes: ``wmstats`` (the package's green lists: SRL,
 DualGA, ATW, hard; ``--gamma``, ``--h``, ``--seeding``: :mod:`sims.core.seeding`), ``transformers-lefthash`` (transformers'
 ``WatermarkLogitsProcessor`` with ``seeding_scheme="lefthash"``: ``--key`` is its
@@ -31,7 +34,7 @@ import json
 import pathlib
 
 from sims.cli.checks import SEED, int_in, integer, writable_file
-from sims.cli.text_input import SCHEMES, piece_maker, seeding_field, text_input, text_marks
+from sims.cli.text_input import SCHEMES, piece_maker, text_fields, text_input, text_marks
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
@@ -52,6 +55,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vocab-size", type=integer(2), default=None, help=".npz: detector's vocabulary size; must equal the file's")
     p.add_argument("--algo", default=None, help=".npz: detector to use (default: the file's algorithm)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
+    p.add_argument("--no-normalize", dest="normalize", action="store_false",
+                   help="with --text: tokenise the text as given (default: remove zero-width characters, NFKC, map Cyrillic / Greek "
+                        "look-alikes to ASCII, and report how many characters changed)")
     p.add_argument("--score", default=None,
                    help=".npz: a detector score family of the registry (green, green-local, lr, ems-ars, ems-log, ems-opt, ems-hc, ems-trgof, hits, its-edit)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
@@ -75,7 +81,7 @@ def _score_text(args, key: int, fpr: float):
     green, scored, g_eff = text_marks(args, t, key)
     return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.c] for p in t.pieces],
                                    text_pieces=[p[t.c :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
-                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm, **seeding_field(args))
+                                   dedup=args.dedup, vocab_size=t.V, lm=args.lm, **text_fields(args))
 
 
 def _load_npz(args):
@@ -173,6 +179,11 @@ def _many_keys(args, keys: list[int], fpr: float) -> dict:
 def _table(doc: dict) -> None:
     col = "green" if doc["statistic"] == "green count" else "score"
     print(f"# {doc['input']}: scheme {doc['scheme']}, algo {doc['algo']}, gamma {doc['gamma']}, h {doc['h']}, dedup {doc['dedup']}, fpr {doc['fpr']:g}")
+    norm = doc.get("normalization")
+    if norm is not None:
+        print("# unicode normalisation off (--no-normalize)" if not norm["applied"] else
+              f"# unicode normalisation: {norm['characters_changed']} characters changed (zero-width removed {norm['zero_width']}, "
+              f"NFKC {norm['nfkc']}, homoglyphs {norm['homoglyph']})")
     print(f"{'text':>5} {'tokens':>6} {'scored':>6} {col:>9} {'z':>7} {'log10_p':>8} {'to_detect':>9}  {'watermarked':<11} decision")
     for r in doc["texts"]:
         z = "n/a" if r["z"] is None else f"{r['z']:.2f}"

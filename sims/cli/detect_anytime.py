@@ -84,7 +84,7 @@ def _prefix(green, scored, lengths, g_eff):
 
 def text_anytime(args, keys: list[int], fpr: float):
     """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
-    from sims.cli.text_input import seeding_field, text_input, text_marks
+    from sims.cli.text_input import text_fields, text_input, text_marks
 
     if args.scheme == "transformers-synthid":  # its keys are one argument: only --sequential leads here
         from sims.torch_backend.synthid_sequential import sequential_text_document
@@ -92,7 +92,7 @@ def text_anytime(args, keys: list[int], fpr: float):
         return sequential_text_document(args, fpr, text_input(args).rows), None
     t = text_input(args)
     pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
-    fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V, **seeding_field(args))
+    fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V, **text_fields(args))
     if args.sequential:
         green, scored, g_eff = text_marks(args, t, keys[0])
         return sequential_from_marks(green, scored, t.lengths, g_eff, fpr, input=args.text, key=keys[0], algo="redgreen", dedup=args.dedup,

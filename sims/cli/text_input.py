@@ -95,7 +95,7 @@ def text_input(args) -> argparse.Namespace:
     if h < (0 if args.scheme == "wmstats" else 1):  # h = 0 (Unigram's one green list): the package's own lists
         raise ValueError(f"h must be an integer in [{0 if args.scheme == 'wmstats' else 1}, inf) for --scheme {args.scheme}; got {h!r}")
     generated: list = []
-    texts = read_texts(args.text, generated)
+    texts = normalized(args, read_texts(args.text, generated))
     tok = load_tokenizer(args.lm)
     if tok is None:
         raise ValueError(f"lm {args.lm!r} has no tokenizer (a random test model): --text needs 'smollm2' or a model folder with one")
@@ -128,6 +128,27 @@ def text_marks(args, t, key: int):
         seeding = seeding_mod.with_clusters(seeding, get_lm(args.lm).cluster_table())
     green, scored, _, g_eff = redgreen_text_marks(t.rows, key, gamma=t.gamma, h=t.h, vocab_size=t.V, dedup=args.dedup, seeding=seeding)
     return green, scored, g_eff
+
+
+def normalized(args, texts: list[str]) -> list[str]:
+    """``texts`` through :func:`sims.core.unicode_text.normalize_text` (zero-width removal, NFKC, the homoglyph
+    map) unless ``--no-normalize``; what changed is kept in ``args.normalization`` for the document."""
+    if not getattr(args, "normalize", True):
+        args.normalization = dict(applied=False)
+        return texts
+    from sims.core.unicode_text import normalize_text
+
+    pairs = [normalize_text(t) for t in texts]
+    counts = {k: sum(c[k] for _, c in pairs) for k in ("zero_width", "nfkc", "homoglyph", "total")}
+    args.normalization = dict(applied=True, characters_changed=counts.pop("total"), **counts, per_text=[c["total"] for _, c in pairs])
+    return [t for t, _ in pairs]
+
+
+def text_fields(args) -> dict:
+    """The document's fields of ``--text`` beyond the scores: :func:`seeding_field` and ``normalization``
+    (whether the texts were normalised, characters changed in all and by each pass, per text)."""
+    norm = getattr(args, "normalization", None)
+    return {**seeding_field(args), **({} if norm is None else {"normalization": norm})}
 
 
 def seeding_field(args) -> dict:

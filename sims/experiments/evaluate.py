@@ -22,6 +22,7 @@ from sims.detect.families import detectors
 from sims.detect.stats import scores as detect
 from sims.generation.any_lm import generate
 from sims.lm.door import get_lm
+from sims.experiments.quality import quality
 from sims.watermarks import registry
 
 FPRS = (1e-4, 1e-6)
@@ -123,7 +124,9 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
     95% intervals, empirical_fpr_at_1e-4 / 1e-6 on the unwatermarked texts with their
     intervals, median_log10_p, z_mean, tokens_to_detect_median (prefix p <= 1e-4 from then
     on; red-green and EMS; None if fewer than half the texts get there), the detector's name
-    and null, timings.
+    and null, timings; and the quality numbers of :func:`sims.experiments.quality.quality`
+    (perplexity under the unwatermarked LM and that of the unwatermarked texts, distinct-1/2/3,
+    self-BLEU, repetition rate, each a mean over texts with its 95% t interval).
 
     References
     ----------
@@ -161,8 +164,9 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         bar.update()
         ttd = redgreen_ttd(gen, dedup)
         bar.update()
+    qual = quality(gen, model, null=null, return_arrays=return_arrays)  # perplexity, distinct-n, self-BLEU, repetition (sims.experiments.quality)
     return summarize(gen, res, res0, ttd, lm=model.name, n_null=n_null, seed=seed, key=key, dedup=dedup, gen_seconds=gen_s,
-                     det_seconds=det_s, return_arrays=return_arrays)
+                     det_seconds=det_s, return_arrays=return_arrays, quality=qual)
 
 def check_watermark(algo: str, **params) -> None:
     """Refuse an algorithm that is no watermark (unknown, or the control "none"), a parameter
@@ -189,7 +193,7 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
 
 
 def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int, dedup: bool, gen_seconds: float,
-              det_seconds: float, return_arrays: bool = False) -> dict:
+              det_seconds: float, return_arrays: bool = False, quality: dict | None = None) -> dict:
     """The result dict of :func:`evaluate` (synthetic or real LM: the same keys) from the
     watermarked texts ``gen``, their scores ``res``, the null scores ``res0`` and tokens to detect."""
     algo = gen.meta["algo"]
@@ -211,8 +215,11 @@ def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int,
         tokens_to_detect_median=_median_or_none(ttd),
         generate_tokens_per_s=n * T / gen_s, detect_tokens_per_s=n * T / det_s if det_s > 0 else None,
     )
+    quality = dict(quality or {})
+    q_arrays = quality.pop("arrays", {})
+    out.update(quality)
     if return_arrays:
-        out["arrays"] = dict(kl=gen.kl.mean(axis=1), dg=gen.dg.mean(axis=1), log10_p=lp, z=res.z, null_log10_p=res0.log10_p,
+        out["arrays"] = dict(**q_arrays, kl=gen.kl.mean(axis=1), dg=gen.dg.mean(axis=1), log10_p=lp, z=res.z, null_log10_p=res0.log10_p,
                              null_z=res0.z, tokens_to_detect=ttd)
     return out
 

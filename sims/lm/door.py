@@ -193,6 +193,21 @@ class LM:
 
         return teacher_forced_probs(self._load()[0], gen)
 
+    def token_logprobs(self, gen: Generation) -> np.ndarray:
+        """(n, T) natural log-probabilities of ``gen``'s tokens under this (unwatermarked) LM, nan past each
+        text's length: a synthetic LM's exact law (:func:`sims.lm.logprobs.token_logprobs`, O(1) per token),
+        a real LM's teacher-forced softmax (:meth:`step_probs`); what perplexity reads (:mod:`sims.experiments.quality`)."""
+        if not self.real:
+            from sims.lm.logprobs import token_logprobs
+
+            return token_logprobs(self.synthetic, gen.prompts, gen.tokens, gen.lengths)
+        probs, (n, T) = self.step_probs(gen), gen.tokens.shape
+        inside = np.arange(T)[None, :] < gen.lengths[:, None]
+        tok = np.where(inside, gen.tokens, 0)
+        with np.errstate(divide="ignore"):
+            out = np.stack([np.log(probs(i)[np.arange(T), tok[i]]) for i in range(n)])
+        return np.where(inside, out, np.nan)
+
     # -- text -------------------------------------------------------------------------------------
     def encode(self, text: str) -> np.ndarray:
         """Token ids of ``text``: the tokenizer's, or the ids written as integers separated by spaces
