@@ -32,7 +32,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     from paper_figs.fig_robustness import CONFIGS
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
-    from sims.detect import detectors
+    from sims.detect.families import detectors
     from sims.experiments.evaluate import clopper_pearson
     from sims.experiments.text_attacks import TEXT_KINDS, attack
 

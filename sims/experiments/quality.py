@@ -10,7 +10,7 @@ interval over texts (:func:`t_interval`, level 0.95 by default).  The book's pag
 =====================  ==========================================================================
 perplexity             :math:`\mathrm{PPL}_i = \exp\bigl(-\tfrac{1}{T_i}\sum_{t<T_i}\log p(y_{i,t}\mid x_i, y_{i,<t})\bigr)`
                        under the *unwatermarked* LM p (:func:`perplexity`); the token
-                       log-probabilities are the LM's (:meth:`sims.experiments.lms.LM.token_logprobs`:
+                       log-probabilities are the LM's (:meth:`sims.lm.door.LM.token_logprobs`:
                        exact for a synthetic LM, a real LM's teacher-forced logits)
 distinct-n             :math:`|\{\text{distinct } n\text{-grams of text } i\}| / (T_i - n + 1)`, n = 1, 2, 3
                        (Li et al. 2016, per text; :func:`distinct_n`)
@@ -374,7 +374,7 @@ def quality(gen, lm, *, null=None, level: float = QUALITY_LEVEL, return_arrays: 
         The watermarked texts.
     lm : LM
         The unwatermarked LM (:func:`sims.get_lm`) whose log-probabilities give the perplexity
-        (:meth:`sims.experiments.lms.LM.token_logprobs`).
+        (:meth:`sims.lm.door.LM.token_logprobs`).
     null : Generation, optional
         Unwatermarked texts of the same LM: their perplexity is added as ``null_perplexity``, the
         baseline the watermarked perplexity compares with.
@@ -400,7 +400,7 @@ def quality(gen, lm, *, null=None, level: float = QUALITY_LEVEL, return_arrays: 
     >>> import sims
     >>> from sims.experiments.quality import quality
     >>> lm = sims.get_lm("tiny")
-    >>> q = quality(lm.generate("srl", n=4, T=30, seed=0, delta=2.0), lm)
+    >>> q = quality(sims.generate(lm, "srl", n=4, T=30, seed=0, delta=2.0), lm)
     >>> sorted(k for k in q if not k.endswith("_ci95"))
     ['distinct_1', 'distinct_2', 'distinct_3', 'perplexity', 'quality_ci_level', 'repetition_rate', 'self_bleu']
     """

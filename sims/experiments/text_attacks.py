@@ -50,6 +50,7 @@ from sims.core.record import Generation
 from sims.core.unicode_text import ATTACK_HOMOGLYPHS, ZWSP
 from sims.experiments import attacks as token_attacks
 from sims.experiments.splice import splice
+from sims.generation.any_lm import generate
 
 TEXT_KINDS = ("emoji", "typo", "homoglyph", "zero-width", "copy-paste")
 KINDS = token_attacks.KINDS + TEXT_KINDS
@@ -76,7 +77,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm=None) -> G
     seed : int
         Seed of the attack.
     lm : LM, optional
-        The LM (:func:`sims.get_lm`); default the one the record names (:func:`sims.experiments.lms.lm_of`).
+        The LM (:func:`sims.get_lm`); default the one the record names (:func:`sims.lm.door.lm_of`).
         Its tokenizer decodes and re-encodes the character attacks; ``emoji`` and ``copy-paste``
         generate with it.
 
@@ -108,7 +109,7 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm=None) -> G
     if not 0.0 <= r <= 1.0:
         raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
     if lm is None:
-        from sims.experiments.lms import lm_of
+        from sims.lm.door import lm_of
 
         lm = lm_of(gen.meta)
     if kind == "emoji":
@@ -253,8 +254,8 @@ def copy_paste(gen: Generation, lm, rate: float, seed: int) -> Generation:
     record = dict(kind="copy-paste", rate=float(rate), seed=int(seed))
     if rate == 0.0:
         return token_attacks._pack(gen, rows, dict(record, n_changed=0))
-    plain = lm.generate("none", n=gen.n, T=int(L.max()), seed=int(seed) + PLAIN_SEED_OFFSET, key=key_of(m), h=m["h"], gamma=m.get("gamma"),
-                        prompts=lm.null_prompts(gen, gen.n))
+    plain = generate(lm, "none", n=gen.n, T=int(L.max()), seed=int(seed) + PLAIN_SEED_OFFSET, key=key_of(m), h=m["h"], gamma=m.get("gamma"),
+                     prompts=lm.null_prompts(gen, gen.n))
     plain_rows = token_attacks._rows(plain)
     keep = np.array([int(round((1.0 - rate) * n)) for n in L])
     if rate == 1.0 or np.any(keep == 0):

@@ -107,7 +107,7 @@ def test_t_interval_by_hand():
 @pytest.mark.parametrize("name", ["tiny", "news", "smollm2-fit"])
 def test_synthetic_logprobs_equal_the_numpy_softmax(name):
     lm = sims.get_lm(name, **({"vocab_size": 3000} if name == "news" else {}))
-    gen = lm.generate("srl", n=3, T=25, seed=2, delta=2.0)
+    gen = sims.generate(lm, "srl", n=3, T=25, seed=2, delta=2.0)
     lengths = np.array([25, 10, 0])
     a = token_logprobs(lm.synthetic, gen.prompts, gen.tokens, lengths)
     b = token_logprobs_reference(lm.synthetic, gen.prompts, gen.tokens, lengths)
@@ -121,11 +121,11 @@ def test_unwatermarked_logprob_mean_is_the_entropy():
     the mean exact entropy H(p_t) of the generator's records within 3.29 standard errors (99.9%),
     the standard error from the per-text means of the difference (texts independent)."""
     lm = sims.get_lm("news", vocab_size=2000)
-    gen = lm.generate("none", n=40, T=100, seed=3)
+    gen = sims.generate(lm, "none", n=40, T=100, seed=3)
     d = (-lm.token_logprobs(gen) - gen.entropy).mean(axis=1)
     assert abs(d.mean()) <= Z999 * d.std(ddof=1) / math.sqrt(d.size)
     # and a watermark raises the perplexity under the unwatermarked LM: E_q[-log p] = H(q) + KL(q || p) > H(p) here
-    q = quality(lm.generate("srl", n=40, T=100, seed=3, delta=4.0), lm, null=gen)
+    q = quality(sims.generate(lm, "srl", n=40, T=100, seed=3, delta=4.0), lm, null=gen)
     assert q["perplexity_ci95"][0] > q["null_perplexity_ci95"][1]
 
 

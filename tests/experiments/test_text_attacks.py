@@ -14,7 +14,7 @@ import pytest
 import sims
 from sims.cli.main import main
 from sims.core.unicode_text import ATTACK_HOMOGLYPHS, HOMOGLYPHS, ZWSP, normalize_text
-from sims.detect import detectors
+from sims.detect.families import detectors
 from sims.experiments.text_attacks import KINDS, TEXT_KINDS, attack, attack_text
 
 Z999 = 3.29  # two-sided 99.9% normal quantile: the Monte Carlo checks fail by chance 1 time in 1000
@@ -54,7 +54,7 @@ def news():
 
 
 def test_standins_on_a_synthetic_lm(news):
-    gen = news.generate("srl", n=4, T=50, seed=0, key=7, delta=2.0)
+    gen = sims.generate(news, "srl", n=4, T=50, seed=0, key=7, delta=2.0)
     for kind, pieces in (("typo", 1), ("homoglyph", 2), ("zero-width", 2)):
         out = attack(gen, kind, 0.2, seed=1)
         assert out.meta["attacks"][-1] == dict(kind=kind, rate=0.2, seed=1, n_changed=40)
@@ -64,7 +64,7 @@ def test_standins_on_a_synthetic_lm(news):
 
 
 def test_copy_paste_spans(news):
-    gen = news.generate("srl", n=3, T=40, seed=0, key=7, delta=2.0)
+    gen = sims.generate(news, "srl", n=3, T=40, seed=0, key=7, delta=2.0)
     assert np.array_equal(attack(gen, "copy-paste", 0.0, seed=2, lm=news).tokens, gen.tokens)
     out = attack(gen, "copy-paste", 0.25, seed=2, lm=news)
     assert list(out.lengths) == [40] * 3 and out.meta["attacks"][-1]["kind"] == "copy-paste"
@@ -86,7 +86,7 @@ def test_emoji_attack_removes_the_signal(news):
     regenerates the watermark's law: the mean z equals that of the generator's texts (two-sample,
     99.9%).  Rate 1: every scored token after the first was coloured under the emoji's context, so
     the detector's colour is a fresh coin: the mean z is 0 within 3.29 standard errors."""
-    gen = news.generate("srl", n=40, T=100, seed=0, key=7, delta=2.0)
+    gen = sims.generate(news, "srl", n=40, T=100, seed=0, key=7, delta=2.0)
     z0, zg = _z(attack(gen, "emoji", 0.0, seed=1, lm=news), news), _z(gen, news)
     assert abs(z0.mean() - zg.mean()) <= Z999 * math.sqrt(z0.var(ddof=1) / z0.size + zg.var(ddof=1) / zg.size)
     assert zg.mean() > 5.0
@@ -102,7 +102,7 @@ def test_emoji_attack_on_dualga_keeps_its_state(news):
     """DualGA started at lambda_1 = 0 (Delta 0.3, eta 1), rate 0, 30 x 100 tokens, seed 2: the reference path's
     texts have the generator's mean z (two-sample, 99.9%), which only a dual state carried from step to step
     reaches (a lambda left at 0 is no watermark: z about 0)."""
-    gen = news.generate("dualga", n=30, T=100, seed=2, key=7, Delta=0.3, eta=1.0, lam1=0.0)
+    gen = sims.generate(news, "dualga", n=30, T=100, seed=2, key=7, Delta=0.3, eta=1.0, lam1=0.0)
     z0, zg = _z(attack(gen, "emoji", 0.0, seed=3, lm=news), news), _z(gen, news)
     assert zg.mean() > 3.0
     assert abs(z0.mean() - zg.mean()) <= Z999 * math.sqrt(z0.var(ddof=1) / z0.size + zg.var(ddof=1) / zg.size)
@@ -115,7 +115,7 @@ def test_attack_cli_lists_and_runs_the_text_kinds(news, tmp_path, capsys):
     helptext = capsys.readouterr().out
     assert all(k in helptext for k in TEXT_KINDS)
     src, dst = tmp_path / "g.npz", tmp_path / "a.npz"
-    news.generate("srl", n=2, T=30, seed=0, key=7, delta=2.0).save(src)
+    sims.generate(news, "srl", n=2, T=30, seed=0, key=7, delta=2.0).save(src)
     assert main(["attack", str(src), "--kind", "zero-width", "--rate", "0.5", "--out", str(dst), "--quiet"]) == 0
     rec = json.loads(capsys.readouterr().out)["attacks"][-1]
     assert rec == dict(kind="zero-width", rate=0.5, seed=0, n_changed=30)

@@ -16,7 +16,7 @@ LOGP_TOL = 1e-5  # float32 logits: a batched teacher-forced pass against one cac
 
 def test_real_token_logprobs_equal_the_stepwise_oracle():
     lm = sims.get_lm("random-llama")
-    gen = lm.generate("srl", n=2, T=7, seed=0, key=3, prompts=[[1, 2, 3], [4, 5]], delta=2.0)
+    gen = sims.generate(lm, "srl", n=2, T=7, seed=0, key=3, prompts=[[1, 2, 3], [4, 5]], delta=2.0)
     lp = lm.token_logprobs(gen)
     assert lp.shape == (2, 7) and np.all(lp <= 0)
     for i in range(2):

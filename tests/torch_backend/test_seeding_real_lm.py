@@ -166,7 +166,7 @@ def test_semantic_seeding_of_a_real_lm_follows_its_embedding_clusters(tmp_path, 
     table = lm.cluster_table()
     weight = lm.model.get_input_embeddings().weight.detach().float().numpy()[:V]
     np.testing.assert_array_equal(table, seeding.embedding_clusters(weight))
-    gen = lm.generate("srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding="semantic")
+    gen = sims.generate(lm, "srl", n=3, T=40, seed=0, key=KEY, h=H, delta=4.0, seeding="semantic")
     np.testing.assert_array_equal(seeding.clusters_of(gen.meta), table)
     sem = seeding.with_clusters("semantic", table)
     ref, _ = scores.token_scores_reference(gen.tokens, gen.prompts[:, -H:], KEY, gamma=0.25, h=H, vocab_size=V, dedup=True, seeding=sem)

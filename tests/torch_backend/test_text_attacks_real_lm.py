@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 from sims.cli.main import main  # noqa: E402
 from sims.core.unicode_text import normalize_text  # noqa: E402
 from sims.experiments.text_attacks import attack_text  # noqa: E402
-from sims.torch_backend.model import cache_dir  # noqa: E402
+from sims.lm.real.model import cache_dir  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (cache_dir() / "smollm2-135m-instruct" / "config.json").exists(), reason="SmolLM2's converted copy is not cached")
 DATA = pathlib.Path(__file__).parent / "data" / "smollm2_srl_key4242.jsonl"
