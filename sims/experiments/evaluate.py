@@ -20,9 +20,9 @@ from sims.core.progress import progress
 from sims.detect import families
 from sims.detect.families import detectors
 from sims.detect.stats import scores as detect
+from sims.experiments.quality import quality
 from sims.generation.any_lm import generate
 from sims.lm.door import get_lm
-from sims.experiments.quality import quality
 from sims.watermarks import registry
 
 FPRS = (1e-4, 1e-6)

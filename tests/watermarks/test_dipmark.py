@@ -14,8 +14,8 @@ from scipy import stats
 import sims
 from sims.core import prf
 from sims.detect.families import detectors
-from sims.detect.stats import nulls, scores
 from sims.detect.families.stream import SequentialDetector
+from sims.detect.stats import nulls, scores
 from sims.lm.synthetic import get_lm
 from sims.watermarks import dipmark
 from sims.watermarks.generate import generate
