@@ -41,11 +41,12 @@ from sims.lm.synthetic import SyntheticLM
 
 KINDS = ("deletion", "insertion", "substitution", "synonym", "entropy", "color", "paraphrase")
 LM_KINDS = ("entropy", "color", "paraphrase")  #: they ask the LM's next-token probabilities
+WORST_KINDS = ("worst_deletion", "worst_insertion", "worst_edit")  #: the worst cases of the paper's robustness bounds
 SPAN = 4
 
 
 def _check(rate: float, kind: str) -> float:
-    if kind not in KINDS + ("worst_deletion", "worst_insertion", "worst_edit"):
+    if kind not in KINDS + WORST_KINDS:
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
     r = float(rate)
     if not (0.0 <= r <= 1.0):

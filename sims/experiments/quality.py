@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import numpy as np
 
-QUALITY_LEVEL = 0.95  # the confidence level of the intervals over texts
-DISTINCT_ORDERS = (1, 2, 3)
-BLEU_ORDER = 4
-BLEU_EPSILON = 0.1  # Chen & Cherry (2014) smoothing 1: a zero match count counts as epsilon
-REPETITION_NGRAM = 4  # as sims.experiments.repetition.NGRAM
+QUALITY_LEVEL = 0.95  #: the confidence level of the intervals over texts
+DISTINCT_ORDERS = (1, 2, 3)  #: the n of distinct-n reported
+BLEU_ORDER = 4  #: self-BLEU's largest n-gram order (uniform weights over 1..4)
+BLEU_EPSILON = 0.1  #: Chen & Cherry (2014) smoothing 1: a zero match count counts as epsilon
+REPETITION_NGRAM = 4  #: the repetition rate's n-gram, as sims.experiments.repetition.NGRAM
 
 
 def _texts(tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:

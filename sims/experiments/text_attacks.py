@@ -52,13 +52,13 @@ from sims.experiments import attacks as token_attacks
 from sims.experiments.splice import splice
 from sims.generation.any_lm import generate
 
-TEXT_KINDS = ("emoji", "typo", "homoglyph", "zero-width", "copy-paste")
+TEXT_KINDS = ("emoji", "typo", "homoglyph", "zero-width", "copy-paste")  #: the attacks on text of this module
 KINDS = token_attacks.KINDS + TEXT_KINDS
 """Every attack kind: the token edits of :mod:`sims.experiments.attacks` and the text attacks."""
-CHAR_KINDS = ("typo", "homoglyph", "zero-width")
-STANDIN_PIECES = {"typo": 1, "homoglyph": 2, "zero-width": 2}  # random tokens replacing an attacked token (no tokenizer)
-EMOJI = " \U0001F600"  # what a real LM's tokenizer encodes as the emoji
-PLAIN_SEED_OFFSET = 2_000_003  # copy-paste's unwatermarked host texts: the attack's seed + this
+CHAR_KINDS = ("typo", "homoglyph", "zero-width")  #: the attacks that edit characters (re-tokenised on a real LM)
+STANDIN_PIECES = {"typo": 1, "homoglyph": 2, "zero-width": 2}  #: random tokens replacing an attacked token (no tokenizer)
+EMOJI = " \U0001F600"  #: what a real LM's tokenizer encodes as the emoji
+PLAIN_SEED_OFFSET = 2_000_003  #: copy-paste's unwatermarked host texts: the attack's seed + this
 _WORD = re.compile(r"\w+")
 
 
@@ -101,8 +101,8 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm=None) -> G
     >>> out.tokens.shape, out.meta["attacks"][-1]["kind"]
     ((2, 20), 'typo')
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+    if kind not in KINDS + token_attacks.WORST_KINDS:
+        raise ValueError(f"kind must be one of {KINDS + token_attacks.WORST_KINDS}; got {kind!r}")
     if kind not in TEXT_KINDS:
         return token_attacks.attack(gen, kind, rate, seed, lm=lm)
     r = float(rate)

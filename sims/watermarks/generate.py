@@ -78,6 +78,7 @@ ALGOS = registry.names()
 #: The kernel's integer code of each algorithm (its registry record's ``code``).
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
+#: The kernel codes of Unigram and DiPmark (their records' ``code``).
 UNIGRAM, DIPMARK = registry.get("unigram").code, registry.get("dipmark").code
 STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK)  #: the codes _generate has a step for
 

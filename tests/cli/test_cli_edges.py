@@ -111,7 +111,7 @@ def test_a_refused_sweep_grid_makes_no_folder(tmp_path):
     (["detect", "texts.npz"], "--key", "abc", "[0, 2**64)"),
     (["generate", "--out", "x.npz"], "--n", "0", "[1, inf)"),
     (["generate", "--out", "x.npz"], "--T", "ten", "[1, inf)"),
-    (["generate", "--out", "x.npz"], "--h", "0", "[1, inf)"),
+    (["generate", "--out", "x.npz"], "--h", "-1", "[0, inf)"),
     (["generate", "--out", "x.npz"], "--seed", "-3", "[0, inf)"),
     (["generate", "--out", "x.npz"], "--batch", "0", "[1, inf)"),
     (["evaluate"], "--n-null", "1.5", "[1, inf)"),

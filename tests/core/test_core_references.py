@@ -94,7 +94,7 @@ def test_windows_hold_the_h_previous_tokens_oldest_first():
     assert windows.pair_names(names, tokens).tolist() == prf.token_bits(names, tokens).tolist()
 
 
-@pytest.mark.parametrize("h, match", [(0, "h must be an integer in \\[1, inf\\); got 0"), (1.5, "got 1.5"), (4, "at least h=4 tokens per text; got 3")])
+@pytest.mark.parametrize("h, match", [(-1, "h must be an integer in \\[0, inf\\); got -1"), (1.5, "got 1.5"), (4, "at least h=4 tokens per text; got 3")])
 def test_windows_refuse_bad_h(h, match):
     with pytest.raises(ValueError, match=match):
         windows.windows(np.array([[1, 2]]), np.array([[5, 6, 7]]), h)

@@ -5,7 +5,17 @@ e-process of that law (:mod:`sims.detect.anytime.sequential_laws`): the mixture 
 tilts, flagged the first time it reaches 1/alpha (Ville's inequality: under the null a text is ever
 flagged with probability at most alpha, however it is read or stopped).
 
-===========  ==========================================  ====================================
+===========  ==========================================  ===========================================
+score        per-token term (scored tokens)              null law and bets
+===========  ==========================================  ===========================================
+``green``    green indicator                             Bernoulli(gamma): the ``redgreen`` e-process
+``ems-ars``  :math:`-\ln(1 - Y_t)`                       Exp(1): the ``ems`` e-process
+``ems-log``  :math:`\ln Y_t`                             -Exp(1) (:func:`~sims.detect.anytime.sequential_laws.log_uniform_law`);
+                                                         bet j: Y ~ Beta(1 + theta_j, 1), factor
+                                                         :math:`(1 + \theta_j) Y_t^{\theta_j}`,
+                                                         :math:`\theta_j = f_j / (1 - f_j)`
+===========  ==========================================  ===========================================
+
 (:math:`Y_t` = the key's uniform of the chosen token; i.i.d. U(0, 1) under the null when each
 (context, token) pair is scored once.)  The other families (``lr``, ``ems-opt``, ``ems-hc``,
 ``ems-trgof``) are refused by name: ``lr``'s weights and ``ems-opt``'s lattice need a model or a

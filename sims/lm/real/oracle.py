@@ -25,7 +25,7 @@ from sims.core.record import Generation
 from sims.lm.real import batch as batching
 from sims.lm.real.model import cached_forward, new_cache
 
-PROBS_BYTES = 1 << 28  # teacher-forced probabilities held at once (bytes)
+PROBS_BYTES = 1 << 28  #: teacher-forced probabilities held at once (bytes)
 
 
 class ModelOracle:

@@ -43,5 +43,5 @@ def test_short_rows_get_a_left_padded_context_and_bad_input_is_named():
     assert lengths.tolist() == [0, 1] and not scored[0].any() and scored[1, 0]
     with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\); got 1.0"):
         redgreen_text_marks([np.array([1, 2])], KEY, gamma=1.0, h=1, vocab_size=V)
-    with pytest.raises(ValueError, match=r"h must be an integer in \[1, inf\); got 0"):
-        redgreen_text_marks([np.array([1, 2])], KEY, gamma=0.25, h=0, vocab_size=V)
+    with pytest.raises(ValueError, match=r"h must be an integer in \[0, inf\); got -1"):
+        redgreen_text_marks([np.array([1, 2])], KEY, gamma=0.25, h=-1, vocab_size=V)
