@@ -52,3 +52,66 @@ def test_fig_robustness_redraws_from_its_committed_json():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def _committed():
+    """(folder, figure) for every redrawable figure whose JSON is committed under docs/results*."""
+    from paper_figs.redraw import redrawable
+
+    names = redrawable()
+    return [(d.name, n) for d in sorted((ROOT / "docs").glob("results*")) for n in names if (d / f"{n}.json").exists()]
+
+
+def _artists(ax):
+    """Each series and reference line of ``ax`` (lines and scatter collections) with its label and colour."""
+    out = [(a, a.get_label(), a.get_color()) for a in ax.get_lines()]
+    for c in ax.collections:
+        fc = c.get_edgecolor() if len(c.get_edgecolor()) else c.get_facecolor()
+        out.append((c, c.get_label(), fc[0] if len(fc) else None))
+    return out
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("folder,name", _committed())
+def test_every_redrawable_figure_is_in_the_style(folder, name):
+    """Every figure ``python -m paper_figs.redraw`` draws from a committed JSON: one legend outside the panels at 8 pt or
+    more; every drawn line and point set labelled in it (reference lines included); each algorithm's series in its
+    registry colour; a title naming n and T (and the LM where the summary has one); axis labels in words."""
+    import matplotlib.pyplot as plt
+
+    from paper_figs._data import display
+    from paper_figs.redraw import drawers
+
+    summary = json.loads((ROOT / "docs" / folder / f"{name}.json").read_text())
+    fig = drawers()[name](summary)
+    try:
+        title = fig._suptitle.get_text() if fig._suptitle else ""
+        for k in ("n", "T"):
+            if k in summary:
+                assert f"{k} = {summary[k]}" in title, (k, title)
+        for lm in summary.get("lms", [summary["lm"]] if "lm" in summary else []):
+            assert display(lm) in title, (lm, title)
+        assert len(fig.legends) == 1, "one legend for the panels, outside them"
+        legend = fig.legends[0]
+        texts = {t.get_text() for t in legend.get_texts()}
+        assert min(t.get_fontsize() for t in legend.get_texts()) >= 8
+        fig.canvas.draw()
+        top = min(ax.get_position().y0 for ax in fig.axes)
+        assert legend.get_window_extent().y1 <= top * fig.bbox.height + 1, "the legend overlaps the panels"
+        for ax in fig.axes:
+            if ax.get_label() == "inset_axes" or not ax.get_visible():
+                continue
+            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title(), ax
+            for lab in (ax.get_xlabel(), ax.get_ylabel()):
+                assert "linspace" not in lab and "_" not in lab, lab
+            for art, lab, col in _artists(ax):
+                if not art.get_visible() or lab.startswith("worst"):
+                    continue
+                assert lab.lstrip("_") in texts, f"{name}: an unlabelled line or point set ({lab!r}) in {ax.get_title()!r}"
+                rec = style.record(style.algo_of(lab.lstrip("_")))
+                if rec is not None and col is not None:
+                    assert colors.to_hex(col) == colors.to_hex(rec.color), (name, lab)
+    finally:
+        plt.close(fig)
