@@ -213,16 +213,17 @@ def draw_scatter4(summary: dict):
     for j, lm in enumerate(lms):
         for i, seed in enumerate(seeds):
             ax = axes[i, j]
-            for c in summary["per_lm"][lm][str(seed)]:
-                if c["algo"] == "dualga":
-                    lab = f"dualga Delta={c['params']['Delta']:g}"
-                else:
-                    lab = label(c["algo"], c["params"])
+            cs = summary["per_lm"][lm][str(seed)]
+            groups = {}  # DualGA's targets in one series (its Deltas sit apart along DG), SRL's configuration in another
+            for c in cs:
+                groups.setdefault(c["algo"] if c["algo"] == "dualga" else label(c["algo"], c["params"]), []).append(c)
+            for key, g in groups.items():
+                lab = "dualga Delta " + ", ".join(f"{c['params']['Delta']:g}" for c in g) if key == "dualga" else key
                 kw = series(lab)
-                ax.scatter(c["kl"], c["dg"], s=10, alpha=0.55, color=kw["color"], marker=kw["marker"],
-                           facecolors=kw.get("mfc", kw["color"]), linewidths=0.6, label=lab)
+                ax.scatter(np.concatenate([c["kl"] for c in g]), np.concatenate([c["dg"] for c in g]), s=10, alpha=0.55,
+                           color=kw["color"], marker=kw["marker"], linewidths=0.6, label=lab)
             ax.set(title=f"{display(lm)}: prompt set {i + 1} (sampling seed {seed})", xlabel="KL divergence from the LM of a text, per token (nats)",
-                   ylabel="realised DG of a text (green-probability gain per token)")
+                   ylabel="realised DG of a text, per token")
     leg = style.legend_below(fig, ncol=4)
     for h in leg.legend_handles:
         h.set_alpha(1)
