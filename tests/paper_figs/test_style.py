@@ -114,7 +114,8 @@ def _check(name, summary, draw):
         for ax in fig.axes:
             if ax.get_label() == "inset_axes" or not ax.get_visible():
                 continue
-            assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title(), ax
+            ylabel = ax.get_ylabel() or next((a.get_ylabel() for a in ax.get_shared_y_axes().get_siblings(ax) if a.get_ylabel()), "")
+            assert ax.get_xlabel() and ylabel and ax.get_title(), ax  # panels sharing a y axis: one label for the row
             for lab in (ax.get_xlabel(), ax.get_ylabel()):
                 assert "linspace" not in lab and "_" not in lab, lab
             for art, lab, col in _artists(ax):
