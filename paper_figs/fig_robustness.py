@@ -140,7 +140,7 @@ def draw(summary: dict):
         ax.set(title="DualGA (Delta = 0.4): worst-case attacks", xlabel="share l of tokens attacked",
                ylabel="green excess over gamma (DG)")
         ax.legend(loc="lower left", fontsize=8, frameon=True, framealpha=0.9)
-    style.reference(axes[7], 1.0, "_")
+    style.reference(axes[7], 1.0, "TPR = 1: every text detected", ls=":")
     axes[7].set(title="substitution: true-positive rate", xlabel="attack rate (share of tokens attacked)",
                 ylabel="TPR at FPR 1e-4", ylim=(-0.05, 1.05))
     style.legend_below(fig, axes=[*axes[:6], axes[7]], ncol=4)

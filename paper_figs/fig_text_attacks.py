@@ -23,12 +23,7 @@ TITLE = "Robustness of detection under the text attacks (emoji, typo, homoglyph,
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
     """Quick: V = 1000, 4 texts x 40 tokens, rates 0, 0.5, 1; else V = 4000, 50 x 100, rates 0 .. 1 by 0.25 (a real LM: 8 x 64)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from paper_figs._data import display, generations, get_lm, is_synthetic, label, sized
+    from paper_figs._data import generations, get_lm, is_synthetic, label, sized
     from paper_figs.fig_robustness import CONFIGS
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
@@ -55,17 +50,34 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
                     median_log10_p=[float(np.median(lp)) for lp in lps], median_log10_p_ci95=[list(median_ci(lp)) for lp in lps],
                     tpr_at_1e_4=[h / lp.size for h, lp in zip(hits, lps)], tpr_ci95=[list(clopper_pearson(h, lp.size)) for h, lp in zip(hits, lps)])
                 bar.update()
-    fig, axes = plt.subplots(1, len(TEXT_KINDS), figsize=(4 * len(TEXT_KINDS), 4.2), sharey=True)
-    for ax, kind in zip(axes, TEXT_KINDS):
+    return save(draw(summary), out_dir, "fig_text_attacks", summary)
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_text_attacks.json``), in the package's style (:mod:`paper_figs.style`):
+    what ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._data import is_synthetic
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    rates, name = summary["rates"], summary["lm"]
+    kinds = list(summary["attacks"])
+    series = style.Series()
+    fig, axes = plt.subplots(1, len(kinds), figsize=(3.6 * len(kinds), 5.6), sharey=True, squeeze=False)
+    for ax, kind in zip(axes[0], kinds):
         for lab, v in summary["attacks"][kind].items():
-            ax.plot(rates, v["median_log10_p"], "o-", ms=3, label=lab)
-        ax.axhline(-4, c="k", ls="--", lw=1)
-        ax.set(title=kind + (" (stand-in, undefended)" if kind in ("homoglyph", "zero-width") and is_synthetic(name) else ""),
-               xlabel="attack rate" if kind != "copy-paste" else "unwatermarked share", ylabel="median log10 p")
-    axes[0].legend(fontsize=6)
-    fig.suptitle(f"Text attacks on {display(name)} (V = {lm.vocab_size}): n = {n} texts x T = {T} tokens per configuration")
-    fig.tight_layout()
-    return save(fig, out_dir, "fig_text_attacks", summary)
+            ax.plot(rates, v["median_log10_p"], label=" ".join(lab.split()), **series(lab))
+        style.reference(ax, -4, "detection level: p = 1e-4")
+        stand_in = kind in ("homoglyph", "zero-width") and is_synthetic(name)
+        ax.set(title=kind + (" (token stand-in,\nno normalisation)" if stand_in else ""),
+               xlabel="share of the text unwatermarked" if kind == "copy-paste" else "attack rate (share of tokens attacked)")
+    axes[0, 0].set_ylabel("median log10 p-value of the detector")
+    style.legend_below(fig, ncol=4)
+    style.title(fig, f"Detection under text attacks (vocabulary V = {summary.get('vocab_size')})", lm=name, n=summary["n"],
+                T=summary["T"])
+    return fig
 
 
 if __name__ == "__main__":

@@ -14,11 +14,23 @@ import pathlib
 import sys
 
 
-def redrawable() -> list[str]:
-    """Names of the figure scripts that have a ``draw(summary)``."""
+def drawers() -> dict:
+    """Each redrawable figure's name and its drawing function: ``draw`` of every figure script that has one, and the
+    figures a script draws besides its own, named in its ``DRAWS`` (``{"fig_scatter4": "draw_scatter4"}``)."""
     from paper_figs.__main__ import scripts
 
-    return [s for s in scripts() if hasattr(importlib.import_module(f"paper_figs.{s}"), "draw")]
+    out = {}
+    for s in scripts():
+        mod = importlib.import_module(f"paper_figs.{s}")
+        if hasattr(mod, "draw"):
+            out[s] = mod.draw
+            out.update({name: getattr(mod, fn) for name, fn in getattr(mod, "DRAWS", {}).items()})
+    return out
+
+
+def redrawable() -> list[str]:
+    """Names of the figures that can be redrawn from their JSON (:func:`drawers`)."""
+    return sorted(drawers())
 
 
 def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
@@ -26,11 +38,12 @@ def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     written = []
-    for name in only or redrawable():
+    draws = drawers()
+    for name in only or sorted(draws):
         js = out / f"{name}.json"
         if not js.exists():
             continue
-        fig = importlib.import_module(f"paper_figs.{name}").draw(json.loads(js.read_text()))
+        fig = draws[name](json.loads(js.read_text()))
         png = out / f"{name}.png"
         fig.savefig(png, dpi=120)
         plt.close(fig)

@@ -103,8 +103,11 @@ def legend_below(fig, axes=None, ncol=3, skip=()):
     return fig.legend(handles, labels, loc="lower center", ncol=ncol, bbox_to_anchor=(0.5, 0.0))
 
 
-def title(fig, what: str, lm=None, n=None, T=None):
-    """The figure's title: ``what``, then the LM and the sample (n texts of T tokens) where known."""
-    parts = [f"LM {lm}" if lm else "", f"n = {n} texts" if n else "", f"T = {T} tokens" if T else ""]
+def title(fig, what: str, lm=None, n=None, T=None, n_what="texts"):
+    """The figure's title: ``what``, then the LM (a synthetic preset named as :func:`paper_figs._data.display` names it)
+    and the sample (n texts of T tokens) where known."""
+    from paper_figs._data import display
+
+    parts = [f"LM {display(lm)}" if lm else "", f"n = {n} {n_what}" if n else "", f"T = {T} tokens" if T else ""]
     where = ", ".join(p for p in parts if p)
     return fig.suptitle(f"{what}\n{where}" if where else what)

@@ -19,6 +19,7 @@ def test_each_benchmark_line_has_its_rank_and_expected_duration(tmp_path, monkey
     monkeypatch.setattr(runner, "RESULTS", results)
     assert runner.main(["--out", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out.splitlines()
+    assert out.pop(0) == f"2 benchmarks, about 12 s expected (1 with no recorded duration) (from {results})"
     assert out[0] == "== [1/2] bench_a (about 12 s last time)"
     assert out[1].startswith("   done in ") and out[1].endswith(" s")
     assert out[2] == "== [2/2] bench_b (duration not recorded yet)"
@@ -32,3 +33,27 @@ def test_expected_seconds_of_a_missing_or_broken_result_is_none(tmp_path):
     (tmp_path / "bench_c.json").write_text("not json")
     assert runner.expected_seconds("bench_c", tmp_path) is None
     assert runner.expected_seconds("bench_none", tmp_path) is None
+
+
+def test_a_running_benchmark_prints_progress_against_its_expected_time(tmp_path, monkeypatch, capsys):
+    """While a benchmark runs, a line every --every seconds: elapsed time and the share of its committed time."""
+    import time
+
+    results = tmp_path / "committed"
+    results.mkdir()
+    (results / "bench_slow.json").write_text(json.dumps({"seconds": 0.4}))
+    monkeypatch.setitem(sys.modules, "bench.bench_slow", types.SimpleNamespace(main=lambda argv: time.sleep(0.35) or {"x": 1}))
+    monkeypatch.setattr(runner, "names", lambda: ["bench_slow"])
+    monkeypatch.setattr(runner, "RESULTS", results)
+    assert runner.main(["--out", str(tmp_path / "out"), "--every", "0.1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    beats = [line for line in out if line.startswith("   ... ")]
+    assert len(beats) >= 2, out
+    assert beats[0].endswith(" %)") and "of about 0 s" in beats[0], beats[0]
+    assert out.index(beats[0]) < out.index(next(line for line in out if line.startswith("   done in")))
+
+
+def test_progress_lines_and_plan_without_a_recorded_duration(tmp_path):
+    assert runner.Heartbeat(None).line(75) == "   ... 75 s so far"
+    assert runner.Heartbeat(300.0).line(150) == "   ... 2.5 min of about 5.0 min (50 %)"
+    assert runner.plan(["bench_x"], tmp_path) == f"1 benchmark, no expected duration recorded (from {tmp_path})"

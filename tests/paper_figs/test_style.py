@@ -52,3 +52,120 @@ def test_fig_robustness_redraws_from_its_committed_json():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+def _committed():
+    """(folder, figure) for every redrawable figure whose JSON is committed under docs/results*."""
+    from paper_figs.redraw import redrawable
+
+    names = redrawable()
+    return [(d.name, n) for d in sorted((ROOT / "docs").glob("results*")) for n in names if (d / f"{n}.json").exists()]
+
+
+def _artists(ax):
+    """Each series and reference line of ``ax`` (lines and scatter collections) with its label and colour (an error
+    bar's caps and bars belong to its series: left out)."""
+    from matplotlib.container import ErrorbarContainer
+
+    parts = {id(a) for c in ax.containers if isinstance(c, ErrorbarContainer) for a in (*c[1], *c[2])}
+    named = {id(c[0]): c.get_label() for c in ax.containers if isinstance(c, ErrorbarContainer)}  # its label is the container's
+    out = [(a, named.get(id(a), a.get_label()), a.get_color()) for a in ax.get_lines() if id(a) not in parts]
+    for c in ax.collections:
+        if id(c) in parts:
+            continue
+        fc = c.get_edgecolor() if len(c.get_edgecolor()) else c.get_facecolor()
+        out.append((c, c.get_label(), fc[0] if len(fc) else None))
+    return out
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("folder,name", _committed())
+def test_every_redrawable_figure_is_in_the_style(folder, name):
+    """Every figure ``python -m paper_figs.redraw`` draws from a committed JSON: one legend outside the panels at 8 pt or
+    more; every drawn line and point set labelled in it (reference lines included); each algorithm's series in its
+    registry colour; a title naming n and T (and the LM where the summary has one); axis labels in words."""
+    from paper_figs.redraw import drawers
+
+    _check(name, json.loads((ROOT / "docs" / folder / f"{name}.json").read_text()), drawers()[name])
+
+
+def _check(name, summary, draw):
+    import matplotlib.pyplot as plt
+
+    from paper_figs._data import display
+
+    fig = draw(summary)
+    try:
+        title = fig._suptitle.get_text() if fig._suptitle else ""
+        for k in ("n", "T"):
+            if k in summary:
+                assert f"{k} = {summary[k]}" in title, (k, title)
+        for lm in summary.get("lms", [summary["lm"]] if "lm" in summary else []):
+            assert display(lm) in title, (lm, title)
+        assert len(fig.legends) == 1, "one legend for the panels, outside them"
+        legend = fig.legends[0]
+        texts = {t.get_text() for t in legend.get_texts()}
+        assert min(t.get_fontsize() for t in legend.get_texts()) >= 8
+        fig.canvas.draw()
+        top = min(ax.get_position().y0 for ax in fig.axes)
+        assert legend.get_window_extent().y1 <= top * fig.bbox.height + 1, "the legend overlaps the panels"
+        for ax in fig.axes:
+            if ax.get_label() == "inset_axes" or not ax.get_visible():
+                continue
+            ylabel = ax.get_ylabel() or next((a.get_ylabel() for a in ax.get_shared_y_axes().get_siblings(ax) if a.get_ylabel()), "")
+            assert ax.get_xlabel() and ylabel and ax.get_title(), ax  # panels sharing a y axis: one label for the row
+            for lab in (ax.get_xlabel(), ax.get_ylabel()):
+                assert "linspace" not in lab and "_" not in lab, lab
+            for art, lab, col in _artists(ax):
+                if not art.get_visible() or lab.startswith("worst"):
+                    continue
+                assert lab.lstrip("_") in texts, f"{name}: an unlabelled line or point set ({lab!r}) in {ax.get_title()!r}"
+                rec = style.record(style.algo_of(lab.lstrip("_")))
+                if rec is not None and col is not None:
+                    assert colors.to_hex(col) == colors.to_hex(rec.color), (name, lab)
+    finally:
+        plt.close(fig)
+
+
+def _fake_convergence(curves: bool) -> dict:
+    T = [1000, 10000, 100000]
+    out = {}
+    for p in ("i.i.d. Beta(2,2)", "adversarial"):
+        out[p] = dict(spec="x", T=T, regret_slope=[-0.5, -0.52, -0.48], gap_slope=[-0.5, -0.51, -0.49], W2_over_T=[0.0, 0.1, 0.1])
+        if curves:
+            out[p].update(regret_mean=[0.1, 0.03, 0.01], gap_mean=[0.05, 0.016, 0.005])
+    out["vs_W"] = dict(T=100000, swing=[0.1, 0.2], W1_over_T=[0.1, 0.2], W2_over_T=[0.05, 0.1], regret=[1e-3, 2e-3], gap=[1e-3, 3e-3])
+    if curves:
+        out["setting"] = dict(reps=8)
+    return out
+
+
+def _fake_scatter4() -> dict:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    pts = lambda algo, params: dict(algo=algo, params=params, kl=rng.random(5).tolist(), dg=rng.random(5).tolist())  # noqa: E731
+    per = {s: [pts("srl", dict(gamma=0.25, delta=2.0)), pts("dualga", dict(Delta=0.1)), pts("dualga", dict(Delta=0.3))]
+           for s in ("0", "11")}
+    return dict(n=5, T=50, lms=["news", "lfqa"], prompt_seeds=[0, 11], per_lm={"news": per, "lfqa": per})
+
+
+@pytest.mark.parametrize("which", ["convergence curves", "convergence slopes", "scatter4"])
+def test_figures_without_a_committed_json_of_this_form_draw_in_the_style(which, monkeypatch):
+    """fig_convergence as a run since issue 44 records it (per-T means: log-log curves) and as the committed run does
+    (slopes only); fig_scatter4 (per-text points, no committed JSON yet): the same checks on small made-up summaries."""
+    from paper_figs import fig_convergence, fig_pareto
+
+    summary = _fake_convergence("curves" in which) if which.startswith("convergence") else _fake_scatter4()
+    name = "fig_convergence" if which.startswith("convergence") else "fig_scatter4"
+    draw = fig_convergence.draw if name == "fig_convergence" else fig_pareto.draw_scatter4
+    monkeypatch.setattr("paper_figs.redraw.drawers", lambda: {name: draw})
+    fig = draw(summary)
+    if "curves" in which:
+        assert any(ax.get_xscale() == "log" for ax in fig.axes[:2]), "per-T means drawn as log-log curves"
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    _check(name, summary, draw)
