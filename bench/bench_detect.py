@@ -179,7 +179,8 @@ def interleaved_rates(fs: dict, n_tokens: int, min_repeat: int = 5, budget_s: fl
 def _keyed_generation(n: int, T: int):
     """ITS texts of the loopy LM and their per-step model distributions (computed once: the model's
     work is the same for both detectors and is not timed)."""
-    from sims.lm.door import generate, get_lm
+    from sims.generation.any_lm import generate
+    from sims.lm.door import get_lm
 
     lm = get_lm("loopy")
     gen = generate(lm, "its", n=n, T=T, seed=0, key=KEY)

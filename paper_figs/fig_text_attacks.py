@@ -28,7 +28,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paper_figs._data import display, generations, get_lm, is_synthetic, label, sized
+    from paper_figs._data import display, figure_lm, generations, is_synthetic, label, sized
     from paper_figs.fig_robustness import CONFIGS
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
@@ -38,7 +38,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
 
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else 4000 if is_synthetic(name) else None
-    lm = get_lm(name, V)
+    lm = figure_lm(name, V)
     n0, T0 = (4, 40) if quick else (50, 100) if is_synthetic(name) else (8, 64)
     n, T = sized(name, n or n0, T or T0)
     rates = [0.0, 0.5, 1.0] if quick else [0.0, 0.25, 0.5, 0.75, 1.0]
