@@ -109,6 +109,33 @@ def test_alternating_colours_drive_autocov_negative():
     assert np.allclose(res.z, -(T - 1) / np.sqrt(T), rtol=1e-12) and np.all(res.log10_p < -4)
 
 
+def test_dedup_autocov_is_the_statistic_of_the_kept_colours_with_an_exact_null():
+    """AutoCov with dedup (issue 43): S_T, Z_T and the exact p-value of the colours of the first occurrences of
+    their (context, token) pairs, in text order; on one repetitive key-independent text, over 3000 keys, the
+    p-value is valid at every level (P(p <= a) <= a: the kept colours are i.i.d. Bernoulli(gamma))."""
+    from sims.detect.stats.nulls import autocov_logcdf
+
+    rng = np.random.default_rng(11)
+    V, gamma = 12, 0.25
+    toks = rng.integers(0, V, size=(1, 150))  # 150 tokens over 12 ids at h = 1: most pairs repeat
+    prompts = toks[:, :1]
+    g_eff = detect._stat_code("green", gamma, "bernoulli", V)[3]
+    res = detect.score_autocov(toks, prompts, 5, gamma, vocab_size=V, h=1, dedup=True)
+    x, scored = detect.token_scores(toks, prompts, 5, gamma=gamma, vocab_size=V, h=1, dedup=True)
+    k = x[0, scored[0]]
+    T, N = k.size, k - g_eff
+    assert 2 <= T < 150 and res.n_scored[0] == T
+    assert np.isclose(res.score[0], np.sum(N[:-1] * N[1:]) / T, rtol=1e-12, atol=1e-15)
+    assert np.isclose(res.z[0], np.sqrt(T) * res.score[0] / (g_eff * (1 - g_eff)), rtol=1e-12)
+    want = autocov_logcdf(np.array([int(np.sum(k[:-1] * k[1:]))]), np.array([int(k.sum())]), np.array([int(k[0])]), np.array([int(k[-1])]),
+                          np.array([T]), g_eff)[0] / np.log(10)
+    assert np.isclose(res.log10_p[0], want, rtol=1e-12)
+    keys = rng.integers(0, 2**62, size=3000)
+    p = np.array([10 ** detect.score_autocov(toks, prompts, int(key), gamma, vocab_size=V, h=1, dedup=True).log10_p[0] for key in keys])
+    for a in (0.01, 0.05, 0.2, 0.5):
+        assert np.mean(p <= a) <= a + 3 * np.sqrt(a * (1 - a) / keys.size), a
+
+
 def test_dedup_counts_each_context_token_pair_once():
     toks = np.array([[5, 5, 5, 5, 6, 5]])
     res = detect.score_redgreen(toks, np.array([[5]]), 1, 0.5, vocab_size=10, dedup=True)
