@@ -247,7 +247,7 @@ def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
 
     model, _ = load("random-llama")
     prompts = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [1, 1], [2, 2, 2]]
-    real = real_lm.generate
+    real = real_lm.generate_with_processor
 
     def small_memory(model, prompts, *a, **kw):
         if len(prompts) > 2:
@@ -255,7 +255,7 @@ def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
         return real(model, prompts, *a, **kw)
 
     ref = real_lm.generate_texts(model, prompts, 5, "dualga", batch=8)
-    monkeypatch.setattr(real_lm, "generate", small_memory)
+    monkeypatch.setattr(real_lm, "generate_with_processor", small_memory)
     g = real_lm.generate_texts(model, prompts, 5, "dualga", batch=4)
     assert "batch 4 does not fit in memory; continuing with batch 2" in capsys.readouterr().err
     assert g.meta["batch"] == 2 and np.array_equal(g.tokens, ref.tokens)
