@@ -179,7 +179,8 @@ def interleaved_rates(fs: dict, n_tokens: int, min_repeat: int = 5, budget_s: fl
 def _keyed_generation(n: int, T: int):
     """ITS texts of the loopy LM and their per-step model distributions (computed once: the model's
     work is the same for both detectors and is not timed)."""
-    from sims.lm.door import generate, get_lm
+    from sims.generation.any_lm import generate
+    from sims.lm.door import get_lm
 
     lm = get_lm("loopy")
     gen = generate(lm, "its", n=n, T=T, seed=0, key=KEY)
@@ -192,7 +193,7 @@ def sequential_vs_fixed(n: int = 2000, T: int = 200, n_keyed: int = 8) -> dict:
     """Issue 30: each family's anytime-valid detector beside its fixed-length detector, end to end on the
     same tokens, timed interleaved (:func:`interleaved_rates`); goal: ``ratio_fixed_over_sequential_<family>``
     <= 2.  Random tokens (V = 32000, n x T; the null) for red-green (gamma 0.25, dedup), EMS (dedup),
-    AutoCov (gamma 0.25, dedup for the sequential test; the fixed statistic has none) and SynthID (m = 30,
+    AutoCov (gamma 0.25, dedup for the sequential test, none for the fixed statistic, as first measured) and SynthID (m = 30,
     h = 4, mask of repeated contexts, the mean score); ITS texts of the loopy LM (``n_keyed`` x T) for the
     keyed-order family, the model's distributions computed beforehand."""
     from sims.detect.anytime.sequential_laws import sequential_tournament

@@ -27,15 +27,15 @@ import numpy as np
 from numba import njit
 
 from sims.core import prf
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import _kernels as kern
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 _MEMORY_RUN = """
 import resource, numpy as np
-from sims.watermarks.generate import generate
-from sims.lm.synthetic import get_lm
-g = generate(get_lm("news"), "dualga", n=10000, T=200, seed=0, key=1, prompts=np.arange(20000).reshape(10000, 2) % 32000)
+from sims.watermarks.generate import generate_synthetic
+from sims.lm.synthetic import open_synthetic
+g = generate_synthetic(open_synthetic("news"), "dualga", n=10000, T=200, seed=0, key=1, prompts=np.arange(20000).reshape(10000, 2) % 32000)
 assert g.tokens.shape == (10000, 200)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # KiB on Linux
 """
@@ -58,12 +58,12 @@ def _floor_pass(reps, tokmix, table, threshold, blk_green, blk_red):
 def fitted_dualga_rate(n: int, T: int, prompts: np.ndarray) -> float:
     """DualGA on the fitted preset ``smollm2-fit`` (V = 49152, latent temperature process of
     :mod:`sims.lm.fitted`), tokens/s per core, best of ``REPEATS`` (goal: >= 2e4)."""
-    lm = get_lm("smollm2-fit")
-    generate(lm, "dualga", n=2, T=4, seed=0, key=1)  # compile
+    lm = open_synthetic("smollm2-fit")
+    generate_synthetic(lm, "dualga", n=2, T=4, seed=0, key=1)  # compile
     best = np.inf
     for _ in range(REPEATS):
         t0 = time.perf_counter()
-        generate(lm, "dualga", n=n, T=T, seed=1, key=1, prompts=prompts)
+        generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=1, prompts=prompts)
         best = min(best, time.perf_counter() - t0)
     return n * T / best / numba.get_num_threads()
 
@@ -72,9 +72,9 @@ def main(argv=None) -> dict:
     import torch
     from transformers.generation.logits_process import WatermarkLogitsProcessor
 
-    lm = get_lm("news")
+    lm = open_synthetic("news")
     V = lm.vocab_size
-    generate(lm, "dualga", n=2, T=4, seed=0, key=1)  # compile
+    generate_synthetic(lm, "dualga", n=2, T=4, seed=0, key=1)  # compile
     n, T = 64, 200
     prompts = np.zeros((n, 2), dtype=np.int64) + np.arange(n)[:, None]
     res = {}
@@ -82,15 +82,15 @@ def main(argv=None) -> dict:
         best = np.inf
         for _ in range(REPEATS):
             t0 = time.perf_counter()
-            generate(lm, algo, n=n, T=T, seed=1, key=1, prompts=prompts)
+            generate_synthetic(lm, algo, n=n, T=T, seed=1, key=1, prompts=prompts)
             best = min(best, time.perf_counter() - t0)
         res[f"ours_{algo}_tokens_per_s_all_threads"] = n * T / best
     for algo in ("srl", "dualga"):
-        generate(lm, algo, n=2, T=4, seed=0, key=CRYPTO_KEY, prf="siphash")  # compile
+        generate_synthetic(lm, algo, n=2, T=4, seed=0, key=CRYPTO_KEY, prf="siphash")  # compile
         best = np.inf
         for _ in range(REPEATS):
             t0 = time.perf_counter()
-            generate(lm, algo, n=SIPHASH_N, T=T, seed=1, key=CRYPTO_KEY, prompts=prompts[:SIPHASH_N], prf="siphash")
+            generate_synthetic(lm, algo, n=SIPHASH_N, T=T, seed=1, key=CRYPTO_KEY, prompts=prompts[:SIPHASH_N], prf="siphash")
             best = min(best, time.perf_counter() - t0)
         res[f"ours_{algo}_siphash_tokens_per_s_all_threads"] = SIPHASH_N * T / best
         res[f"ratio_{algo}_splitmix_over_siphash"] = (res[f"ours_{algo}_tokens_per_s_all_threads"]
@@ -144,7 +144,7 @@ def tournament_rates(lm, n: int, T: int, prompts: np.ndarray, rounds: int = REPE
     from sims.watermarks.tournament import generate_tournament
 
     pr = np.concatenate([prompts, prompts + 1, prompts + 2], axis=1) % lm.vocab_size  # h = 4 needs 4 prompt tokens
-    runs = {"dualga": lambda: generate(lm, "dualga", n=n, T=T, seed=1, key=1, prompts=pr)}
+    runs = {"dualga": lambda: generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=1, prompts=pr)}
     for m in (1, 8, 30):
         runs[f"synthid_m{m}"] = lambda m=m: generate_tournament(lm, n=n, T=T, seed=1, key=1, m=m, prompts=pr)
     cpu = {k: np.inf for k in runs}

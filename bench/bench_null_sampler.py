@@ -15,7 +15,7 @@ import numpy as np
 
 import sims
 from sims.watermarks import null_sampler as ns
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 REPEATS = 3
 N, T = 300, 200
@@ -28,12 +28,12 @@ def main(argv=None) -> dict:
     for name in ("news", "lfqa", "loopy"):
         lm = sims.get_lm(name).synthetic
         pr = ns.sample_prompts(lm, n, 1)
-        generate(lm, "none", n=2, T=2, seed=0, key=1, prompts=pr[:2])  # compile
+        generate_synthetic(lm, "none", n=2, T=2, seed=0, key=1, prompts=pr[:2])  # compile
         ns.generate_null(lm, n=2, T=2, seed=0, key=1, prompts=pr[:2])
         best = {"blocks": np.inf, "levels": np.inf}
         for _ in range(REPEATS):
             t0 = time.perf_counter()
-            a = generate(lm, "none", n=n, T=T, seed=5, key=42, prompts=pr)
+            a = generate_synthetic(lm, "none", n=n, T=T, seed=5, key=42, prompts=pr)
             best["blocks"] = min(best["blocks"], time.perf_counter() - t0)
             t0 = time.perf_counter()
             b = ns.generate_null(lm, n=n, T=T, seed=5, key=42, prompts=pr)

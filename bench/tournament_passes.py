@@ -18,14 +18,14 @@ import time
 import numpy as np
 
 from sims.core import prf
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import _kernels as kern
 from sims.watermarks import tournament as tn
 
 
 def pass_ratios(rounds: int = 40) -> dict:
     """CPU time of each pass over DualGA's pass (module docstring)."""
-    lm = get_lm("news")
+    lm = open_synthetic("news")
     V = lm.vocab_size
     tokmix = prf.token_mix(V)
     row = lm.table[3]

@@ -5,7 +5,7 @@ Every script draws watermarked texts through :func:`generations`, which opens th
 ``smollm2``, a random test model or a model folder, on the batched torch backend after prompts
 of the ``lfqa`` set).  Everything downstream (scores, attacks, KL, DG) reads only the
 :class:`sims.Generation` record; what needs the LM's next-token probabilities asks the same
-object (:func:`get_lm`), exact for a synthetic LM and the model's softmax for a real LM.
+object (:func:`figure_lm`), exact for a synthetic LM and the model's softmax for a real LM.
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ def sized(lm: str, n: int, T: int) -> tuple[int, int]:
     return min(n, REAL_SIZE["n"]), min(T, REAL_SIZE["T"])
 
 
-def get_lm(lm: str, vocab_size: int | None = None):
-    """LM ``lm`` opened by :func:`sims.get_lm` (``vocab_size``: a synthetic preset's vocabulary, default
-    the preset's; other LMs keep theirs): what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW /
-    ITS detection."""
-    from sims.lm.door import get_lm as open_lm
+def figure_lm(lm: str, vocab_size: int | None = None):
+    """LM ``lm`` as the figures open it: :func:`sims.get_lm` with ``vocab_size`` applied to a synthetic preset
+    only (default the preset's; a fitted or real LM keeps its own, where ``sims.get_lm`` would refuse one):
+    what answers ``next_probs`` / ``probs_along`` for the LM-dependent attacks and UW / ITS detection."""
+    from sims.lm.door import get_lm
     from sims.lm.kind import lm_kind
 
     # a smaller vocabulary speeds up a preset; a fitted LM keeps its own (its levels are fitted at it), a real LM its tokenizer's
-    return open_lm(lm, vocab_size=vocab_size if lm_kind(lm) == "preset" else None)
+    return get_lm(lm, vocab_size=vocab_size if lm_kind(lm) == "preset" else None)
 
 
 def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY, vocab_size: int | None = None, **params):
@@ -71,7 +71,7 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
     """
     from sims.generation.any_lm import generate
 
-    return generate(get_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
+    return generate(figure_lm(lm, vocab_size), algo, n=n, T=T, seed=seed, key=key, **params)
 
 
 def label(algo: str, params: dict) -> str:

@@ -87,13 +87,13 @@ def reduced_table(seed: int) -> str:
 
 def token_table(seed: int) -> str:
     """Detection and distortion of the main algorithms on the two synthetic presets (at ``VOCAB`` ids)."""
-    from paper_figs._data import get_lm
+    from paper_figs._data import figure_lm
     from sims.experiments.evaluate import evaluate
 
     rows = ["| LM | algorithm | KL/token | realised DG | TPR @1e-4 | TPR @1e-6 | FPR @1e-4 (95% CI) | median log10 p | tokens to detect |",
             "|---|---|---|---|---|---|---|---|---|"]
     for lm in LMS:
-        model = get_lm(lm, VOCAB)
+        model = figure_lm(lm, VOCAB)
         for algo, kw in TOKEN_CONFIGS:
             r = evaluate(model, algo, n=N_TEXTS, T=T_TOKENS, seed=seed, **kw)
             lo, hi = r["empirical_fpr_at_1e-4_ci95"]

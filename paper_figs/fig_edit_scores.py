@@ -60,7 +60,7 @@ def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = Non
                     curve[i, L - 1] = scores._poisson_binomial_logsf(int(marks[i, :L].sum()), probs_hit[i, :L]) / math.log(10.0)
     elif name == "its-edit":
         kw = {} if resamples is None else dict(resamples=resamples)
-        curve = edit_scores.prefix_log10p(gen, step_probs, **kw)[0]
+        curve = edit_scores.edit_prefix_log10p(gen, step_probs, **kw)[0]
         n = np.sum(np.isfinite(curve), axis=1)
     else:
         raise ValueError(f"name must be one of ('hits', 'its-edit'); got {name!r}")
@@ -73,7 +73,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone."""
     import json
 
-    from paper_figs._data import generations, get_lm
+    from paper_figs._data import figure_lm, generations
     from sims.detect.families import score_families
     from sims.detect.families.score_families import score_generation
     from sims.experiments.attacks import attack
@@ -91,7 +91,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     V = 2000 if quick else None
     rows = []
     for lm_name in names:
-        lm = get_lm(lm_name, V)
+        lm = figure_lm(lm_name, V)
         for algo in run_algos:
             params, score_names = ALGOS[algo]
             gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=V, **params)

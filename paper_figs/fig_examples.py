@@ -70,7 +70,7 @@ def _html_text(tokens, green, boost, lm: str, top: float) -> str:
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims.experiments.repetition import repeated_ngram_mask
     from sims.lm.synthetic import loop_lm
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
     plt = agg()
     lm = (lms or ("lfqa",))[0]
@@ -80,7 +80,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     wm = generations(lm, "dualga", n, T, 0, vocab_size=V, Delta=0.3, **eos)
     srl = generations(lm, "srl", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], delta=2.0, **eos)
     null = generations(lm, "none", n, T, 0, vocab_size=V, gamma=wm.meta["gamma"], **eos)
-    loop = generate(loop_lm(), "dualga", n=n * 4, T=T, seed=1, key=KEY, Delta=0.2)
+    loop = generate_synthetic(loop_lm(), "dualga", n=n * 4, T=T, seed=1, key=KEY, Delta=0.2)
     rep = repeated_ngram_mask(loop.tokens)
     r = int(np.argmax(rep.sum(axis=1)))
     fig, axes = plt.subplots(2, 3, figsize=(18, 3 + 0.45 * (T // WIDTH) * 2))

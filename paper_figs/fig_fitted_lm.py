@@ -38,12 +38,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import matplotlib.pyplot as plt
 
     from sims.experiments import lm_validation as val
-    from sims.lm.synthetic import get_lm
+    from sims.lm.synthetic import open_synthetic
 
     real, ref = val.load_reference("smollm2")
     T = real["entropy"].shape[1]
     n_stats, n_wm = (64, 64) if quick else (512, 512)
-    lm = get_lm("smollm2-fit")
+    lm = open_synthetic("smollm2-fit")
     synth = val.token_statistics(lm, n_stats, T, seed=0)
     dist = val.compare_distributions(real, synth)
     wm_real = ref["summary"]

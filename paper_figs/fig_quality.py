@@ -41,13 +41,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from paper_figs._data import display, generations, get_lm, is_synthetic, label, sized
+    from paper_figs._data import display, figure_lm, generations, is_synthetic, label, sized
     from sims.core.progress import progress
     from sims.experiments.quality import quality
 
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else None
-    lm = get_lm(name, V)
+    lm = figure_lm(name, V)
     n0, T0 = (4, 40) if quick else (100, 200) if is_synthetic(name) else (REAL_DEFAULT["n"], REAL_DEFAULT["T"])
     n, T = sized(name, n or n0, T or T0)
     rows = []

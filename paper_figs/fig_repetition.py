@@ -22,12 +22,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
     from sims.experiments.repetition import monitor, repeated_ngram_mask, study
     from sims.lm.synthetic import loop_lm
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
     n, T = (16, 200) if quick else (256, 300)
     res = study(n=n, T=T)
     lm = loop_lm()
-    g = generate(lm, "dualga", n=n, T=T, seed=1, key=res["key"], Delta=res["Delta"])
+    g = generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=res["key"], Delta=res["Delta"])
     rep = repeated_ngram_mask(g.tokens)
     tuned = res["monitor"]["tuned_on_seed0"]
     flags = monitor(g.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"])

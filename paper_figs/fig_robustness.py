@@ -25,7 +25,7 @@ SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("leftha
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
     """Quick: V = 1000, 4 texts x 80 tokens, rates 0, 0.3, 0.6; else the LM's V, 100 x 200, eight rates (four on a
     real LM).  ``n``, ``T``: another size (``python -m paper_figs.fig_robustness --n 20``)."""
-    from paper_figs._data import generations, get_lm, is_synthetic, sized
+    from paper_figs._data import figure_lm, generations, is_synthetic, sized
     from paper_figs._oracle import oracle_contributions, score_oracle
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
@@ -35,7 +35,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
 
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else None
-    lm = get_lm(name, V)
+    lm = figure_lm(name, V)
     n0, T0 = (4, 80) if quick else (100, 200)
     n, T = sized(name, n or n0, T or T0)
     # on a real LM every position the entropy, paraphrase and score-oracle attacks touch costs a

@@ -90,9 +90,9 @@ def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
         lp = keyed_prefix_log10p(name, gen, lm, lengths)
         return {a: lp <= math.log10(a) for a in levels}
     if name == "green-local":
-        from sims.detect.stats.local_scores import prefix_log10p
+        from sims.detect.stats.local_scores import local_prefix_log10p
 
-        lp = prefix_log10p(gen, lengths, key=KEY)
+        lp = local_prefix_log10p(gen, lengths, key=KEY)
         return {a: lp <= math.log10(a) for a in levels}
     outs = {a: np.zeros((gen.tokens.shape[0], len(lengths)), dtype=bool) for a in levels}
     if name in ("green", "lr"):
@@ -145,7 +145,7 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import json
 
-    from paper_figs._data import generations, get_lm, is_synthetic, sized
+    from paper_figs._data import figure_lm, generations, is_synthetic, sized
     from sims.detect.families import score_families
     from sims.detect.stats.lr_scores import lr_token_inputs
     from sims.experiments.attacks import attack
@@ -154,7 +154,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     names = tuple(lms or (("news",) if quick else ("news", "lfqa", "smollm2-fit", "smollm2")))
     rows = []
     for lm_name in names:
-        lm = get_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
+        lm = figure_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
         for algo, params in ALGOS.items():
             score_names = score_families.score_names(algo)
             n, T = sized(lm_name, *((12, 60) if quick else (N_FULL, T_FULL[algo])))

@@ -41,17 +41,17 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims import steal
     from sims.detect.families import detectors
     from sims.experiments.attacks import attack
-    from sims.lm.synthetic import get_lm
-    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import open_synthetic
+    from sims.watermarks.generate import generate_synthetic
 
     cfg = QUICK if quick else FULL
-    lm = get_lm(cfg["edit_lm"], cfg["V"])
-    slm = get_lm(cfg["steal_lm"], vocab_size=cfg["steal_V"])
+    lm = open_synthetic(cfg["edit_lm"], cfg["V"])
+    slm = open_synthetic(cfg["steal_lm"], vocab_size=cfg["steal_V"])
     summary = dict(config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, params=PARAMS, seed=0, schemes={})
     fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     shared = {}
     for s in SCHEMES:
-        gen = generate(lm, "srl", n=cfg["n"], T=cfg["T"], seed=0, key=15485863, h=cfg["h_edit"], seeding=s, **PARAMS)
+        gen = generate_synthetic(lm, "srl", n=cfg["n"], T=cfg["T"], seed=0, key=15485863, h=cfg["h_edit"], seeding=s, **PARAMS)
         row = dict(kl_per_token=float(gen.kl.mean()), dg_per_token=float(gen.dg.mean()), edits={})
         for j, kind in enumerate(EDITS):
             lps = [detectors.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, dedup=True).log10_p for r in cfg["rates"]]

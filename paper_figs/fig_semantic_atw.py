@@ -25,7 +25,7 @@ import pathlib
 import numpy as np
 
 from paper_figs import _matched as mt
-from paper_figs._data import KEY, display, get_lm
+from paper_figs._data import KEY, display, figure_lm
 from paper_figs._out import agg, md_table, write
 
 TITLE = "ATW with semantic hashing (as the paper ran it) vs window hashing: trade-off and robustness"
@@ -53,7 +53,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm_name = (lms or (LM,))[0]
     n, T, V = (24, 80, 2000) if quick else (300, 200, None)
     B, k = (50, 3) if quick else (400, 5)
-    lm = get_lm(lm_name, V)  # opened once: every generation and every attack below reads it
+    lm = figure_lm(lm_name, V)  # opened once: every generation and every attack below reads it
     gen = lambda algo, **p: sims.generate(lm, algo, n=n, T=T, seed=0, key=KEY, **p)  # noqa: E731  (seed 0 for all: paired texts)
     per_text = {("DualGA", D): _texts(gen("dualga", Delta=D), lm) for D in DUALGA_DELTAS}
     for name, kw in SCHEMES.items():

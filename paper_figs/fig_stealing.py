@@ -52,13 +52,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import numpy as np
 
     from sims import steal
-    from sims.lm.synthetic import get_lm
+    from sims.lm.synthetic import open_synthetic
     from sims.steal import aware as steal_aware
 
     cfg = QUICK if quick else FULL
     schemes = ([SCHEMES[0], SCHEMES[4], SCHEMES[5], SCHEMES[6]] if quick else SCHEMES) + SEEDED
     name = (lms or ("news",))[0]
-    lm = get_lm(name, vocab_size=cfg["V"])  # a synthetic LM: up to 100000 stolen texts, and exact spoofing probabilities
+    lm = open_synthetic(name, vocab_size=cfg["V"])  # a synthetic LM: up to 100000 stolen texts, and exact spoofing probabilities
     Ns = list(cfg["Ns"])
     summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, budget=0.5, level=1e-4,
                    curves={}, spoof_test={})

@@ -21,7 +21,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import get_lm, is_synthetic
+from paper_figs._data import figure_lm, is_synthetic
 from paper_figs._out import agg, md_table, write
 
 TITLE = "SynthID-Text (m layers, both modes) vs DualGA: per-key KL per token against the median -log10 p of each one's detector"
@@ -33,14 +33,14 @@ KEY = 15485863
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims.detect.families.detectors import score
     from sims.detect.stats.tournament_scores import score_tournament
-    from sims.watermarks.generate import generate, sample_prompts
+    from sims.watermarks.generate import generate_synthetic, sample_prompts
     from sims.watermarks.tournament import generate_tournament
 
     plt = agg()
     lm_name = next((x for x in (lms or ()) if is_synthetic(x)), "news")
     n, T, V = (8, 60, 2000) if quick else (100, 200, None)
     layers = (1, 4, 30) if quick else LAYERS
-    lm = get_lm(lm_name, V)
+    lm = figure_lm(lm_name, V)
     prompts = sample_prompts(lm, n, 0, 16)
     rows, confs = [], []
     fig, ax = plt.subplots(figsize=(7, 4.6))
@@ -60,7 +60,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         ax.plot(kls, weighted, "x--", c=colour, label=f"SynthID {mode} (weighted mean score)")
     pts = []
     for D in DELTAS:
-        g = generate(lm, "dualga", n=n, T=T, seed=1, key=KEY, Delta=D, prompts=prompts)
+        g = generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=KEY, Delta=D, prompts=prompts)
         kl, dg = float(g.kl.mean()), float(g.dg.mean())
         p = float(-np.median(score(g).log10_p))
         confs.append(dict(algo="dualga", Delta=D, kl=kl, dg=dg, median_neg_log10_p=p))

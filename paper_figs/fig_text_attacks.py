@@ -23,7 +23,7 @@ TITLE = "Robustness of detection under the text attacks (emoji, typo, homoglyph,
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
     """Quick: V = 1000, 4 texts x 40 tokens, rates 0, 0.5, 1; else V = 4000, 50 x 100, rates 0 .. 1 by 0.25 (a real LM: 8 x 64)."""
-    from paper_figs._data import generations, get_lm, is_synthetic, label, sized
+    from paper_figs._data import figure_lm, generations, is_synthetic, label, sized
     from paper_figs.fig_robustness import CONFIGS
     from paper_figs.fig_scores import median_ci
     from sims.core.progress import progress
@@ -33,7 +33,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
 
     name = (lms or ("lfqa",))[0]
     V = 1000 if quick else 4000 if is_synthetic(name) else None
-    lm = get_lm(name, V)
+    lm = figure_lm(name, V)
     n0, T0 = (4, 40) if quick else (50, 100) if is_synthetic(name) else (8, 64)
     n, T = sized(name, n or n0, T or T0)
     rates = [0.0, 0.5, 1.0] if quick else [0.0, 0.25, 0.5, 0.75, 1.0]

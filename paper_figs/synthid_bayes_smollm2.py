@@ -53,7 +53,7 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
 
 def _generate(model, tok, n: int, T: int, row0: int, m: int, watermark: bool):
     from sims.lm.real.prompts import prompt_ids
-    from sims.torch_backend.generate_torch import generate
+    from sims.torch_backend.generate_torch import generate_with_processor
     from sims.torch_backend.tournament import TournamentProcessor
 
     V = len(tok)
@@ -61,7 +61,7 @@ def _generate(model, tok, n: int, T: int, row0: int, m: int, watermark: bool):
     rows = np.arange(row0, row0 + n)
     prompts = [allp[r % len(allp)] for r in rows]
     proc = TournamentProcessor(vocab_size=V, key=KEY, m=m) if watermark else None
-    return generate(model, prompts, T, proc, seed=0, rows=rows, vocab_size=V)
+    return generate_with_processor(model, prompts, T, proc, seed=0, rows=rows, vocab_size=V)
 
 
 def _g(gen, key: int, m: int, h: int = 4):

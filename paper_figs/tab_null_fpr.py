@@ -23,7 +23,7 @@ import pathlib
 
 import numpy as np
 
-from paper_figs._data import generations, get_lm, is_synthetic, sized
+from paper_figs._data import figure_lm, generations, is_synthetic, sized
 from paper_figs._out import md_table, write
 
 TITLE = "Independent nulls: false-positive rates of the exact detectors"
@@ -83,7 +83,7 @@ def null_counts(lm: str, n: int, T: int, n_uw: int, previous: dict | None = None
     fresh texts per detector under seed 10000 + its index; a real LM one shared sample of ``n``."""
     previous = previous or {}
     real = not is_synthetic(lm)
-    oracle = get_lm(lm)
+    oracle = figure_lm(lm)
     shared = generations(lm, "none", n, T, 10_000) if real else None
     dets = []
     for i, (name, algo, gamma) in enumerate(detectors()):

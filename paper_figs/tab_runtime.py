@@ -26,11 +26,11 @@ def _plain(lm: str, _algo: str, n: int, T: int, seed: int, **_):
     "no watermark"; the ``none`` row keeps float64 G and entropy records, which costs time."""
     from sims.lm.real.model import load, sampled_vocab
     from sims.lm.real.prompts import prompt_ids
-    from sims.torch_backend.generate_torch import generate
+    from sims.torch_backend.generate_torch import generate_with_processor
 
     model, tok = load(lm)
     V = sampled_vocab(model, tok)
-    return generate(model, prompt_ids("lfqa", n, tokenizer=tok, vocab_size=V, seed=seed), T, None, seed=seed, vocab_size=V)
+    return generate_with_processor(model, prompt_ids("lfqa", n, tokenizer=tok, vocab_size=V, seed=seed), T, None, seed=seed, vocab_size=V)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:

@@ -27,13 +27,13 @@ QUICK = dict(V=256, T=16, n_eval=40, h=2, Ns=(100, 300))
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims import steal
     from sims.experiments.evaluate import clopper_pearson
-    from sims.lm.synthetic import get_lm
+    from sims.lm.synthetic import open_synthetic
     from sims.steal import aware as steal_aware
 
     plt = agg()
     cfg = QUICK if quick else FULL
     name = (lms or ("news",))[0]
-    lm = get_lm(name, vocab_size=cfg["V"])
+    lm = open_synthetic(name, vocab_size=cfg["V"])
     Ns = list(cfg["Ns"])
     summary = dict(lm=name, vocab_size=cfg["V"], T=cfg["T"], h=cfg["h"], n_eval=cfg["n_eval"], Ns=Ns, seed=0, boost=4.0, threshold=None, level=1e-4, gamma=0.25,
                    delta=2.0, schemes={})

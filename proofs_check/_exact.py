@@ -20,7 +20,7 @@ import numpy as np
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
-ALGOS = tuple(sorted(registry.names(generator=None), key=lambda a: not registry.get(a).siphash))[1:]
+EXACT_ALGOS = tuple(sorted(registry.names(generator=None), key=lambda a: not registry.get(a).siphash))[1:]
 """Every watermark of the registry that is a step of the generator (``none`` is p itself), the boosting
 schemes first; one with its own generator (synthid, whose repeated-context mask reads the text's history,
 not the step's state) is checked against its own reference by ``tests/watermarks/test_registry_battery.py``."""

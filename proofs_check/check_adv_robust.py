@@ -38,8 +38,8 @@ from proofs_check._check import Check
 from sims.core import prf
 from sims.detect.stats import scores as detect
 from sims.experiments.attacks import attack
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 RESULT = "prop:adv_robust"
 COUNT_TOL = 1e-12  # excesses are ratios of integer counts; only rounding separates them from the bounds
@@ -109,9 +109,9 @@ def _scattered(gen, kind: str, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 def run(quick: bool, rng) -> list[Check]:
     """Oracle worst-case attacks on DualGA texts vs the bounds (and the two slips)."""
-    lm = get_lm("lfqa", vocab_size=4000)
+    lm = open_synthetic("lfqa", vocab_size=4000)
     n, T = (8 if quick else 64), 200
-    gen = generate(lm, "dualga", n=n, T=T, seed=int(rng.integers(2**31)), key=7, Delta=0.3)
+    gen = generate_synthetic(lm, "dualga", n=n, T=T, seed=int(rng.integers(2**31)), key=7, Delta=0.3)
     gamma, V, key = gen.meta["gamma"], lm.vocab_size, gen.meta["key"]
     e0 = _excess(gen.tokens, gen.prompts, key, gamma, V)
     out = []

@@ -23,8 +23,8 @@ import theory
 from proofs_check._check import Check
 from sims.detect.families import detectors
 from sims.detect.stats import scores as detect
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 RESULT = "AutoCov (Z_T)"
 ALPHA = 1e-3  # level of the KS and chi-square tests
@@ -58,9 +58,9 @@ def run(quick: bool, rng) -> list[Check]:
     pv2 = float(chisquare(o, e * o.sum() / e.sum()).pvalue)
     out.append(Check(RESULT, f"gamma=1/2: chi-square p of (sqrt(T) Z_T + T - 1)/2 vs Bin(T-1, 1/2), T={T2}", pv2, f"> {ALPHA:g}",
                      f"alpha = {ALPHA:g}", pv2 > ALPHA, f"{n2} null texts; the exact null law at gamma = 1/2 (cells < {MIN_EXPECTED:g} expected pooled)"))
-    lm = get_lm("lfqa", vocab_size=4000)
+    lm = open_synthetic("lfqa", vocab_size=4000)
     m = 16 if quick else 128
-    g = generate(lm, "autocov", n=m, T=400, seed=int(rng.integers(2**31)), key=99, gamma=gamma, Delta=0.2)
+    g = generate_synthetic(lm, "autocov", n=m, T=400, seed=int(rng.integers(2**31)), key=99, gamma=gamma, Delta=0.2)
     Zw = detectors.score(g, lm).z
     hi = float(Zw.mean() + student.ppf(LEVEL, m - 1) * Zw.std(ddof=1) / np.sqrt(m))
     out.append(Check(RESULT, "DualGA-AutoCov texts: upper end of the one-sided CI of mean Z_T", hi, "< 0 (shifted)",

@@ -16,10 +16,10 @@ from scipy.stats import chisquare
 
 import theory
 from proofs_check._check import Check
-from proofs_check._exact import ALGOS, default_params, sequence_laws
-from sims.lm.synthetic import get_lm
+from proofs_check._exact import EXACT_ALGOS, default_params, sequence_laws
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 RESULT = "prop:info_lower_bound"
 BH_TOL = 1e-12  # rounding of sums over 6^T sequences
@@ -45,15 +45,15 @@ def _gof(tokens: np.ndarray, q_seq: np.ndarray, V: int) -> tuple[float, float]:
 
 def run(quick: bool, rng) -> list[Check]:
     """Validate the enumerated model against sims.watermarks.generate, then Le Cam vs BH for every watermark."""
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     V, key, prompt = lm.vocab_size, 31, np.array([1])
     n = 20000 if quick else 200000
     worst_out, worst_kl, min_p = 0.0, 0.0, 1.0
-    for algo in ALGOS:
+    for algo in EXACT_ALGOS:
         _, q2, _ = sequence_laws(algo, lm, key, prompt, 2)
         _, q1, kl1 = sequence_laws(algo, lm, key, prompt, 1)
         prm = default_params(algo)
-        gen = generate(lm, algo, n=n, T=2, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
+        gen = generate_synthetic(lm, algo, n=n, T=2, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
                        **registry.own(algo, prm))
         outside, pv = _gof(gen.tokens, q2, V)
         worst_out, min_p = max(worst_out, outside), min(min_p, pv)
@@ -63,13 +63,13 @@ def run(quick: bool, rng) -> list[Check]:
               worst_out == 0.0, f"{n} generated 2-token texts per watermark vs the enumerated law"),
         Check(RESULT, "model check: max |generator KL_1 - enumerated KL_1|", worst_kl, "0", f"{KL_RECORD_TOL:g}",
               worst_kl < KL_RECORD_TOL, "first step, fixed prompt: one exact number per watermark"),
-        Check(RESULT, f"model check: min chi-square p over {len(ALGOS)} watermarks", min_p, f"> {ALPHA / len(ALGOS):.2g}",
-              f"Bonferroni alpha = {ALPHA:g}", min_p > ALPHA / len(ALGOS),
+        Check(RESULT, f"model check: min chi-square p over {len(EXACT_ALGOS)} watermarks", min_p, f"> {ALPHA / len(EXACT_ALGOS):.2g}",
+              f"Bonferroni alpha = {ALPHA:g}", min_p > ALPHA / len(EXACT_ALGOS),
               f"{n} texts, cells with < {MIN_EXPECTED:g} expected pooled; deterministic schemes have one cell (p = 1)"),
     ]
     T = 3 if quick else 4
     api_gap = 0.0  # theory's public functions against the direct sums: a mismatch fails its own row
-    for algo in ("none",) + ALGOS:
+    for algo in ("none",) + EXACT_ALGOS:
         p, q, _ = sequence_laws(None if algo == "none" else algo, lm, key, prompt, T)
         with np.errstate(divide="ignore", invalid="ignore"):
             kl = float(np.sum(np.where(q > 0, q * np.log(q / p), 0.0)))
@@ -78,7 +78,7 @@ def run(quick: bool, rng) -> list[Check]:
         api_gap = max(api_gap, abs(theory.optimal_test_error(q, p) - err), abs(theory.bretagnolle_huber(kl) - bh))
         out.append(Check(RESULT, f"{algo}: (1 - TV) - (1 - sqrt(1 - e^-KL)), V={V}, T={T}", err - bh, ">= 0", f"-{BH_TOL:g}",
                          err - bh >= -BH_TOL, f"exact enumeration of {V}^{T} sequences; KL = {kl:.4g}, 1 - TV = {err:.4g}"))
-    out.append(Check(RESULT, f"max |theory.optimal_test_error - (1 - TV)|, |theory.bretagnolle_huber - direct| over {len(ALGOS) + 1} laws",
+    out.append(Check(RESULT, f"max |theory.optimal_test_error - (1 - TV)|, |theory.bretagnolle_huber - direct| over {len(EXACT_ALGOS) + 1} laws",
                      api_gap, "0", f"{BH_TOL:g}", api_gap <= BH_TOL,
                      "the public functions against the direct sums on the same enumerated laws"))
     return out

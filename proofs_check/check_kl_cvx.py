@@ -8,7 +8,7 @@ is the entropy :math:`H(p_t)`.
 Two independent routes: (1) the exact per-key distributions of :mod:`proofs_check._exact`
 over random keys (Jensen's gap is a deterministic inequality on the empirical key
 distribution, so it is checked to rounding); (2) the package's own generator
-:func:`sims.watermarks.generate.generate`, one key per call, whose first tokens over keys must follow
+:func:`sims.watermarks.generate.generate_synthetic`, one key per call, whose first tokens over keys must follow
 p (chi-square) and whose recorded per-token KL must be :math:`-\log p(y)` (recomputed from
 ``lm.probs``) with mean :math:`H(p)` (z-test).
 """
@@ -18,11 +18,11 @@ from scipy.stats import chisquare, norm
 
 import theory
 from proofs_check._check import Check
-from proofs_check._exact import ALGOS, default_params, initial_state, kl_vec, step
+from proofs_check._exact import EXACT_ALGOS, default_params, initial_state, kl_vec, step
 from proofs_check._numba import single_thread
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 RESULT = "prop:KL_cvx / eg:ems"
 JENSEN_TOL = 1e-12  # rounding of means of 1e3..1e4 numbers of size O(1)
@@ -34,14 +34,14 @@ POINT_MASS = registry.names(point_mass=True)
 
 def run(quick: bool, rng) -> list[Check]:
     """Jensen's gap per watermark; distortion-freeness and E KL = H(p) through the generator."""
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     prefix = np.array([3])
     p = lm.probs(prefix)
     H = theory.entropy(p)
     n_keys = 3000 if quick else 40000
     keys = rng.integers(0, 2**62, size=n_keys)
     out = []
-    for algo in ALGOS:
+    for algo in EXACT_ALGOS:
         params = default_params(algo)
         qs = np.array([step(algo, lm, int(k), prefix, 0, initial_state(params), params)[0] for k in keys])
         per_key = np.array([kl_vec(q, p) for q in qs])
@@ -53,7 +53,7 @@ def run(quick: bool, rng) -> list[Check]:
         toks, kls = np.empty(n_gen, dtype=np.int64), np.empty(n_gen)
         with single_thread():
             for j, k in enumerate(keys[:n_gen]):
-                g = generate(lm, algo, n=1, T=1, seed=j, key=int(k), prompts=prefix[None, :])
+                g = generate_synthetic(lm, algo, n=1, T=1, seed=j, key=int(k), prompts=prefix[None, :])
                 toks[j], kls[j] = g.tokens[0, 0], g.kl[0, 0]
         pv = float(chisquare(np.bincount(toks, minlength=lm.vocab_size), n_gen * p).pvalue)
         out.append(Check(RESULT, f"{algo} (sims.watermarks.generate): chi-square p-value of E_key q = p", pv, f"> {ALPHA:g}", f"alpha = {ALPHA:g}",

@@ -20,11 +20,11 @@ from scipy.stats import norm
 
 import theory
 from proofs_check._check import Check
-from proofs_check._exact import ALGOS, default_params, kl_vec, sequence_laws
+from proofs_check._exact import EXACT_ALGOS, default_params, kl_vec, sequence_laws
 from sims.core import defaults, prf
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 RESULT = "prop:KL_decompose"
 ENUM_TOL = 1e-12  # relative rounding of sums over 6^T sequences
@@ -61,30 +61,30 @@ def _replay(lm, gen, algo: str, prm: dict) -> tuple[np.ndarray, np.ndarray, floa
 
 def run(quick: bool, rng) -> list[Check]:
     """Enumeration on the tiny LM; Monte Carlo unbiasedness on the tiny and a 2000-token LM."""
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     prompt, T, key = np.array([2]), 3 if quick else 4, 17
     worst = 0.0
-    for algo in ALGOS:
+    for algo in EXACT_ALGOS:
         p, q, stepwise = sequence_laws(algo, lm, key, prompt, T)
         seq_kl = kl_vec(q, p)
         worst = max(worst, abs(seq_kl - stepwise) / max(seq_kl, 1e-300))
-    out = [Check(RESULT, f"max rel. |KL(q||p) - sum_t cond. KL| over {len(ALGOS)} watermarks, V=6, T={T}", worst, "0", f"{ENUM_TOL:g}",
+    out = [Check(RESULT, f"max rel. |KL(q||p) - sum_t cond. KL| over {len(EXACT_ALGOS)} watermarks, V=6, T={T}", worst, "0", f"{ENUM_TOL:g}",
                  worst < ENUM_TOL, f"exact enumeration of all 6^{T} sequences in double precision")]
     n = 4000 if quick else 40000
     for algo in ("srl", "dualga", "autocov"):
         p, q, _ = sequence_laws(algo, lm, key, prompt, T)
         exact = kl_vec(q, p)
-        gen = generate(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
+        gen = generate_synthetic(lm, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=key, prompts=np.tile(prompt, (n, 1)),
                        **registry.own(algo, dict(delta=defaults.DELTA, Delta=defaults.TARGET_DG)))
         s = gen.kl.sum(axis=1)
         z = float((s.mean() - exact) / (s.std(ddof=1) / np.sqrt(n)))
         out.append(Check(RESULT, f"tiny LM, {algo}: z of mean realised sum of KL_t vs enumerated KL", z, "0 (unbiased)", f"|z| < {Z_CRIT:.2f}",
                          abs(z) < Z_CRIT, f"two-sided z-test at alpha = {ALPHA:g} over n = {n} generated texts, T = {T}"))
-    big = get_lm("news", vocab_size=2000)
+    big = open_synthetic("news", vocab_size=2000)
     n, T = (150, 30) if quick else (1500, 100)
     for algo in ("srl", "dualga"):
         prm = default_params(algo)
-        gen = generate(big, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=23, **registry.own(algo, dict(delta=prm["delta"], Delta=prm["Delta"])))
+        gen = generate_synthetic(big, algo, n=n, T=T, seed=int(rng.integers(2**31)), key=23, **registry.own(algo, dict(delta=prm["delta"], Delta=prm["Delta"])))
         A, B, rec = _replay(big, gen, algo, prm)
         D = A - B
         z = float(D.mean() / (D.std(ddof=1) / np.sqrt(n)))

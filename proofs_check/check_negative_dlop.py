@@ -12,18 +12,18 @@ import numpy as np
 
 from proofs_check._check import Check
 from proofs_check._exact import sequence_laws
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 
 RESULT = "prop:negative_DLoP"
 
 
 def run(quick: bool, rng) -> list[Check]:
     """DLoP < 0 and KL > 0 for the construction of the proof, by enumeration."""
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     T, prompt = 3, np.array([4])
     p, _, _ = sequence_laws(None, lm, 0, prompt, T)
     out = []
-    for label, ev in (("p_eval = p", lm), ("p_eval = another LM", get_lm("tiny", seed=1))):
+    for label, ev in (("p_eval = p", lm), ("p_eval = another LM", open_synthetic("tiny", seed=1))):
         pe, _, _ = sequence_laws(None, ev, 0, prompt, T)
         order = np.sort(pe)[::-1]
         star = int(np.argmax(pe))

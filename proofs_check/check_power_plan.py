@@ -6,7 +6,7 @@ detection score: the green count or the likelihood-ratio score ``lr``; ``ems-ars
 ``ems-opt``, ``ems-hc`` or ``ems-trgof`` for EMS), the planner
 picks the text length T at which it predicts a power of at least 0.5 (so that the check is
 informative), then ``N`` texts of T tokens are generated with another key and seed than the
-planner's LM sample (:func:`sims.watermarks.generate.generate`), attacked
+planner's LM sample (:func:`sims.watermarks.generate.generate_synthetic`), attacked
 (:func:`sims.experiments.attacks.attack`) and detected with the exact test of the score; the
 claim is that the planner's power lies in the simulated TPR's Clopper-Pearson interval at level
 0.999, widened by ``MODEL_TOL`` (the planner's own sampling error from its 64-text LM sample
@@ -34,9 +34,9 @@ from sims.detect.stats.lr_scores import lr_delta
 from sims.detect.stats.scores import token_scores
 from sims.experiments.attacks import attack
 from sims.experiments.evaluate import clopper_pearson
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.plan import plan, power_function
-from sims.watermarks.generate import algo_params, generate
+from sims.watermarks.generate import algo_params, generate_synthetic
 from theory import power as tp
 
 RESULT = "power planner"
@@ -91,13 +91,13 @@ QUICK = (2, 7, 12, 16, 18, 21, 23, 25, 26, 28)  # srl, dualga, attacked dualga, 
 
 def simulated_texts(algo, params, lm, att, T, n, seed):
     """n watermarked texts of T tokens (attacked if asked), under ``SIM_KEY``."""
-    gen = generate(get_lm(lm), algo, n=n, T=T, seed=seed, key=SIM_KEY, **params)
+    gen = generate_synthetic(open_synthetic(lm), algo, n=n, T=T, seed=seed, key=SIM_KEY, **params)
     return gen if att is None else attack(gen, "substitution", float(att.split(":")[1]), seed + 1)
 
 
 def simulated_tpr(algo, params, lm, fpr, score_name, att, T, n, seed):
     """Number of n watermarked texts of T tokens (attacked if asked) that the exact test flags at fpr."""
-    model = get_lm(lm)
+    model = open_synthetic(lm)
     gen = simulated_texts(algo, params, lm, att, T, n, seed)
     if score_name == "lr":
         res = score_generation(gen, "lr", model, delta=lr_delta(gen.meta))
@@ -184,7 +184,7 @@ def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
     boost = plan_mod.text_boost(algo, info, gen.G)
     q = tp.green_probs(gen.G, boost)
     X, first = token_scores(gen.tokens, gen.prompts[:, -h:], SIM_KEY, gamma=gam, h=h, vocab_size=m["vocab_size"], dedup=True)
-    q_new = tp.green_probs(plan_mod.new_pair_green_mass(get_lm(lm), gen, X > 0.5, h), boost)  # the planner's dedup model
+    q_new = tp.green_probs(plan_mod.new_pair_green_mass(open_synthetic(lm), gen, X > 0.5, h), boost)  # the planner's dedup model
     S, N = (X > 0.5).sum(axis=1), first.sum(axis=1)
     plain_res = score(gen)
     per_text = [tp.redgreen_power(tp.PrefixCountLaws(np.where(first[i : i + 1], q_new[i : i + 1], 0.0)), T, gam, fpr, first[i : i + 1]) for i in range(n)]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sims.lm.synthetic import N_LEVELS, get_lm
+from sims.lm.synthetic import N_LEVELS, open_synthetic
 
 # preset: (V, beta_factual, beta_opinion, kappa), from sims.lm.synthetic.PRESETS
 LAW = {"news": (32000, 2.0, 1.1, 1.0), "lfqa": (32000, 3.0, 1.1, 1.0), "loopy": (4096, 3.0, 1.1, 1.0), "tiny": (6, 1.0, 0.5, 1.0)}
@@ -64,7 +64,7 @@ def _level_stats(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("name", sorted(LAW))
 def test_levels_follow_the_temperature_law(name):
-    lm = get_lm(name)
+    lm = open_synthetic(name)
     assert lm.vocab_size == LAW[name][0]
     np.testing.assert_allclose(lm.levels, _levels(name), rtol=1e-15, atol=0)
 
@@ -77,7 +77,7 @@ def test_level_entropy_and_top_mass(name):
     mean_h, mean_top, lo, hi = LEVEL_STATS[name]
     assert H.mean() == pytest.approx(mean_h, abs=5e-7) and top.mean() == pytest.approx(mean_top, abs=5e-7)
     assert H.min() == pytest.approx(lo, abs=5e-7) and H.max() == pytest.approx(hi, abs=5e-7)
-    lm = get_lm(name)
+    lm = open_synthetic(name)
     Z, A = lm.level_sums.T
     np.testing.assert_allclose(np.log(Z) - lm.levels * A / Z, H, rtol=1e-12)
     np.testing.assert_allclose(1.0 / Z, top, rtol=1e-12)
@@ -85,7 +85,7 @@ def test_level_entropy_and_top_mass(name):
 
 @pytest.mark.parametrize("name", sorted(LAW))
 def test_two_contexts_snapshot(name):
-    lm = get_lm(name)
+    lm = open_synthetic(name)
     for ctx, (top, ent) in zip(([1, 2], [5, 9]), CONTEXTS[name]):
         p = lm.probs(np.array(ctx))
         nz = p[p > 0]

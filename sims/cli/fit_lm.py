@@ -3,7 +3,7 @@
 Runs the real LM (``smollm2``, a random test model such as ``random-llama`` or a local transformers folder) on ``--n`` prompts of
 ``--prompts`` for ``--T`` sampled tokens, records the per-token statistics
 (:mod:`sims.torch_backend.lm_stats`), fits and writes the small ``.npz`` that
-``--lm FILE.npz`` (any subcommand) or :func:`sims.lm.synthetic.get_lm` reads.  With
+``--lm FILE.npz`` (any subcommand) or :func:`sims.lm.synthetic.open_synthetic` reads.  With
 ``--stats-out`` the recorded statistics are kept too, with ``--reference-out`` the SRL /
 DualGA reference runs on the real LM (``--reference-n`` texts) are written as JSON.
 """

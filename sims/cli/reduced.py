@@ -7,13 +7,13 @@ import argparse
 from sims.cli.checks import SEED, integer
 from sims.cli.main import emit
 from sims.reduced.gprocess import SPEC_HELP
-from sims.reduced.online import ALGOS
+from sims.reduced.online import ONLINE_ALGOS
 
 HELP = "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--algo", choices=sorted(ALGOS), default="dualga")
+    p.add_argument("--algo", choices=sorted(ONLINE_ALGOS), default="dualga")
     p.add_argument("--G", default="beta:2,2", metavar="SPEC", help=f"G_t process: {SPEC_HELP}")
     p.add_argument("--T", type=integer(1), default=10**5, help="steps per replication")
     p.add_argument("--reps", type=integer(1), default=8, help="replications (run in parallel)")

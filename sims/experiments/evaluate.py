@@ -102,7 +102,7 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         test model, a model folder) or the opened object.
     algo : one of :data:`sims.watermarks.generate.ALGOS` except "none" (:mod:`sims.watermarks.registry`)
     n, T, seed, key :
-        ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate`, seed ``seed``);
+        ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate_synthetic`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
         watermarked texts' prompts, cycled: :meth:`sims.lm.door.LM.null_prompts`).  Defaults:

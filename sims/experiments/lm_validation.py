@@ -17,7 +17,7 @@ import numpy as np
 from sims.detect.stats import scores as detect
 from sims.lm import fitted
 from sims.lm.synthetic import SyntheticLM
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 DATA = pathlib.Path(fitted.__file__).parent / "data"
 STATS_KEYS = (1000, 1001, 1002, 1003)  #: keys of the recorded G_t (sims.torch_backend.lm_stats.STATS_KEY0 + k)
@@ -37,7 +37,7 @@ def token_statistics(lm: SyntheticLM, n: int, T: int, seed: int = 0) -> dict:
     the keys ``STATS_KEYS`` (n, T, keys) -- the same records as the real LM's."""
     out = {}
     for gamma, name in ((0.25, "G25"), (0.5, "G50")):
-        gs = [generate(lm, "none", n=n, T=T, seed=seed, key=k, gamma=gamma) for k in STATS_KEYS]
+        gs = [generate_synthetic(lm, "none", n=n, T=T, seed=seed, key=k, gamma=gamma) for k in STATS_KEYS]
         out[name] = np.stack([g.G for g in gs], axis=-1)
         out["entropy"] = gs[0].entropy
     return out
@@ -67,7 +67,7 @@ def watermark_summary(lm: SyntheticLM, configs: dict, n: int, T: int, seed: int 
     red-green test), with standard errors over the n texts -- the summary the real LM's runs have."""
     out = {}
     for name, c in configs.items():
-        g = generate(lm, c["algo"], n=n, T=T, seed=seed, key=key, **c["params"])
+        g = generate_synthetic(lm, c["algo"], n=n, T=T, seed=seed, key=key, **c["params"])
         lp = detect.score_redgreen(g.tokens, g.prompts, key, g.meta["gamma"], vocab_size=lm.vocab_size).log10_p
         kl, dg = g.kl.mean(axis=1), g.dg.mean(axis=1)
         tpr = float(np.mean(lp <= -4))

@@ -195,16 +195,16 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
     """
     from sims.detect.families import detectors
     from sims.watermarks import registry
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
     lm = loop_lm(vocab_size, p_loop)
     out = dict(lm=lm.name, vocab_size=lm.vocab_size, p_loop=float(p_loop), n=n, T=T, Delta=Delta, ngram=NGRAM, key=key,
                repetition={})
     for algo, kw in ALGOS_STUDIED:
         kw = dict(kw, Delta=Delta) if "Delta" in registry.get(algo).params else kw  # DualGA at the study's target
-        out["repetition"][algo] = repetition_rate(generate(lm, algo, n=n, T=T, seed=0, key=key, **kw).tokens)
-    train = generate(lm, "dualga", n=n, T=T, seed=0, key=key, Delta=Delta)
-    test = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta)
+        out["repetition"][algo] = repetition_rate(generate_synthetic(lm, algo, n=n, T=T, seed=0, key=key, **kw).tokens)
+    train = generate_synthetic(lm, "dualga", n=n, T=T, seed=0, key=key, Delta=Delta)
+    test = generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta)
     truth = repeated_ngram_mask(test.tokens)
     tuned = tune_monitor(train.lam, repeated_ngram_mask(train.tokens))
     p, r = precision_recall(monitor(test.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"]), truth)
@@ -213,7 +213,7 @@ def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: i
                           mean_lam_other=float(test.lam[~truth].mean()))
     out["mitigation"] = []
     for M in caps:
-        g = generate(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta, M=M)
+        g = generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=key, Delta=Delta, M=M)
         res = detectors.score(g, lm)
         out["mitigation"].append(dict(M=float(M), repetition=repetition_rate(g.tokens), kl_per_token=float(g.kl.mean()),
                                       realized_dg=float(g.dg.mean()), median_log10_p=float(np.median(res.log10_p)),

@@ -11,7 +11,7 @@ from sims.core import defaults
 from sims.core import seeding as seeding_mod
 from sims.core.record import Generation
 from sims.lm.door import DEFAULT_PROMPTS, get_lm
-from sims.watermarks.generate import generate as generate_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 PROMPT_LEN = 16  #: a synthetic LM's sampled prompt length when none is given
 
@@ -35,7 +35,7 @@ def generate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         defaults: 0 and ``defaults.KEY``).
     h, **params :
         The context width and the algorithm's parameters (gamma, delta, Delta, eta, lam1, tau, alpha,
-        M, m, ..., ``green_kind``, ``prf``, ``seeding``), as :func:`sims.watermarks.generate.generate`.
+        M, m, ..., ``green_kind``, ``prf``, ``seeding``), as :func:`sims.watermarks.generate.generate_synthetic`.
     prompts : optional
         A synthetic LM: an (n, P) id array (default ``n`` prompts of ``prompt_len`` tokens sampled
         from the LM, :func:`sims.sample_prompts`); a real LM: a prompt set (``lfqa``, the default,

@@ -288,7 +288,7 @@ def get_lm(name, vocab_size: int | None = None, seed: int = 0, *, dtype=None, de
         if vocab_size is not None and int(vocab_size) != lm.vocab_size:
             raise ValueError(f"vocab_size of {name!r} must be its own {lm.vocab_size}; got {vocab_size!r}")
         return LM(name, kind, lm)
-    return LM(name, kind, synthetic.get_lm(name, vocab_size=vocab_size, seed=seed))
+    return LM(name, kind, synthetic.open_synthetic(name, vocab_size=vocab_size, seed=seed))
 
 
 def lm_of(meta: dict) -> LM:

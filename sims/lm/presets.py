@@ -1,4 +1,4 @@
-"""The preset LMs' parameters, readable without loading Numba (:func:`sims.lm.synthetic.get_lm` builds them;
+"""The preset LMs' parameters, readable without loading Numba (:func:`sims.lm.synthetic.open_synthetic` builds them;
 the planner's on-disk cache keys its LM samples by them, :mod:`sims.plan.cache`)."""
 
 from __future__ import annotations

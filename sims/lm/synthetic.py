@@ -71,7 +71,7 @@ MAX_WINDOW = 1024  #: largest window w of the slowly varying part
 
 @dataclass(frozen=True)
 class SyntheticLM:
-    """An exact synthetic LM (see module docstring). Build with :func:`get_lm`.
+    """An exact synthetic LM (see module docstring). Build with :func:`open_synthetic` (or :func:`sims.get_lm`, which wraps it in an :class:`~sims.lm.door.LM`).
 
     Parameters
     ----------
@@ -323,7 +323,7 @@ def load_fitted(path, seed: int = 0, name: str | None = None) -> SyntheticLM:
     return SyntheticLM(name or str(path), V, order, int(seed), params, zipf_base(V, seed), levels)
 
 
-def get_lm(name: str, vocab_size: int | None = None, seed: int = 0) -> SyntheticLM:
+def open_synthetic(name: str, vocab_size: int | None = None, seed: int = 0) -> SyntheticLM:
     """A preset LM (``news``, ``lfqa``, ``loopy``, ``tiny``, ``smollm2-fit``) or a fitted ``.npz`` file,
     optionally with another vocabulary size (not for a fitted LM, whose levels are fitted at its own).
 
@@ -407,7 +407,7 @@ def loop_lm(vocab_size: int = LOOP_V, p_loop: float = LOOP_P, seed: int = 0) -> 
     """
     if not (0.0 <= float(p_loop) <= 1.0):
         raise ValueError(f"p_loop must be in [0, 1]; got {p_loop!r}")
-    lm = get_lm("loopy", vocab_size=vocab_size, seed=seed)
+    lm = open_synthetic("loopy", vocab_size=vocab_size, seed=seed)
     params = lm.params.copy()
     params[_P_LOOP_INDEX] = float(p_loop)
     return dataclasses.replace(lm, name=f"loopy-V{lm.vocab_size}-p{float(p_loop):g}", params=params)
@@ -441,7 +441,7 @@ def lm_from_meta(meta: dict) -> SyntheticLM:
     loop = re.fullmatch(r"loopy-V(\d+)-p(.+)", str(meta["lm"]))
     if loop:
         return loop_lm(int(loop[1]), float(loop[2]), seed)
-    return get_lm(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)
+    return open_synthetic(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)
 
 def lm_step_probs(lm, gen):
     """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i."""

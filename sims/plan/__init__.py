@@ -75,12 +75,12 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
 
     def build():
         from sims.detect.stats.scores import token_scores
-        from sims.lm.synthetic import get_lm
+        from sims.lm.synthetic import open_synthetic
         from sims.watermarks import registry
-        from sims.watermarks.generate import generate
+        from sims.watermarks.generate import generate_synthetic
 
-        model = get_lm(lm)
-        g = generate(model, algo, n=PLAN_TEXTS, T=T0, seed=PLAN_SEED, key=key, gamma=gamma, delta=delta, Delta=Delta, h=h)
+        model = open_synthetic(lm)
+        g = generate_synthetic(model, algo, n=PLAN_TEXTS, T=T0, seed=PLAN_SEED, key=key, gamma=gamma, delta=delta, Delta=Delta, h=h)
         prompts = g.prompts[:, g.prompts.shape[1] - h :]
         X, first = token_scores(g.tokens, prompts, key, gamma=g.meta["gamma"], h=h, vocab_size=model.vocab_size, dedup=True)
         out = {"G": g.G, "first": first}
@@ -131,10 +131,10 @@ def lm_token_probs(lm: str, key: int = defaults.KEY) -> np.ndarray:
     """``PI_QUANTILES`` quantiles of :math:`p_t(y_t)` of ``lm``'s text (EMS is distortion-free: KL = -ln p(y); cached on disk)."""
 
     def build():
-        from sims.lm.synthetic import get_lm
-        from sims.watermarks.generate import generate
+        from sims.lm.synthetic import open_synthetic
+        from sims.watermarks.generate import generate_synthetic
 
-        g = generate(get_lm(lm), "ems", n=PLAN_TEXTS // 8, T=PLAN_T0, seed=PLAN_SEED, key=key)
+        g = generate_synthetic(open_synthetic(lm), "ems", n=PLAN_TEXTS // 8, T=PLAN_T0, seed=PLAN_SEED, key=key)
         pi = np.exp(-g.kl.ravel())
         return {"pi": np.quantile(pi, (np.arange(PI_QUANTILES) + 0.5) / PI_QUANTILES)}
 

@@ -46,11 +46,11 @@ import numpy as np
 from sims.core import prf
 from sims.detect.stats import gumbel_scores as gs
 from sims.detect.stats import lr_scores as lr
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.plan import _kernels as PK
 from sims.plan.lr import LR_SEED, LR_T0, LR_TEXTS
 from sims.watermarks import registry
-from sims.watermarks.generate import algo_params, generate
+from sims.watermarks.generate import algo_params, generate_synthetic
 
 ORDER_T_MAX = 256  #: HC / Tr-GoF: the exact crossing recursion is O(T^3); longer texts are not planned
 
@@ -63,8 +63,8 @@ def lr_position_laws(algo: str, lm: str, gamma, delta, Delta, h: int, key: int) 
     info = algo_params(algo, gamma=gamma, delta=delta, Delta=Delta)[1]
     gam = float(info["gamma"])
     d_lr = lr.lr_delta(dict(info, algo=algo))
-    model = get_lm(lm)
-    gen = generate(model, "none", n=LR_TEXTS, T=LR_T0, seed=LR_SEED, key=key, gamma=gam, h=h)
+    model = open_synthetic(lm)
+    gen = generate_synthetic(model, "none", n=LR_TEXTS, T=LR_T0, seed=LR_SEED, key=key, gamma=gam, h=h)
     boost = np.broadcast_to(registry.get(algo).boost.per_text(info, gen.G), (LR_TEXTS,)).astype(np.float64)  # per text (DualGA) or one boost
     L = lr.LR_LEVELS
     out = np.zeros((LR_TEXTS, LR_T0, 2, L + 1))

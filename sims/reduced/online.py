@@ -33,7 +33,8 @@ from theory import _scalar
 from theory.offline import rtsafe_step
 
 DUALGA, SRL, BACKPRESSURE = 0, 1, 2
-ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
+#: The online controllers of the reduced simulator, by name: their kernel codes (``--algo`` of ``python -m sims reduced``).
+ONLINE_ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
 LANES = 4  #: counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
 
 ControllerParams = namedtuple("ControllerParams", "Delta eta eta_mode lam1 M delta V alpha")

@@ -88,8 +88,8 @@ def controller_params(
 ) -> tuple[online.ControllerParams, dict]:
     """Validate the controller's parameters: the kernels' :class:`~sims.reduced.online.ControllerParams`
     and the same values as a dict."""
-    if algo not in online.ALGOS:
-        raise ValueError(f"algo must be one of {sorted(online.ALGOS)}; got {algo!r}")
+    if algo not in online.ONLINE_ALGOS:
+        raise ValueError(f"algo must be one of {sorted(online.ONLINE_ALGOS)}; got {algo!r}")
     if not (M > 0.0 and math.isfinite(M)):
         raise ValueError(f"M must be in (0, inf); got {M!r}")
     gam = proc.mean() if gamma is None else theory._validate.gamma(gamma)
@@ -190,7 +190,7 @@ def simulate(
     with progress(T * reps, f"{algo} on {proc.spec}", force=None if T * reps > PROGRESS_ABOVE else False) as bar:
         for a in range(0, T, chunk):
             b = min(T, a + chunk)
-            online.run_chunk(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, a, b, state, law_counts)
+            online.run_chunk(online.ONLINE_ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, a, b, state, law_counts)
             bar.update((b - a) * reps)
     elapsed = time.perf_counter() - t0
     kl = state[:, online.S_KL] / T
@@ -252,7 +252,7 @@ def traces(algo: str = "dualga", G: str = "beta:2,2", *, T: int, rep: int = 0, s
         algo, proc, T, Delta=kw.get("Delta", 0.2), gamma=kw.get("gamma"), eta=kw.get("eta"),
         eta_mode=kw.get("eta_mode", "const"), lam1=kw.get("lam1"), delta=kw.get("delta"), M=kw.get("M", defaults.M),
     )
-    out = online.trace(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, rep, T, every)
+    out = online.trace(online.ONLINE_ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, rep, T, every)
     t = np.arange(0, T, every)
     return dict(t=t, lam=out[0], G=out[1], dg=out[2], kl=out[3])
 

@@ -61,7 +61,7 @@ from sims.lm.door import DEFAULT_PROMPTS, get_lm
 from sims.lm.synthetic import SyntheticLM
 from sims.steal import spoof_test
 from sims.watermarks import registry
-from sims.watermarks.generate import generate, sample_prompts
+from sims.watermarks.generate import generate_synthetic, sample_prompts
 
 STEALABLE_ALGOS = registry.names(stealable=True)
 BASE_SEED_OFFSET = 2_000_003  #: the attacker's base-LM texts
@@ -466,15 +466,15 @@ def make_haul(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: in
     registry.check_params(algo, **params)
     _check_key(key)
     kw = dict(T=T, key=key, h=h, prompt_len=max(prompt_len, h, lm.order))
-    wm = generate(lm, algo, n=n_max, seed=seed, **kw, **params)
+    wm = generate_synthetic(lm, algo, n=n_max, seed=seed, **kw, **params)
     if base is None:
-        base = generate(lm, "none", n=n_max, seed=seed + BASE_SEED_OFFSET, **kw)
+        base = generate_synthetic(lm, "none", n=n_max, seed=seed + BASE_SEED_OFFSET, **kw)
     if held_out is None:
-        held_out = generate(lm, "none", n=n_eval, seed=seed + EVAL_SEED_OFFSET, **kw)
+        held_out = generate_synthetic(lm, "none", n=n_eval, seed=seed + EVAL_SEED_OFFSET, **kw)
     for name, g, n in (("base", base, n_max), ("held_out", held_out, n_eval)):
         if g.tokens.shape != (n, T) or g.prompts.shape[1] != kw["prompt_len"] or g.meta["vocab_size"] != lm.vocab_size:
             raise ValueError(f"{name} must hold ({n}, {T}) tokens of vocabulary {lm.vocab_size} after prompts of {kw['prompt_len']}")
-    targets = generate(lm, algo, n=n_eval, seed=seed + TARGET_SEED_OFFSET, **kw, **params)
+    targets = generate_synthetic(lm, algo, n=n_eval, seed=seed + TARGET_SEED_OFFSET, **kw, **params)
     return Haul(lm, wm, base, held_out, targets)
 
 
@@ -525,7 +525,7 @@ def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
     prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
     m = haul.wm.meta
     params = registry.own(m["algo"], {k: m[k] for k in registry.PARAMS if m.get(k) is not None})
-    return generate(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
+    return generate_synthetic(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
                     green_kind=m["green_kind"], prompt_len=haul.wm.prompts.shape[1], **params)
 
 

@@ -60,7 +60,7 @@ def records_or_nan(stacked: dict, B: int, T: int) -> dict:
 
 
 @torch.no_grad()
-def generate(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None, vocab_size: int | None = None,
+def generate_with_processor(model, prompts, T: int, processor=None, *, seed: int = 0, rows=None, vocab_size: int | None = None,
              stop_ids=()) -> Generation:
     """Sample ``T`` tokens after each prompt, watermarked by ``processor`` (None: plain sampling).
 

@@ -1,7 +1,7 @@
 """Per-token statistics of a real LM's next-token distributions, and its watermarked reference runs.
 
 :func:`record_stats` samples ``T`` tokens (temperature 1, no truncation: the same sampling
-as :func:`.generate_torch.generate`) after each of ``n`` real prompts and records, at every
+as :func:`.generate_torch.generate_with_processor`) after each of ``n`` real prompts and records, at every
 step t of text i, from the model's exact :math:`p_t`:
 
 * ``entropy`` :math:`H(p_t)`, ``top`` :math:`\\max_k p_{t,k}`, ``coll`` :math:`\\sum_k p_{t,k}^2`
@@ -29,7 +29,7 @@ from sims.detect.stats import scores as detect
 from sims.lm.real import prompts as prompt_sets
 from sims.lm.real.model import load, sampled_vocab
 from sims.torch_backend import prf_torch
-from sims.torch_backend.generate_torch import generate
+from sims.torch_backend.generate_torch import generate_with_processor
 from sims.torch_backend.processors import make_processor
 
 STATS_KEY0 = 1000  #: the random keys of the G_t records are STATS_KEY0, STATS_KEY0 + 1, ...
@@ -110,7 +110,7 @@ def record_stats(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int =
     parts: dict[str, list[np.ndarray]] = {}
     for b, ids in enumerate(progress(prompt_batches(tok, prompts, n, max_batch, V, seed), desc=f"{model_name} stats")):
         rec = StatsRecorder(V, n_keys)
-        g = generate(model, ids, int(T), rec, seed=seed + b, vocab_size=V)
+        g = generate_with_processor(model, ids, int(T), rec, seed=seed + b, vocab_size=V)
         for k, v in rec.stacked().items():
             parts.setdefault(k, []).append(v.cpu().numpy())
         parts.setdefault("tokens", []).append(g.tokens)
@@ -144,7 +144,7 @@ def reference_runs(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int
         kl, dg, lp = [], [], []
         for b, ids in enumerate(batches):
             proc = make_processor(algo, vocab_size=V, key=key, **params)
-            g = generate(model, ids, int(T), proc, seed=seed + b, vocab_size=V)
+            g = generate_with_processor(model, ids, int(T), proc, seed=seed + b, vocab_size=V)
             kl.append(g.kl.mean(axis=1))
             dg.append(g.dg.mean(axis=1))
             lp.append(detect.score_redgreen(g.tokens, g.prompts[:, -g.meta["h"]:], key, g.meta["gamma"], vocab_size=V).log10_p)

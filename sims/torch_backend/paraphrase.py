@@ -15,7 +15,7 @@ import torch
 
 from sims.core.record import Generation
 from sims.lm.real.prompts import encode
-from sims.torch_backend.generate_torch import generate
+from sims.torch_backend.generate_torch import generate_with_processor
 
 INSTRUCTION = "Paraphrase the following text, replacing about {pct} percent of the words. Reply with the paraphrase only.\n\n{text}"
 
@@ -29,7 +29,7 @@ def paraphrase(model, tokenizer, text: str, rate: float, *, seed: int = 0, max_t
     prompt = INSTRUCTION.format(pct=round(100 * rate), text=text)
     ids = encode(tokenizer, prompt, chat=True)
     n_in = len(tokenizer(text, add_special_tokens=False)["input_ids"])
-    g = generate(model, [ids], max_tokens or int(1.3 * n_in) + 8, None, seed=seed, vocab_size=len(tokenizer))
+    g = generate_with_processor(model, [ids], max_tokens or int(1.3 * n_in) + 8, None, seed=seed, vocab_size=len(tokenizer))
     toks = g.tokens[0]
     eos = tokenizer.eos_token_id
     if eos is not None and np.any(toks == eos):

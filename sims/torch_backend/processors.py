@@ -19,7 +19,7 @@ tokens) stay -inf; NaN logits raise after generation, naming the first step and 
 
 Constructors are keyword-only, with the parameter names and defaults of the synthetic
 generator (:func:`sims.watermarks.generate.algo_params`, :mod:`sims.core.defaults`);
-:func:`make_processor` builds any algorithm of ``ALGOS`` by name from the table :data:`PROCESSORS`
+:func:`make_processor` builds any algorithm of ``PROCESSOR_ALGOS`` by name from the table :data:`PROCESSORS`
 (one class per record of :mod:`sims.watermarks.registry`, marked by the decorator :func:`processor`).  ``input_ids`` may hold
 left padding (any id); only the last ``h`` tokens (``h + 1`` for AutoCov) are read, and
 those are always real tokens since every prompt holds at least ``h``.
@@ -44,7 +44,7 @@ from sims.watermarks import dipmark, registry, unigram
 from sims.watermarks.generate import algo_params
 from sims.watermarks.tournament import MODES
 
-ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  #: those with a processor
+PROCESSOR_ALGOS = tuple(a for a in registry.names() if "torch" in registry.get(a).backends)  #: those with a processor
 PROCESSORS: dict[str, type] = {}
 """The processor class of each algorithm of the registry, by name (filled by :func:`processor`)."""
 

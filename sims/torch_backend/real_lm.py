@@ -1,7 +1,7 @@
 """Experiments on a real LM: batched generation over a prompt set, detection, evaluate.
 
 :func:`generate_texts` buckets prompts of similar lengths (:func:`.batch.buckets`), runs each
-bucket through an engine (``"loop"``: :func:`.generate_torch.generate`, any causal LM;
+bucket through an engine (``"loop"``: :func:`.generate_torch.generate_with_processor`, any causal LM;
 ``"static"``: :func:`.static_decode.generate_static`, Llama family) and concatenates the
 buckets back in prompt order into one :class:`~sims.core.record.Generation`; row i always
 draws from the stream ``(seed, i)``, so the texts do not depend on the batch size.  A progress
@@ -23,7 +23,7 @@ from sims.core import defaults
 from sims.core.progress import progress
 from sims.core.record import RECORDS, Generation
 from sims.lm.real import batch as batching
-from sims.torch_backend.generate_torch import generate
+from sims.torch_backend.generate_torch import generate_with_processor
 from sims.torch_backend.processors import make_processor
 from sims.torch_backend.static_decode import generate_static
 from sims.watermarks import registry
@@ -83,7 +83,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     model : transformers causal LM
     prompts : list of 1-d id sequences (row i of the result is prompt i)
     T, algo, seed, key, h, **params :
-        As :func:`sims.watermarks.generate.generate` (``params``: gamma, delta, Delta, eta,
+        As :func:`sims.watermarks.generate.generate_synthetic` (``params``: gamma, delta, Delta, eta,
         lam1, M, tau, alpha, green_kind, prf, seeding; ``prf="siphash"`` takes a 128-bit ``key`` and is
         kept with the key in ``meta``, so that :func:`sims.score` detects with it; so is a ``seeding``
         scheme other than ``"lefthash"`` (:mod:`sims.core.seeding`), the green lists of the processor
@@ -97,7 +97,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
         Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reopen the model, :func:`sims.get_lm`).
     stop_ids : collection of int
         End tokens (:func:`.model.stop_ids`; loop engine): a row ends at the first it samples
-        (:func:`.generate_torch.generate`).  Default none: every row has ``T`` tokens.
+        (:func:`.generate_torch.generate_with_processor`).  Default none: every row has ``T`` tokens.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
@@ -119,7 +119,7 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
             try:
                 if engine == "loop":
                     proc = make_processor(algo, vocab_size=vocab_size or model.config.vocab_size, key=key, h=h, max_steps=T, **params)
-                    g = generate(model, rows, T, proc, seed=seed, rows=idx, vocab_size=vocab_size, stop_ids=stop_ids)
+                    g = generate_with_processor(model, rows, T, proc, seed=seed, rows=idx, vocab_size=vocab_size, stop_ids=stop_ids)
                 else:
                     g = generate_static(model, rows, T, algo=algo, key=key, seed=seed, rows=idx, vocab_size=vocab_size, h=h, **params)
             except torch.OutOfMemoryError:

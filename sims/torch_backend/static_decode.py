@@ -209,9 +209,9 @@ class _Loop:
 def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = defaults.KEY, seed: int = 0, rows=None,
                     vocab_size: int | None = None, h: int = defaults.H, cuda_graph: bool | None = None, backend: str = "auto",
                     kernels: str = "auto", records: bool = True, **params) -> Generation:
-    """Sample ``T`` tokens after each prompt with ``algo`` (any of ``ALGOS``) on the static decoder.
+    """Sample ``T`` tokens after each prompt with ``algo`` (any of :data:`.processors.PROCESSOR_ALGOS`) on the static decoder.
 
-    Parameters as :func:`.generate_torch.generate` (``prompts``: list of id sequences or ids
+    Parameters as :func:`.generate_torch.generate_with_processor` (``prompts``: list of id sequences or ids
     left-padded with -1; ``seed`` and ``rows`` fix each row's sampling stream) plus the
     algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
     ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).

@@ -147,11 +147,11 @@ class TournamentProcessor:
 
 
 def generate_tournament_lm(model, prompts, T: int, processor: TournamentProcessor, *, seed: int = 0, **kw):
-    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate`),
+    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate_with_processor`),
     with the tournament's parameters in ``meta`` (what :func:`sims.detect.stats.tournament_scores.score_tournament` reads)."""
-    from sims.torch_backend.generate_torch import generate
+    from sims.torch_backend.generate_torch import generate_with_processor
 
-    gen = generate(model, prompts, T, processor, seed=seed, **kw)
+    gen = generate_with_processor(model, prompts, T, processor, seed=seed, **kw)
     gen.meta.update(m=processor.m, mode=processor.mode, candidates=processor.candidates, mask_repeated=processor.mask_repeated)
     gen.meta.pop("gamma", None)
     return gen

@@ -1,6 +1,6 @@
 """Whole-vocabulary loops of one generation step, written so that LLVM vectorises them.
 
-A step of :func:`sims.watermarks.generate.generate` that builds :math:`p_t` touches every token id
+A step of :func:`sims.watermarks.generate.generate_synthetic` that builds :math:`p_t` touches every token id
 three times: the softmax needs :math:`e_k = \\exp(\\ell_k - c)`, the green list needs one
 PRF round per id, and :math:`G_t`, the entropy and the sampler need masked sums of
 :math:`e`.  Scalar code (a libm ``exp`` per id, a branch per green test) costs ~0.5 ms per

@@ -73,7 +73,7 @@ from sims.watermarks import dipmark, registry
 from theory import _scalar
 
 #: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
-#: ``generate(algo=...)`` accepts, ``"none"`` (no watermark) included.
+#: ``generate_synthetic(algo=...)`` (and ``sims.generate``) accepts, ``"none"`` (no watermark) included.
 ALGOS = registry.names()
 #: The kernel's integer code of each algorithm (its registry record's ``code``).
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
@@ -411,7 +411,7 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
     return prm, info
 
 
-def generate(
+def generate_synthetic(
     lm: SyntheticLM, algo: str, *, n: int, T: int, seed: int, key: int, gamma=None, delta=None, Delta=None,
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
@@ -594,5 +594,5 @@ def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.n
     first = uniform_start(lm, n, seed, length)
     if int(length) == lm.order:  # nothing to sample after the uniform start
         return first
-    gen = generate(lm, "none", n=n, T=length - lm.order, seed=seed, key=0, prompts=first)
+    gen = generate_synthetic(lm, "none", n=n, T=length - lm.order, seed=seed, key=0, prompts=first)
     return np.concatenate([first, gen.tokens], axis=1)

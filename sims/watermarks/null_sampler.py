@@ -13,7 +13,7 @@ cumulative weight of the tokens :math:`0..k` in id order is
 so the inverse-CDF draw of the generator's ``none`` step (the first token whose cumulative weight
 reaches :math:`u s`, :math:`s = F(V - 1)`, in id order) is a binary search on :math:`F` between the
 bumped tokens: :math:`O(\\log V)` per token instead of the :math:`O(V)` green-mass pass that
-:func:`sims.watermarks.generate.generate` makes for its exact records.  The uniform of step t of
+:func:`sims.watermarks.generate.generate_synthetic` makes for its exact records.  The uniform of step t of
 text i is lane ``2 t`` of the counter stream (seed, i), as there.
 
 The next-token distribution is the same (:func:`implied_probs` returns the one this sampler draws

@@ -266,7 +266,7 @@ class Algorithm:
     generator : callable, optional
         Its own generator where it is not a step of ``_generate``:
         ``generator(lm, n=, T=, seed=, key=, h=, prompts=, prompt_len=, prm=) -> Generation``,
-        ``prm`` the resolved parameters; :func:`sims.watermarks.generate.generate` hands it the call.
+        ``prm`` the resolved parameters; :func:`sims.watermarks.generate.generate_synthetic` hands it the call.
     generator_reference : callable, optional
         The NumPy reference of ``generator``: ``(lm, prompts, T, seed, key, h, prm) -> (tokens, records)``,
         records (4, n, T) = (kl, G, dg, entropy).

@@ -563,7 +563,7 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
         Number of texts and tokens per text.
     seed : int
         Sampling seed: text i draws lane 2t of counter stream (seed, i) at step t (as
-        :func:`sims.watermarks.generate.generate`); prompts use it too.
+        :func:`sims.watermarks.generate.generate_synthetic`); prompts use it too.
     key : int
         Watermark key in [0, 2**64).
     m : int

@@ -22,7 +22,7 @@ Choices the paper leaves open, and ours:
 
 - the green list is a per-token Bernoulli(gamma) list of the package's PRF (:mod:`sims.core.prf`),
   not an exact :math:`\gamma|V|` subset: this keeps the exact binomial null above (an exact subset
-  makes distinct tokens' colours hypergeometric; :func:`sims.watermarks.generate.generate` refuses
+  makes distinct tokens' colours hypergeometric; :func:`sims.watermarks.generate.generate_synthetic` refuses
   ``green_kind="partition"`` at h = 0);
 - gamma defaults to 0.5 and delta to 2, the paper's experimental setting (Section 6, "fraction 0.5,
   strength 2.0");

@@ -82,10 +82,10 @@ def test_siphash_generation_round_trip():
     from sims.core import windows
     from sims.detect.families.detectors import score
     from sims.detect.stats.scores import token_scores
-    from sims.lm.synthetic import get_lm
-    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import open_synthetic
+    from sims.watermarks.generate import generate_synthetic
 
-    g = generate(get_lm("news", vocab_size=256), "srl", n=20, T=64, seed=0, key=KEY, prf="siphash", gamma=0.25, delta=4.0)
+    g = generate_synthetic(open_synthetic("news", vocab_size=256), "srl", n=20, T=64, seed=0, key=KEY, prf="siphash", gamma=0.25, delta=4.0)
     assert g.meta["prf"] == "siphash" and g.meta["key"] == int.from_bytes(KEY, "little")
     ref = prf_crypto.is_green(prf_crypto.context_state(KEY, windows.windows(g.tokens, g.prompts, 1)), g.tokens, 0.25)
     numba, scored = token_scores(g.tokens, g.prompts, KEY, gamma=0.25, prf="siphash")
@@ -97,22 +97,22 @@ def test_siphash_generation_round_trip():
 
 def test_siphash_key_bad_input():
     from sims.detect.stats.scores import score_redgreen
-    from sims.lm.synthetic import get_lm
+    from sims.lm.synthetic import open_synthetic
     from sims.torch_backend.processors import SRLProcessor
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
-    lm = get_lm("news", vocab_size=64)
+    lm = open_synthetic("news", vocab_size=64)
     toks, prompts = np.zeros((1, 4), dtype=np.int64), np.zeros((1, 1), dtype=np.int64)
     for bad in (b"short", "a string", 2**128, -1, 1.5):
         with pytest.raises(ValueError, match="key must be"):
-            generate(lm, "srl", n=1, T=2, seed=0, key=bad, prf="siphash")
+            generate_synthetic(lm, "srl", n=1, T=2, seed=0, key=bad, prf="siphash")
         with pytest.raises(ValueError, match="key must be"):
             score_redgreen(toks, prompts, bad, 0.25, prf="siphash")
         with pytest.raises(ValueError, match="key must be"):
             SRLProcessor(vocab_size=64, key=bad, prf="siphash")
     with pytest.raises(ValueError, match="key must be in \\[0, 2\\*\\*64\\)"):
-        generate(lm, "srl", n=1, T=2, seed=0, key=KEY)  # 16 bytes need prf="siphash"
+        generate_synthetic(lm, "srl", n=1, T=2, seed=0, key=KEY)  # 16 bytes need prf="siphash"
     with pytest.raises(ValueError, match="prf must be"):
         score_redgreen(toks, prompts, 1, 0.25, prf="blake2b")
     with pytest.raises(ValueError, match="siphash"):
-        generate(lm, "ems", n=1, T=2, seed=0, key=KEY, prf="siphash")
+        generate_synthetic(lm, "ems", n=1, T=2, seed=0, key=KEY, prf="siphash")

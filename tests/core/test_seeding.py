@@ -13,9 +13,9 @@ from sims.core import prf, seeding
 from sims.core.record import Generation
 from sims.detect.families import detectors
 from sims.detect.stats import scores
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 SCHEMES = seeding.SEEDINGS
 KEY = 0xDEADBEEF12345
@@ -149,9 +149,9 @@ ALGOS = ("srl", "hard", "dualga", "autocov")
 def test_generator_records_equal_reference_steps(algo, scheme):
     """lfqa LM at V = 2000, 2 texts x 12 tokens, h = 3, seed 3: each step's G, entropy, KL(q||p), DG and
     lambda equal the registry's reference step under the same scheme (exact p_t), q_t(y) > 0."""
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     h, T, key = 3, 12, 99
-    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h, seeding=scheme)
+    gen = generate_synthetic(lm, algo, n=2, T=T, seed=3, key=key, h=h, seeding=scheme)
     prm, P = gen.meta, gen.prompts.shape[1]
     assert prm["seeding"] == scheme
     for i in range(2):
@@ -176,8 +176,8 @@ def test_generator_records_equal_reference_steps(algo, scheme):
 def test_detection_kernel_equals_reference_and_flags(scheme):
     """news-like lfqa LM V = 2000, SRL delta 3, h = 3, 4 x 60 tokens (seed 5): per-token colours and dedup
     marks of the kernel equal the reference's; the key flags every text at p < 1e-4, key + 1 none at p < 1e-3."""
-    lm = get_lm("lfqa", vocab_size=2000)
-    gen = generate(lm, "srl", n=4, T=60, seed=5, key=11, h=3, delta=3.0, seeding=scheme)
+    lm = open_synthetic("lfqa", vocab_size=2000)
+    gen = generate_synthetic(lm, "srl", n=4, T=60, seed=5, key=11, h=3, delta=3.0, seeding=scheme)
     kw = dict(gamma=gen.meta["gamma"], h=3, vocab_size=2000, seeding=scheme)
     prompts = gen.prompts[:, -3:]
     for dedup in (False, True):
@@ -220,7 +220,7 @@ def test_dedup_null_is_binomial_under_minhash():
     (lambda: seeding.code("selfhash4"), "seeding must be one of ('lefthash', 'selfhash', 'minhash', 'skipgram', 'semantic'); got 'selfhash4'"),
     (lambda: registry.check_seeding("ems", "minhash"), "seeding 'minhash' seeds the Bernoulli SplitMix64 green lists of"),
     (lambda: registry.check_seeding("srl", "selfhash", green_kind="partition"), "green_kind='partition'"),
-    (lambda: generate(get_lm("tiny"), "srl", n=1, T=2, seed=0, key=1, seeding="nohash"), "seeding must be one of"),
+    (lambda: generate_synthetic(open_synthetic("tiny"), "srl", n=1, T=2, seed=0, key=1, seeding="nohash"), "seeding must be one of"),
     (lambda: scores.token_scores(np.zeros((1, 3), dtype=np.int64), np.zeros((1, 1), dtype=np.int64), 1, stat="ems", seeding="minhash"),
      "seeding 'minhash' seeds Bernoulli SplitMix64 green lists only"),
 ])
@@ -261,7 +261,7 @@ def test_stealing_scores_the_estimate_against_the_schemes_lists():
     same key are no better than chance (accuracy within 0.5 +- 0.1); attack_point records the scheme."""
     from sims import steal
 
-    lm = get_lm("lfqa", vocab_size=64)
+    lm = open_synthetic("lfqa", vocab_size=64)
     haul = steal.make_haul(lm, "srl", n_max=1500, T=16, n_eval=40, h=2, delta=4.0, seeding="minhash")
     est = steal.estimate_green(haul.wm, haul.base, n_stolen=1500)
     m = haul.wm.meta

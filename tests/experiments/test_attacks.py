@@ -9,16 +9,16 @@ import pytest
 import theory
 from sims.detect.families import detectors
 from sims.experiments.attacks import KINDS, attack
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
-LM = get_lm("lfqa", vocab_size=3000)
+LM = open_synthetic("lfqa", vocab_size=3000)
 
 
 @pytest.fixture(scope="module")
 def gen():
     """The module's shared text, built on first use (at import, every xdist worker compiled the generator while collecting)."""
-    return generate(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)
+    return generate_synthetic(LM, "dualga", n=6, T=100, seed=0, key=5, Delta=0.3)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -70,7 +70,7 @@ def test_synonym_keeps_each_token_in_its_cluster_and_spares_semantic_seeds():
     from sims.core import seeding
 
     kw = dict(n=6, T=100, seed=0, key=5, delta=2.0, alpha=0.0, h=4)
-    sem, win = (generate(LM, "atw", seeding=s, **kw) for s in ("semantic", "lefthash"))
+    sem, win = (generate_synthetic(LM, "atw", seeding=s, **kw) for s in ("semantic", "lefthash"))
     a = attack(sem, "synonym", 0.3, seed=1)
     changed = a.tokens != sem.tokens
     assert np.all(changed.sum(axis=1) <= 30) and changed.sum() >= 6 * 30 - 3  # a swap may draw the same token (1 in ~47)

@@ -13,10 +13,10 @@ import pytest
 import sims
 from sims.detect.stats import scores
 from sims.experiments import attacks
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
-TINY = get_lm("tiny")
+TINY = open_synthetic("tiny")
 
 
 def _green_count(gen, i, rows):
@@ -30,7 +30,7 @@ def test_worst_edit_of_three_tokens_reaches_the_least_green_count(gamma, seed):
     """tiny LM (V = 6), 10 texts of T = 6, h = 1, key 5, SRL delta 1.5; every 3-token substring edit
     (4 windows x 6^3 strings) scored: the oracle's green count is the least."""
     T, M = 6, 3
-    gen = generate(TINY, "srl", n=10, T=T, seed=seed, key=5, gamma=gamma, delta=1.5)
+    gen = generate_synthetic(TINY, "srl", n=10, T=T, seed=seed, key=5, gamma=gamma, delta=1.5)
     att = attacks.attack(gen, "worst_edit", M / T, 0)
     for i in range(gen.tokens.shape[0]):
         row = gen.tokens[i]
@@ -82,7 +82,7 @@ def test_worst_edit_of_a_text_whose_greens_are_all_at_its_end():
     worst 2-token edit leaves no green (the first five tokens untouched)."""
     import copy
 
-    gen = generate(TINY, "srl", n=1, T=8, seed=0, key=5, gamma=0.5, delta=1.5)
+    gen = generate_synthetic(TINY, "srl", n=1, T=8, seed=0, key=5, gamma=0.5, delta=1.5)
     prompt, row = gen.prompts[0], gen.tokens[0].copy()
     for t in range(len(row)):  # token t red for t < 6, green for the last two (first such id)
         ctx = np.concatenate([prompt, row[:t]])

@@ -16,16 +16,16 @@ import pytest
 
 from sims.detect.stats import scores
 from sims.experiments.attacks import attack
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 T, M = 8, 2
-LM = get_lm("tiny")
+LM = open_synthetic("tiny")
 V = LM.vocab_size
 
 
 def _gen(seed: int, gamma: float):
-    return generate(LM, "srl", n=12, T=T, seed=seed, key=5, gamma=gamma, delta=1.5)
+    return generate_synthetic(LM, "srl", n=12, T=T, seed=seed, key=5, gamma=gamma, delta=1.5)
 
 
 def _greens(gen, rows) -> np.ndarray:

@@ -10,7 +10,7 @@ import pytest
 
 from sims.cli.main import main
 from sims.experiments.evaluate import clopper_pearson, evaluate, null_fpr
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 
 KEYS = ("kl_per_token", "realized_dg", "tpr_at_1e-4", "tpr_at_1e-6", "empirical_fpr_at_1e-4", "empirical_fpr_at_1e-4_ci95",
         "median_log10_p", "z_mean", "tokens_to_detect_median", "mean_entropy")
@@ -18,7 +18,7 @@ DG_TOL = 0.02  # DualGA's realised DG over 24 x 120 tokens is within 0.02 of Del
 
 
 def test_evaluate_reports_the_papers_quantities():
-    out = evaluate(get_lm("lfqa", vocab_size=4000), "dualga", n=24, T=120, seed=0, Delta=0.3, return_arrays=True)
+    out = evaluate(open_synthetic("lfqa", vocab_size=4000), "dualga", n=24, T=120, seed=0, Delta=0.3, return_arrays=True)
     assert all(k in out for k in KEYS)
     assert out["realized_dg"] == pytest.approx(0.3, abs=DG_TOL)
     assert out["tpr_at_1e-4"] == 1.0 and out["tpr_at_1e-4"] >= out["tpr_at_1e-6"]
@@ -33,7 +33,7 @@ def test_evaluate_reports_the_papers_quantities():
 
 
 def test_evaluate_every_detector_family():
-    lm = get_lm("news", vocab_size=2000)
+    lm = open_synthetic("news", vocab_size=2000)
     for algo, kw in (("ems", {}), ("uw-delta", {}), ("autocov", dict(Delta=0.3))):
         out = evaluate(lm, algo, n=6, T=100, seed=1, **kw)
         assert out["tpr_at_1e-4"] == 1.0, algo
@@ -136,11 +136,11 @@ def test_null_fpr_one_million_texts_and_the_repetition_inflation():
 def test_cli_attack_and_detect_reload_a_loop_lm_text(tmp_path):
     """Texts of repetition.loop_lm (not a preset) reload their LM from the saved name."""
     from sims.lm.synthetic import loop_lm
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
     f, g = tmp_path / "loop.npz", tmp_path / "att.npz"
     lm = loop_lm(512, 0.3)
-    generate(lm, "ems", n=2, T=40, seed=0, key=5).save(f)
+    generate_synthetic(lm, "ems", n=2, T=40, seed=0, key=5).save(f)
     r = _cli("attack", str(f), "--kind", "entropy", "--rate", "0.1", "--out", str(g))
     assert r.returncode == 0, r.stderr
     r = _cli("detect", str(g), "--key", "5", "--json")

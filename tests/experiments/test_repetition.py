@@ -10,7 +10,7 @@ from scipy import stats
 
 from sims.experiments.repetition import NGRAM, monitor, precision_recall, repeated_ngram_mask, repetition_rate, study, tune_monitor
 from sims.lm.synthetic import loop_lm
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 ALPHA = 1e-6  # level of the test that the monitor's flags carry information about repetition
 
@@ -81,8 +81,8 @@ def test_monitor_finds_loops_on_a_fresh_seed():
     flags placed independently of them would: one-sided hypergeometric test at ALPHA
     (loop LM, DualGA Delta = 0.2, 16 texts x 300 tokens)."""
     lm = loop_lm()
-    train = generate(lm, "dualga", n=16, T=300, seed=0, key=3, Delta=0.2)
-    test = generate(lm, "dualga", n=16, T=300, seed=1, key=3, Delta=0.2)
+    train = generate_synthetic(lm, "dualga", n=16, T=300, seed=0, key=3, Delta=0.2)
+    test = generate_synthetic(lm, "dualga", n=16, T=300, seed=1, key=3, Delta=0.2)
     tuned = tune_monitor(train.lam, repeated_ngram_mask(train.tokens))
     flags = monitor(test.lam, level=tuned["level"], rise=tuned["rise"], window=tuned["window"])
     truth = repeated_ngram_mask(test.tokens)
@@ -102,7 +102,7 @@ def test_study_reports_every_part():
 
 
 def test_cap_bounds_lambda():
-    g = generate(loop_lm(), "dualga", n=4, T=200, seed=0, key=3, Delta=0.2, M=2.0)
+    g = generate_synthetic(loop_lm(), "dualga", n=4, T=200, seed=0, key=3, Delta=0.2, M=2.0)
     assert np.nanmax(g.lam) <= 2.0
 
 

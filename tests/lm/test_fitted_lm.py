@@ -12,13 +12,13 @@ from scipy import stats
 from sims.experiments import lm_validation as val
 from sims.lm import fitted
 from sims.lm import synthetic as syn
-from sims.lm.synthetic import get_lm, lm_from_meta
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import lm_from_meta, open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 
 @pytest.fixture(scope="module")
 def lm():
-    return get_lm("smollm2-fit")
+    return open_synthetic("smollm2-fit")
 
 
 @pytest.fixture(scope="module")
@@ -30,15 +30,15 @@ def test_preset_everywhere(lm):
     assert "smollm2-fit" in syn.LM_PRESETS and lm.fitted and lm.vocab_size == 49152
     assert lm_from_meta(dict(lm="smollm2-fit", vocab_size=49152, lm_seed=0)).params.tobytes() == lm.params.tobytes()
     with pytest.raises(ValueError, match="vocab_size"):
-        get_lm("smollm2-fit", vocab_size=1000)
+        open_synthetic("smollm2-fit", vocab_size=1000)
     with pytest.raises(ValueError, match="fitted .npz"):
-        get_lm("no-such-file.npz")
+        open_synthetic("no-such-file.npz")
 
 
 def test_kernel_matches_reference_and_records(lm):
     """The Numba step and the NumPy reference give the same logits, bit for bit, and the recorded
     entropy is that of the reference distribution (seed 0, 3 texts, 3 steps each)."""
-    g = generate(lm, "dualga", n=3, T=12, seed=0, key=5)
+    g = generate_synthetic(lm, "dualga", n=3, T=12, seed=0, key=5)
     out = np.empty(lm.vocab_size)
     for i in range(3):
         for t in (0, 5, 11):

@@ -16,7 +16,7 @@ from sims.lm import synthetic
 from sims.lm.door import LM, get_lm, lm_of
 from sims.lm.kind import KINDS, is_real, lm_kind
 from sims.watermarks import registry
-from sims.watermarks.generate import generate as generate_numba
+from sims.watermarks.generate import generate_synthetic
 
 FIT_V = 300  # a small fitted LM: the smollm2-fit levels and parameters at 300 tokens (fast)
 
@@ -54,7 +54,7 @@ def test_get_lm_on_every_synthetic_kind(npz, name, kind, V):
     assert isinstance(lm, LM) and lm.kind == kind and not lm.real and lm.name == name and lm.tokenizer is None and lm.model is None
     assert lm.vocab_size == (V or lm.synthetic.vocab_size) and sims.get_lm(lm) is lm
     gen = sims.generate(lm, "srl", n=2, T=12, seed=5, key=9, delta=2.0)
-    ref = generate_numba(lm.synthetic, "srl", n=2, T=12, seed=5, key=9, delta=2.0)
+    ref = generate_synthetic(lm.synthetic, "srl", n=2, T=12, seed=5, key=9, delta=2.0)
     assert np.array_equal(gen.tokens, ref.tokens) and np.array_equal(gen.kl, ref.kl) and gen.meta == ref.meta
     back = lm_of(gen.meta)  # the LM a saved generation names, reopened
     assert gen.meta["lm"] == name and (back.name, back.kind, back.vocab_size) == (name, kind, lm.vocab_size)
@@ -88,7 +88,7 @@ def test_sims_generate_takes_any_door():
     """sims.generate accepts a name, an LM or a SyntheticLM and draws the same texts."""
     a = sims.generate("tiny", "dualga", n=2, T=15, seed=1, key=3)
     b = sims.generate(sims.get_lm("tiny"), "dualga", n=2, T=15, seed=1, key=3)
-    c = sims.generate(synthetic.get_lm("tiny"), "dualga", n=2, T=15, seed=1, key=3)
+    c = sims.generate(synthetic.open_synthetic("tiny"), "dualga", n=2, T=15, seed=1, key=3)
     assert np.array_equal(a.tokens, b.tokens) and np.array_equal(a.tokens, c.tokens) and np.array_equal(a.lam, c.lam)
     # seed and key default to the CLI's (issue 43, item 7: one generate, sims generate's defaults 0 and defaults.KEY)
     d = sims.generate("tiny", "srl", n=1, T=2)

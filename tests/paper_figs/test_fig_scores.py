@@ -14,15 +14,15 @@ from paper_figs import fig_scores
 from sims.detect.families import score_families
 from sims.detect.families.score_families import score_generation
 from sims.detect.stats.lr_scores import lr_token_inputs
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 RESULTS = pathlib.Path(__file__).resolve().parents[2] / "docs" / "results" / "fig_scores.json"
 
 
 @pytest.fixture(scope="module")
 def small():
-    return get_lm("news", vocab_size=500)
+    return open_synthetic("news", vocab_size=500)
 
 
 def _levels(log10_p: np.ndarray) -> tuple[float, ...]:
@@ -39,7 +39,7 @@ def test_every_registered_score_agrees_with_its_detector(algo, small):
     names = score_families.score_names(algo)
     assert names and score_families.get_score(names[0]).default
     n, T = 12, (20 if algo == "ems" else 60)
-    gen = generate(small, algo, n=n, T=T, seed=3, key=fig_scores.KEY, **fig_scores.ALGOS[algo])
+    gen = generate_synthetic(small, algo, n=n, T=T, seed=3, key=fig_scores.KEY, **fig_scores.ALGOS[algo])
     inputs = [lr_token_inputs(gen, small, fig_scores.KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in names else None
     lengths = [T // 2, T]
     for name in names:

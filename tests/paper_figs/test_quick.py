@@ -48,12 +48,12 @@ def test_a_real_lm_plugs_in_through_generations():
     """A real LM (the random Llama) gives the same Generation record, and its next-token oracle
     answers over the vocabulary the texts were sampled from."""
     pytest.importorskip("torch")
-    from paper_figs._data import generations, get_lm
+    from paper_figs._data import figure_lm, generations
 
     g = generations("random-llama", "dualga", 2, 6, 0, Delta=0.3)
     assert g.tokens.shape == (2, 6) and g.meta["algo"] == "dualga" and g.meta["lm"] == "random-llama"
     assert np.all(np.isfinite(g.kl)) and np.all(np.isfinite(g.lam))
-    oracle = get_lm("random-llama")
+    oracle = figure_lm("random-llama")
     assert oracle.vocab_size == g.meta["vocab_size"]
     p = oracle.next_probs(np.concatenate([g.prompts[0], g.tokens[0]]))
     assert p.shape == (g.meta["vocab_size"],) and abs(p.sum() - 1) < 1e-12

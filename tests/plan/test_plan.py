@@ -84,12 +84,12 @@ def test_new_pair_green_mass_against_the_green_lists():
 
     from sims.core import prf
     from sims.detect.stats.scores import token_scores
-    from sims.lm.synthetic import get_lm
+    from sims.lm.synthetic import open_synthetic
     from sims.plan import new_pair_green_mass
-    from sims.watermarks.generate import generate
+    from sims.watermarks.generate import generate_synthetic
 
-    lm, key = get_lm("tiny"), 12345
-    g = generate(lm, "srl", n=3, T=30, seed=5, key=key, delta=2.0)
+    lm, key = open_synthetic("tiny"), 12345
+    g = generate_synthetic(lm, "srl", n=3, T=30, seed=5, key=key, delta=2.0)
     X, _ = token_scores(g.tokens, g.prompts[:, -1:], key, gamma=g.meta["gamma"], h=1, vocab_size=lm.vocab_size, dedup=True)
     got = new_pair_green_mass(lm, g, X > 0.5, 1)  # the dedup scan's values: green flags at first occurrences
     P, gam = g.prompts.shape[1], g.meta["gamma"]

@@ -29,12 +29,12 @@ def _run(algo, proc, ap, seed, T, R, cuts=None):
     counts = np.zeros((R, len(proc.tables)), dtype=np.int64)
     cuts = [0, T] if cuts is None else cuts
     for a, b in zip(cuts[:-1], cuts[1:]):
-        online.run_chunk(online.ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, a, b, state, counts)
+        online.run_chunk(online.ONLINE_ALGOS[algo], ap, proc.kind_code, proc.tables, proc.step, proc.params, seed, a, b, state, counts)
     return state, counts
 
 
 @pytest.mark.parametrize("spec", SPECS)
-@pytest.mark.parametrize("algo", sorted(online.ALGOS))
+@pytest.mark.parametrize("algo", sorted(online.ONLINE_ALGOS))
 def test_numba_kernel_equals_numpy_reference_bit_for_bit(spec, algo):
     """Seed 11, 3 replications of 300 steps: the parallel kernel and the per-step NumPy
     reference return identical (lambda, Q, regime, sum KL, sum DG, green count)."""
@@ -42,11 +42,11 @@ def test_numba_kernel_equals_numpy_reference_bit_for_bit(spec, algo):
     proc, ap = _params(algo, spec, T, eta=0.5, eta_mode="sqrt", lam1=1.0)
     state, _ = _run(algo, proc, ap, seed, T, 3)
     for r in range(3):
-        ref = online.run_reference(online.ALGOS[algo], ap, proc, seed, r, T)
+        ref = online.run_reference(online.ONLINE_ALGOS[algo], ap, proc, seed, r, T)
         assert np.array_equal(ref, state[r]), (ref, state[r])
 
 
-@pytest.mark.parametrize("algo", sorted(online.ALGOS))
+@pytest.mark.parametrize("algo", sorted(online.ONLINE_ALGOS))
 def test_chunking_does_not_change_results(algo):
     proc, ap = _params(algo, "regime:0.05,2,5,5,2", 1000)
     whole = _run(algo, proc, ap, 5, 1000, 2)

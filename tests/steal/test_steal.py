@@ -9,7 +9,7 @@ from scipy.stats import spearmanr
 from sims import steal
 from sims.cli.main import main as cli
 from sims.core.record import Generation
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.steal import spoof_test
 
 V = 128  # small vocabulary: every window is seen often with a few thousand texts
@@ -18,7 +18,7 @@ V = 128  # small vocabulary: every window is seen often with a few thousand text
 @pytest.fixture(scope="module")
 def haul():
     """Seed 0, SRL gamma 0.25 delta 4, h = 1: 2000 stolen + 2000 base texts of 16 tokens, 200 held out."""
-    return steal.make_haul(get_lm("news", vocab_size=V), "srl", n_max=2000, T=16, n_eval=200, gamma=0.25, delta=4.0)
+    return steal.make_haul(open_synthetic("news", vocab_size=V), "srl", n_max=2000, T=16, n_eval=200, gamma=0.25, delta=4.0)
 
 
 def test_estimate_improves_with_n_and_beats_chance(haul):
@@ -61,7 +61,7 @@ def test_scrub_edits_only_believed_green_tokens(haul):
 @pytest.fixture(scope="module")
 def haul2():
     """Seed 0, SRL gamma 0.25 delta 2, h = 2, V = 256: 300 stolen + 300 base texts of 100 tokens, 300 targets."""
-    return steal.make_haul(get_lm("news", vocab_size=256), "srl", n_max=300, T=100, n_eval=300, h=2, gamma=0.25, delta=2.0)
+    return steal.make_haul(open_synthetic("news", vocab_size=256), "srl", n_max=300, T=100, n_eval=300, h=2, gamma=0.25, delta=2.0)
 
 
 def test_spoof_statistic_is_scaled_spearman():
@@ -140,7 +140,7 @@ def test_bad_input(haul):
     with pytest.raises(ValueError, match="another vocabulary"):
         steal.estimate_green(haul.wm, other, n_stolen=10)
     with pytest.raises(ValueError, match="another vocabulary"):
-        steal.spoof(get_lm("news", vocab_size=2 * V), steal.estimate_green(haul.wm, n_stolen=10), haul.wm.meta, n=2, T=4, seed=0)
+        steal.spoof(open_synthetic("news", vocab_size=2 * V), steal.estimate_green(haul.wm, n_stolen=10), haul.wm.meta, n=2, T=4, seed=0)
 
 
 def test_cli_prints_the_three_numbers(capsys):

@@ -13,11 +13,11 @@ from scipy.stats import binom, binomtest, fisher_exact
 from sims import steal
 from sims.core import defaults, windows
 from sims.core import seeding as seeding_mod
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.steal import aware as sa
 from sims.watermarks.generate import sample_prompts
 
-LM = get_lm("news", vocab_size=1024)
+LM = open_synthetic("news", vocab_size=1024)
 
 
 def _haul(seeding: str, h: int, n_max: int, n_eval: int = 100):

@@ -31,10 +31,10 @@ SEQ_RTOL = 1e-14  # torch/Triton re-express DG (expm1, a series): a few ulp per 
 
 
 def _generator(algo):
-    from sims.lm.synthetic import get_lm
-    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import open_synthetic
+    from sims.watermarks.generate import generate_synthetic
 
-    gen = generate(get_lm("news", vocab_size=2000), algo, n=1, T=T, seed=2, key=5, Delta=DELTA, eta=ETA, M=M, lam1=LAM1)
+    gen = generate_synthetic(open_synthetic("news", vocab_size=2000), algo, n=1, T=T, seed=2, key=5, Delta=DELTA, eta=ETA, M=M, lam1=LAM1)
     return dict(G=gen.G[0], dg=gen.dg[0], lam=gen.lam[0], gamma=gen.meta["gamma"], lam1=gen.meta["lam1"])
 
 

@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from sims.cli.main import main  # noqa: E402
-from sims.lm.synthetic import get_lm  # noqa: E402
+from sims.lm.synthetic import open_synthetic  # noqa: E402
 from sims.torch_backend import lm_stats  # noqa: E402
 
 
@@ -20,7 +20,7 @@ def test_fit_lm_cli_tiny(tmp_path, capsys):
     out, st = tmp_path / "tiny-fit.npz", tmp_path / "stats.npz"
     assert main(["fit-lm", "--lm", "random-llama", "--n", "4", "--T", "24", "--out", str(out), "--stats-out", str(st)]) == 0
     res = json.loads(capsys.readouterr().out)
-    lm = get_lm(str(out))
+    lm = open_synthetic(str(out))
     assert lm.fitted and lm.vocab_size == 512 == res["vocab_size"]
     assert np.all(np.diff(lm.levels) > 0)
     with np.load(st) as f:

@@ -14,7 +14,7 @@ from sims.core import seeding  # noqa: E402
 from sims.detect.families import detectors  # noqa: E402
 from sims.detect.stats import scores  # noqa: E402
 from sims.lm.real.model import load  # noqa: E402
-from sims.torch_backend.generate_torch import generate  # noqa: E402
+from sims.torch_backend.generate_torch import generate_with_processor  # noqa: E402
 from sims.torch_backend.processors import make_processor  # noqa: E402
 from sims.torch_backend.static_decode import generate_static  # noqa: E402
 
@@ -57,7 +57,7 @@ def test_processor_green_lists_equal_the_reference_token_by_token(scheme, algo):
         return green
 
     proc.green_lists = spy
-    gen = generate(model, PROMPTS, 12, proc, seed=2, vocab_size=V)
+    gen = generate_with_processor(model, PROMPTS, 12, proc, seed=2, vocab_size=V)
     assert len(seen) == 12
     for t, (windows, green) in enumerate(seen):
         for i, p in enumerate(PROMPTS):

@@ -15,8 +15,8 @@ from sims.detect.families import detectors  # noqa: E402
 from sims.detect.stats import scores as detect  # noqa: E402
 from sims.lm.real.model import load  # noqa: E402
 from sims.torch_backend import prf_crypto_torch, prf_torch  # noqa: E402
-from sims.torch_backend.generate_torch import generate  # noqa: E402
-from sims.torch_backend.processors import ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
+from sims.torch_backend.generate_torch import generate_with_processor  # noqa: E402
+from sims.torch_backend.processors import PROCESSOR_ALGOS, SRLProcessor, TransformersSRLProcessor, make_processor, soft_records  # noqa: E402
 from sims.torch_backend.static_decode import generate_static  # noqa: E402
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
@@ -53,7 +53,7 @@ def test_records_equal_a_recomputation_from_the_model_logits():
     recursion), to float32-logit accuracy."""
     model, _ = load("random-llama")
     prompts = [[5, 9, 1, 3, 7, 2], [11, 2], [8, 8, 4]]
-    g = generate(model, prompts, 30, make_processor("dualga", vocab_size=512, key=3), seed=0)
+    g = generate_with_processor(model, prompts, 30, make_processor("dualga", vocab_size=512, key=3), seed=0)
     gamma, lam = g.meta["gamma"], g.meta["lam1"]
     assert np.array_equal(g.prompt_lens, [6, 2, 3]) and np.all(g.prompts[1, :4] == -1)
     for i, p in enumerate(prompts):
@@ -81,7 +81,7 @@ def test_padded_batch_equals_each_row_alone(lm):
     alone (its own sampling stream (seed, row)), on the loop engine; the static engine too (Llama family)."""
     model, _ = load(lm)
     prompts = [[5, 9, 1, 3, 7, 2], [11, 2], [8, 8, 4]]
-    engines = [lambda ps, rows: generate(model, ps, 12, make_processor("dualga", vocab_size=512, key=3), seed=4, rows=rows)]
+    engines = [lambda ps, rows: generate_with_processor(model, ps, 12, make_processor("dualga", vocab_size=512, key=3), seed=4, rows=rows)]
     if lm in ("random-llama", "random-qwen2", "random-mistral"):
         engines.append(lambda ps, rows: generate_static(model, ps, 12, algo="dualga", key=3, seed=4, rows=rows))
     for run in engines:
@@ -93,11 +93,11 @@ def test_padded_batch_equals_each_row_alone(lm):
                 np.testing.assert_allclose(getattr(one, k)[0], getattr(g, k)[i], rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("algo", ALGOS)
+@pytest.mark.parametrize("algo", PROCESSOR_ALGOS)
 def test_loop_and_static_engines_draw_the_same_tokens(algo):
     model, _ = load("random-llama")
     prompts = [[5, 9, 1, 3, 7, 2], [11, 2], [8, 8, 4]]
-    a = generate(model, prompts, 10, make_processor(algo, vocab_size=512, key=3), seed=2)
+    a = generate_with_processor(model, prompts, 10, make_processor(algo, vocab_size=512, key=3), seed=2)
     b = generate_static(model, prompts, 10, algo=algo, key=3, seed=2)
     assert np.array_equal(a.tokens, b.tokens)
     for k in RECORDS:
@@ -107,14 +107,14 @@ def test_loop_and_static_engines_draw_the_same_tokens(algo):
 
 def test_half_precision_models_keep_float64_records():
     model, _ = load("random-llama", dtype=torch.bfloat16)
-    g = generate(model, [[1, 2, 3], [4, 5]], 6, make_processor("dualga", vocab_size=512, key=1), seed=0)
+    g = generate_with_processor(model, [[1, 2, 3], [4, 5]], 6, make_processor("dualga", vocab_size=512, key=1), seed=0)
     assert all(getattr(g, k).dtype == np.float64 and np.isfinite(getattr(g, k)).all() for k in RECORDS)
 
 
 def test_srl_green_lists_detected_by_sims_detect():
     model, _ = load("random-llama")
     prompts = torch.randint(0, 512, (3, 4), generator=torch.Generator().manual_seed(1))
-    g = generate(model, prompts, 120, SRLProcessor(key=9, gamma=0.25, vocab_size=512, delta=4.0), seed=2)
+    g = generate_with_processor(model, prompts, 120, SRLProcessor(key=9, gamma=0.25, vocab_size=512, delta=4.0), seed=2)
     assert np.all(detectors.score(g).log10_p < -4)
     assert np.all(detectors.score(g, key=10).log10_p > -4)
 
@@ -129,7 +129,7 @@ def test_siphash_processor_greens_equal_numba_and_are_detected():
     model, _ = load("random-llama")
     prompts = torch.randint(0, 512, (3, 4), generator=torch.Generator().manual_seed(1))
     proc = SRLProcessor(key=key, gamma=0.25, vocab_size=512, delta=4.0, prf="siphash")
-    g = generate(model, prompts, 40, proc, seed=2)
+    g = generate_with_processor(model, prompts, 40, proc, seed=2)
     assert g.meta["prf"] == "siphash" and g.meta["key"] == int.from_bytes(key, "little")
     win = windows.windows(g.tokens, g.prompts, 1)
     ref = prf_crypto.is_green(prf_crypto.context_state(key, win), g.tokens, 0.25)
@@ -194,7 +194,7 @@ def test_transformers_interop_green_counts_agree(dedup):
     model, _ = load("random-llama")
     proc = TransformersSRLProcessor(vocab_size=512, gamma=0.25, delta=3.0)
     prompts = torch.randint(0, 512, (3, 4), generator=torch.Generator().manual_seed(3))
-    g = generate(model, prompts, 60, proc, seed=4)
+    g = generate_with_processor(model, prompts, 60, proc, seed=4)
     cfg = WatermarkingConfig(greenlist_ratio=0.25, bias=3.0, hashing_key=15485863, seeding_scheme="lefthash", context_width=1)
     det = WatermarkDetector(model_config=LlamaConfig(vocab_size=512), device="cpu", watermarking_config=cfg, ignore_repeated_ngrams=dedup)
     seq = torch.tensor(np.concatenate([g.prompts[:, -1:], g.tokens], axis=1))
@@ -215,9 +215,9 @@ def test_bad_input(tmp_path, monkeypatch):
         SRLProcessor(1, 0.25, 10, 2.0)  # keyword-only
     model, _ = load("random-llama")
     with pytest.raises(ValueError, match="prompt of row 1 has 500 tokens: \\+ T=20 is 520, past the model's context window 512"):
-        generate(model, [[1, 2], [3] * 500], 20)
+        generate_with_processor(model, [[1, 2], [3] * 500], 20)
     with pytest.raises(ValueError, match="prompt of row 0 is empty"):
-        generate(model, [[], [1]], 4)
+        generate_with_processor(model, [[], [1]], 4)
     with pytest.raises(ValueError, match="algo must be one of"):
         make_processor("kgw", vocab_size=10)
     with pytest.raises(ValueError, match="green_kind must be 'bernoulli'"):
@@ -238,7 +238,7 @@ def test_bad_input(tmp_path, monkeypatch):
 
     monkeypatch.setattr(model, "forward", poisoned)
     with pytest.raises(ValueError, match="NaN at step 2 of row 1"):
-        generate(model, [[1, 2], [3, 4]], 5, make_processor("dualga", vocab_size=512))
+        generate_with_processor(model, [[1, 2], [3, 4]], 5, make_processor("dualga", vocab_size=512))
 
 
 def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
@@ -247,7 +247,7 @@ def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
 
     model, _ = load("random-llama")
     prompts = [[1, 2, 3], [4, 5], [6, 7, 8, 9], [1, 1], [2, 2, 2]]
-    real = real_lm.generate
+    real = real_lm.generate_with_processor
 
     def small_memory(model, prompts, *a, **kw):
         if len(prompts) > 2:
@@ -255,7 +255,7 @@ def test_a_batch_that_does_not_fit_is_halved(monkeypatch, capsys):
         return real(model, prompts, *a, **kw)
 
     ref = real_lm.generate_texts(model, prompts, 5, "dualga", batch=8)
-    monkeypatch.setattr(real_lm, "generate", small_memory)
+    monkeypatch.setattr(real_lm, "generate_with_processor", small_memory)
     g = real_lm.generate_texts(model, prompts, 5, "dualga", batch=4)
     assert "batch 4 does not fit in memory; continuing with batch 2" in capsys.readouterr().err
     assert g.meta["batch"] == 2 and np.array_equal(g.tokens, ref.tokens)
@@ -300,8 +300,8 @@ def test_smollm2_watermark_is_detected_within_200_tokens():
     ids = encode(tok, lfqa_questions(1)[0], chat=True)
     V = len(tok)
     proc = make_processor("dualga", vocab_size=V, Delta=0.3)
-    g = generate(model, [ids], 200, proc, seed=0, vocab_size=V)
-    g0 = generate(model, [ids], 200, make_processor("none", vocab_size=V, gamma=proc.gamma), seed=1, vocab_size=V)
+    g = generate_with_processor(model, [ids], 200, proc, seed=0, vocab_size=V)
+    g0 = generate_with_processor(model, [ids], 200, make_processor("none", vocab_size=V, gamma=proc.gamma), seed=1, vocab_size=V)
     lp = detect.redgreen_prefix_log10p(g.tokens, g.prompts, 15485863, proc.gamma, vocab_size=V)
     assert lp[0, -1] < -4
     assert detectors.score(g0, algo="dualga").log10_p[0] > -4
@@ -345,7 +345,7 @@ def test_smollm2_paraphrase_attack_weakens_detection():
     model, tok = load("smollm2")
     V = len(tok)
     proc = make_processor("dualga", vocab_size=V, Delta=0.4)
-    g = generate(model, [encode(tok, lfqa_questions(3)[2], chat=True)], 150, proc, seed=0, vocab_size=V)
+    g = generate_with_processor(model, [encode(tok, lfqa_questions(3)[2], chat=True)], 150, proc, seed=0, vocab_size=V)
     text = tok.decode(torch.as_tensor(g.tokens[0]), skip_special_tokens=True)
     att = paraphrase(model, tok, text, 0.5, seed=1)
     assert att["record"]["kind"] == "paraphrase-lm" and att["text"]

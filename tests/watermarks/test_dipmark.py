@@ -16,9 +16,9 @@ from sims.core import prf
 from sims.detect.families import detectors
 from sims.detect.families.stream import SequentialDetector
 from sims.detect.stats import nulls, scores
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import dipmark
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 KEY = 99
 LOG_RTOL = 1e-12  # log-space tails: float64 sums of a few hundred exact terms
@@ -27,7 +27,7 @@ MC_Z = 4.5  # Monte Carlo checks: |estimate - truth| within 4.5 standard errors 
 
 @pytest.fixture(scope="module")
 def lm():
-    return get_lm("lfqa", vocab_size=2000)
+    return open_synthetic("lfqa", vocab_size=2000)
 
 
 def test_the_reweight_by_hand():
@@ -72,7 +72,7 @@ def test_the_permutations_tail_is_the_partition_green_list():
 def test_the_records_kl_and_dg_are_exact_on_a_hand_step(lm):
     """The generator's KL and DG at each step equal sum q log(q / p) and q(G) - p(G) of the reweight of the
     LM's p_t along the independently built permutation (the battery's check, with the formula written out)."""
-    gen = generate(lm, "dipmark", n=1, T=12, seed=7, key=KEY, dip_alpha=0.35)
+    gen = generate_synthetic(lm, "dipmark", n=1, T=12, seed=7, key=KEY, dip_alpha=0.35)
     P = gen.prompts.shape[1]
     seq = np.concatenate([gen.prompts[0], gen.tokens[0]])
     for t in range(12):
@@ -93,7 +93,7 @@ def test_the_records_kl_and_dg_are_exact_on_a_hand_step(lm):
 
 @pytest.mark.parametrize("dedup", [False, True])
 def test_detection_is_the_partition_count_with_the_binomial_tail(lm, dedup):
-    gen = generate(lm, "dipmark", n=3, T=60, seed=2, key=KEY)
+    gen = generate_synthetic(lm, "dipmark", n=3, T=60, seed=2, key=KEY)
     tok = gen.tokens.copy()
     tok[2, 30:] = tok[2, :30]  # from t = 31 on, every (context, token) pair repeats one of t - 30
     gen = gen.__class__(tok, gen.prompts, gen.kl, gen.G, gen.dg, gen.entropy, gen.lam, gen.meta)
@@ -136,7 +136,7 @@ def test_the_exact_tail_at_1e4_and_1e6_in_log_space(target):
 def test_the_false_positive_rate_on_unwatermarked_text(lm):
     """Texts sampled from p (independent of the key), scored by DiPmark's detector with dedup under 6 keys:
     the rate of p <= 0.01 is at most 0.01 (one-sided, MC_Z standard errors)."""
-    gen = generate(lm, "none", n=400, T=40, seed=9, key=0)
+    gen = generate_synthetic(lm, "none", n=400, T=40, seed=9, key=0)
     lp = np.concatenate([scores.score_redgreen(gen.tokens, gen.prompts, key, 0.5, green_kind="partition", vocab_size=lm.vocab_size,
                                                dedup=True).log10_p for key in range(1, 7)])
     rate = np.mean(lp <= -2)
@@ -144,7 +144,7 @@ def test_the_false_positive_rate_on_unwatermarked_text(lm):
 
 
 def test_the_stream_detector_reads_the_records_green_kind(lm):
-    gen = generate(lm, "dipmark", n=2, T=50, seed=4, key=KEY)
+    gen = generate_synthetic(lm, "dipmark", n=2, T=50, seed=4, key=KEY)
     res = detectors.sequential_score(gen, lm, alpha=1e-3)
     for i in range(2):
         det = SequentialDetector(KEY, algo="dipmark", context=gen.prompts[i], gamma=0.5, vocab_size=lm.vocab_size, alpha=1e-3)
@@ -157,9 +157,9 @@ def test_the_stream_detector_reads_the_records_green_kind(lm):
 
 def test_bad_settings_are_refused(lm):
     with pytest.raises(ValueError, match=r"dip_alpha must be in \[0, 0.5\]"):
-        generate(lm, "dipmark", n=1, T=2, seed=0, key=KEY, dip_alpha=0.6)
+        generate_synthetic(lm, "dipmark", n=1, T=2, seed=0, key=KEY, dip_alpha=0.6)
     with pytest.raises(ValueError, match="algo 'srl' takes no parameter 'dip_alpha'"):
-        generate(lm, "srl", n=1, T=2, seed=0, key=KEY, dip_alpha=0.3)
+        generate_synthetic(lm, "srl", n=1, T=2, seed=0, key=KEY, dip_alpha=0.3)
 
 
 def test_the_cli_generates_and_detects(tmp_path, capsys):

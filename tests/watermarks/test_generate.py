@@ -8,13 +8,13 @@ import pytest
 import theory
 from sims.core import prf
 from sims.core.record import Generation
-from sims.lm.synthetic import LM_PRESETS, get_lm, logits_into
-from sims.watermarks.generate import ALGOS, generate
+from sims.lm.synthetic import LM_PRESETS, logits_into, open_synthetic
+from sims.watermarks.generate import ALGOS, generate_synthetic
 
 
 @pytest.mark.parametrize("name", LM_PRESETS)
 def test_lm_kernel_equals_numpy_logits(name):
-    lm = get_lm(name)
+    lm = open_synthetic(name)
     rng = np.random.default_rng(0)
     out = np.empty(lm.vocab_size)
     for _ in range(5):
@@ -24,8 +24,8 @@ def test_lm_kernel_equals_numpy_logits(name):
 
 
 def test_dualga_lambda_follows_algorithm():
-    lm = get_lm("news", vocab_size=3000)
-    g = generate(lm, "dualga", n=1, T=50, seed=0, key=1, Delta=0.3, eta=0.5)
+    lm = open_synthetic("news", vocab_size=3000)
+    g = generate_synthetic(lm, "dualga", n=1, T=50, seed=0, key=1, Delta=0.3, eta=0.5)
     lam = g.lam[0]
     assert lam[0] == pytest.approx(theory.delta_star(0.3, theory.gamma_star(0.3)))
     expect = np.clip(lam[:-1] + 0.5 * (0.3 - g.dg[0, :-1]), 0, 15)
@@ -37,19 +37,19 @@ def test_ems_is_marginally_distortion_free():
     context of the tiny LM; chi-square goodness of fit at alpha = 1e-3."""
     from scipy.stats import chisquare
 
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     prompts = np.array([[3]])
     counts = np.zeros(lm.vocab_size)
     for key in range(4000):
-        counts[generate(lm, "ems", n=1, T=1, seed=0, key=key, prompts=prompts).tokens[0, 0]] += 1
+        counts[generate_synthetic(lm, "ems", n=1, T=1, seed=0, key=key, prompts=prompts).tokens[0, 0]] += 1
     p = lm.probs(prompts[0])
     assert chisquare(counts, 4000 * p).pvalue > 1e-3
 
 
 def test_same_seed_same_text_and_save_load(tmp_path):
-    lm = get_lm("news", vocab_size=1000)
-    a = generate(lm, "dualga", n=3, T=20, seed=5, key=7)
-    b = generate(lm, "dualga", n=3, T=20, seed=5, key=7)
+    lm = open_synthetic("news", vocab_size=1000)
+    a = generate_synthetic(lm, "dualga", n=3, T=20, seed=5, key=7)
+    b = generate_synthetic(lm, "dualga", n=3, T=20, seed=5, key=7)
     assert np.array_equal(a.tokens, b.tokens)
     a.save(tmp_path / "g.npz")
     c = Generation.load(tmp_path / "g.npz")
@@ -59,12 +59,12 @@ def test_same_seed_same_text_and_save_load(tmp_path):
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: get_lm("wiki"), "lm must be one of ('news', 'lfqa', 'loopy', 'tiny', 'smollm2-fit') or a fitted .npz file; got 'wiki'"),
-        (lambda: generate(get_lm("tiny"), "kgw", n=1, T=1, seed=0, key=0), "algo must be one of"),
-        (lambda: generate(get_lm("tiny"), "srl", n=0, T=1, seed=0, key=0), "n and T must be in [1, inf); got n=0, T=1"),
-        (lambda: generate(get_lm("tiny"), "srl", n=1, T=1, seed=0, key=0, gamma=1.2), "gamma must be in (0, 1); got 1.2"),
-        (lambda: generate(get_lm("tiny"), "dualga", n=1, T=1, seed=0, key=0, eta=0.0), "eta must be in (0, inf); got 0.0"),
-        (lambda: generate(get_lm("tiny"), "srl", n=1, T=1, seed=0, key=0, prompts=np.array([[9]])), "prompt token ids must be in [0, 5]"),
+        (lambda: open_synthetic("wiki"), "lm must be one of ('news', 'lfqa', 'loopy', 'tiny', 'smollm2-fit') or a fitted .npz file; got 'wiki'"),
+        (lambda: generate_synthetic(open_synthetic("tiny"), "kgw", n=1, T=1, seed=0, key=0), "algo must be one of"),
+        (lambda: generate_synthetic(open_synthetic("tiny"), "srl", n=0, T=1, seed=0, key=0), "n and T must be in [1, inf); got n=0, T=1"),
+        (lambda: generate_synthetic(open_synthetic("tiny"), "srl", n=1, T=1, seed=0, key=0, gamma=1.2), "gamma must be in (0, 1); got 1.2"),
+        (lambda: generate_synthetic(open_synthetic("tiny"), "dualga", n=1, T=1, seed=0, key=0, eta=0.0), "eta must be in (0, inf); got 0.0"),
+        (lambda: generate_synthetic(open_synthetic("tiny"), "srl", n=1, T=1, seed=0, key=0, prompts=np.array([[9]])), "prompt token ids must be in [0, 5]"),
     ],
 )
 def test_bad_input(call, message):
@@ -73,17 +73,17 @@ def test_bad_input(call, message):
 
 
 def test_all_algorithms_run():
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     for algo in ALGOS:
-        g = generate(lm, algo, n=2, T=5, seed=0, key=3)
+        g = generate_synthetic(lm, algo, n=2, T=5, seed=0, key=3)
         assert g.tokens.shape == (2, 5) and np.all(np.isfinite(g.kl))
 
 
 @pytest.mark.parametrize("tau", [1.0, 0.7])
 def test_ems_picks_the_argmax_of_its_keyed_scores(tau):
     """Each EMS token is argmax_k log(r_k) / p_k^(1/tau), recomputed with NumPy from the key."""
-    lm = get_lm("news", vocab_size=5000)
-    gen = generate(lm, "ems", n=2, T=12, seed=4, key=21, tau=tau)
+    lm = open_synthetic("news", vocab_size=5000)
+    gen = generate_synthetic(lm, "ems", n=2, T=12, seed=4, key=21, tau=tau)
     for i in range(2):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
         P = gen.prompts.shape[1]

@@ -5,12 +5,12 @@ import re
 
 import pytest
 
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks.generate import sample_prompts
 
 
 def test_sample_prompts_refuses_a_bad_n_or_a_short_length_each_alone():
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     assert sample_prompts(lm, 1, seed=0, length=lm.order + 1).shape == (1, lm.order + 1)
     for n, length in ((1, lm.order - 1), (0, lm.order + 4)):
         with pytest.raises(ValueError, match=re.escape(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")):
@@ -22,7 +22,7 @@ def test_sample_prompts_of_exactly_the_order_are_the_uniform_start():
     ones a longer prompt of the same seed starts with (both samplers)."""
     from sims.watermarks import null_sampler
 
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     for sample in (sample_prompts, null_sampler.sample_prompts):
         short, longer = sample(lm, 3, seed=4, length=lm.order), sample(lm, 3, seed=4, length=lm.order + 5)
         assert short.shape == (3, lm.order) and (short == longer[:, : lm.order]).all()

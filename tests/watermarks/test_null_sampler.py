@@ -10,7 +10,7 @@ import sims
 from sims.sweep.chunk import run_chunk
 from sims.sweep.grid import GridError, load_grid
 from sims.watermarks import null_sampler as ns
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 PROB_TOL = 1e-12  # the issue's tolerance on the per-step probabilities
 CHI2_LEVEL = 1e-3  # a chi-square p-value below this fails the Monte Carlo check
@@ -34,7 +34,7 @@ def test_same_texts_and_entropy_as_the_generator_on_a_fixed_seed(name):
     """Seed 4, 40 texts x 60 tokens: the same inverse-CDF draw in id order gives today's texts (no uniform
     falls within rounding of a boundary here), and the entropy record equals the generator's."""
     lm = sims.get_lm(name).synthetic
-    old = generate(lm, "none", n=40, T=60, seed=4, key=42)
+    old = generate_synthetic(lm, "none", n=40, T=60, seed=4, key=42)
     new = ns.generate_null(lm, n=40, T=60, seed=4, key=42)
     np.testing.assert_array_equal(new.prompts, old.prompts)
     np.testing.assert_array_equal(new.tokens, old.tokens)

@@ -21,9 +21,9 @@ import pytest
 import theory
 from proofs_check import _exact
 from sims.core import prf
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
@@ -69,10 +69,10 @@ def _check_step(algo, rec, i, t, p, window, state, prm, key, tol, boost_record=F
 def test_numba_generator_equals_reference(algo, h):
     """The Numba generator, lfqa LM at V = 2000, 2 texts x 25 tokens, seed 3, key 99: context
     width 1 with the default parameters, width 2 with those of ``PARAMS``."""
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     key, T = 99, 25
     w = registry.get(algo).context_width  # a record with a fixed context width (Unigram: 0) runs at it, whatever h
-    gen = generate(lm, algo, n=2, T=T, seed=3, key=key, h=h if w is None else w, **(_params(algo) if h > 1 else {}))
+    gen = generate_synthetic(lm, algo, n=2, T=T, seed=3, key=key, h=h if w is None else w, **(_params(algo) if h > 1 else {}))
     prm, P = gen.meta, gen.prompts.shape[1]
     assert prm["h"] == (h if w is None else w)
     h = prm["h"]
@@ -91,9 +91,9 @@ def test_own_generator_equals_its_references(algo, h):
     seed 3, key 99; width 1 with the default parameters, width 2 with those of ``PARAMS``.  Tokens
     equal its ``generator_reference``'s and records within NUMBA_TOL; with those of ``PARAMS`` (no
     repeated-context mask) each step's KL is KL(q_t || p_t) of its reference step."""
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     rec, key, T = registry.get(algo), 99, 40
-    gen = generate(lm, algo, n=3, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
+    gen = generate_synthetic(lm, algo, n=3, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
     prm = registry.resolve(algo, **{k: gen.meta.get(k) for k in rec.params})
     tokens, ref = rec.generator_reference(lm, gen.prompts, T, 3, key, h, prm)
     np.testing.assert_array_equal(gen.tokens, tokens)
@@ -165,11 +165,11 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
     handed to the processor give p_t; records and the processor's output distribution equal the
     reference's.  ``fused=None`` runs SRL / DualGA through FusedBoost's CPU kernel."""
     torch = _torch()
-    from sims.torch_backend.generate_torch import generate as generate_torch
+    from sims.torch_backend.generate_torch import generate_with_processor
     from sims.torch_backend.processors import make_processor
 
     spy = _Spy(make_processor(algo, vocab_size=V, key=KEY, fused=fused, max_steps=T_TORCH, **_params(algo)))
-    g = generate_torch(model, PROMPTS, T_TORCH, spy, seed=2)
+    g = generate_with_processor(model, PROMPTS, T_TORCH, spy, seed=2)
     prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS}) | dict(green_kind=g.meta["green_kind"])
     if registry.get(algo).family == "tournament":
         return _check_tournament_torch(algo, g, spy, prm)
@@ -238,7 +238,7 @@ def test_every_record_runs_where_it_declares():
     registry.register(registry.Algorithm("torch-only", 99, (), "redgreen", registry.get("none").reference, backends=("torch",)))
     try:
         with pytest.raises(ValueError, match="algo 'torch-only' has no step in the Numba generator"):
-            generate(get_lm("tiny"), "torch-only", n=1, T=1, seed=0, key=1)
+            generate_synthetic(open_synthetic("tiny"), "torch-only", n=1, T=1, seed=0, key=1)
     finally:
         registry._REGISTRY.pop("torch-only")
 
@@ -259,9 +259,9 @@ def test_an_unknown_name_is_one_clear_error_everywhere(tmp_path):
     from sims.experiments.evaluate import evaluate
     from sims.steal import make_haul
 
-    lm = get_lm("tiny")
-    gen = generate(lm, "srl", n=1, T=3, seed=0, key=1)
-    calls = [lambda: registry.get("kgw"), lambda: generate(lm, "kgw", n=1, T=2, seed=0, key=1),
+    lm = open_synthetic("tiny")
+    gen = generate_synthetic(lm, "srl", n=1, T=3, seed=0, key=1)
+    calls = [lambda: registry.get("kgw"), lambda: generate_synthetic(lm, "kgw", n=1, T=2, seed=0, key=1),
              lambda: evaluate(lm, "kgw", n=1, T=2, seed=0), lambda: detectors.score(gen, lm, algo="kgw"),
              lambda: _exact.step("kgw", lm, 1, np.array([1]), 0, (0.0, False), {"gamma": 0.25}),
              lambda: make_haul(lm, "kgw", n_max=1)]
@@ -295,10 +295,10 @@ def test_the_torch_backend_refuses_an_unknown_name():
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 
-    lm = get_lm("tiny")
+    lm = open_synthetic("tiny")
     (name, value), = given.items()
     msg = f"algo '{algo}' takes no parameter '{name}' \\(got {name}={value!r}\\); {name} is a parameter of {takers}"
-    for call in (lambda: registry.check_params(algo, **given), lambda: generate(lm, algo, n=1, T=2, seed=0, key=1, **given),
+    for call in (lambda: registry.check_params(algo, **given), lambda: generate_synthetic(lm, algo, n=1, T=2, seed=0, key=1, **given),
                  lambda: evaluate(lm, algo, n=1, T=2, seed=0, **given)):
         with pytest.raises(ValueError, match=msg):
             call()

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sims.core import prf
-from sims.lm.synthetic import LM_PRESETS, N_BUMPS, context_into, get_lm, logits_into
+from sims.lm.synthetic import LM_PRESETS, N_BUMPS, context_into, logits_into, open_synthetic
 from sims.watermarks import _kernels as kern
 from sims.watermarks.generate import _tabulated_block, _tabulated_masses
 
@@ -107,7 +107,7 @@ def test_block_sampler_equals_plain_inverse_cdf(eg, want, u):
 def test_tabulated_step_equals_materialised_step(name):
     """Block masses, entropy accumulator and each block's e and green list from the LM's tables
     equal those computed from the full logits, for random contexts."""
-    lm = get_lm(name, vocab_size=None if name != "news" else 3001)
+    lm = open_synthetic(name, vocab_size=None if name != "news" else 3001)
     V = lm.vocab_size
     tokmix = prf.token_mix(V)
     thr = prf.green_threshold(0.3)

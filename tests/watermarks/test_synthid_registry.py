@@ -16,7 +16,7 @@ import sims
 from sims.cli.main import main
 from sims.core.record import Generation
 from sims.detect.families import detectors
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
 
 KEY = 15485863
@@ -64,7 +64,7 @@ def test_library_calls_go_through_the_record():
     from sims.detect.stats.tournament_scores import score_tournament
     from sims.watermarks.tournament import generate_tournament
 
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     gen = sims.generate(lm, "synthid", n=3, T=40, seed=2, key=7, h=2, m=12, candidates=4, mask_repeated=0)
     ref = generate_tournament(lm, n=3, T=40, seed=2, key=7, m=12, h=2, mode="distortionary", candidates=4, mask_repeated=False)
     np.testing.assert_array_equal(gen.tokens, ref.tokens)
@@ -88,7 +88,7 @@ def test_evaluate_and_attack_read_the_record():
     from sims.experiments.attacks import attack
     from sims.experiments.evaluate import evaluate
 
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     res = evaluate(lm, "synthid", n=3, T=40, seed=1, m=20)
     assert res["detector"].startswith("tournament mean g-value") and res["params"]["m"] == 20
     assert res["tpr_at_1e-4"] == 1.0 and res["empirical_fpr_at_1e-4"] == 0.0

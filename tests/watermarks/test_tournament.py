@@ -9,10 +9,10 @@ import pytest
 from scipy import stats
 
 from sims.core import prf
-from sims.lm.synthetic import get_lm, loop_lm
+from sims.lm.synthetic import loop_lm, open_synthetic
 from sims.watermarks import tournament as tn
 
-LM = get_lm("news", vocab_size=64)
+LM = open_synthetic("news", vocab_size=64)
 
 
 @pytest.mark.parametrize("K", [2, 3])

@@ -10,10 +10,10 @@ import pytest
 
 from sims.core import prf
 from sims.detect.stats import tournament_scores as ts
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import tournament as tn
 
-LM = get_lm("news", vocab_size=64)
+LM = open_synthetic("news", vocab_size=64)
 TAIL_REL = 1e-11  # |ln p - ln p_ref| / max(1, |ln p_ref|): the weighted tail's stated accuracy (test_tournament_scores.REL)
 
 
@@ -35,7 +35,7 @@ def test_multi_block_kernel_equals_reference(m, mode):
 def test_tokens_pinned_from_before_the_fused_kernels(lm, m, mode, mask, seed, digest):
     """V = 32000, 4 texts x 40 tokens: the SHA-256 of the tokens written by the generator before issue
     32's kernel rewrite (commit df473fb): a given seed keeps giving the same texts."""
-    g = tn.generate_tournament(get_lm(lm), n=4, T=40, seed=seed, key=12345 + m, m=m, mode=mode, mask_repeated=mask)
+    g = tn.generate_tournament(open_synthetic(lm), n=4, T=40, seed=seed, key=12345 + m, m=m, mode=mode, mask_repeated=mask)
     assert hashlib.sha256(np.ascontiguousarray(g.tokens, dtype=np.int64).tobytes()).hexdigest()[:16] == digest
 
 
@@ -117,7 +117,7 @@ def test_scan_sums_equal_a_python_reference(m, weights):
 def test_lone_block_over_several_runs_equals_reference(m, mode):
     """m <= BLOCK_MAX (classes binned per run of SAMPLE_IDS ids, padded to PAD_BITS below 6 layers) on
     V = 9000: three runs, the last partial; identical tokens, records to 1e-12."""
-    lm = get_lm("news", vocab_size=9000)
+    lm = open_synthetic("news", vocab_size=9000)
     assert lm.vocab_size > 2 * tn.SAMPLE_IDS and lm.vocab_size % tn.SAMPLE_IDS
     g = tn.generate_tournament(lm, n=2, T=12, seed=3, key=9, m=m, h=2, mode=mode)
     tok, rec = tn.generate_tournament_reference(lm, g.prompts, 12, 3, 9, m, 2, g.meta["candidates"], True)

@@ -17,9 +17,9 @@ from sims.core import prf, windows
 from sims.detect.families import detectors
 from sims.detect.families.stream import SequentialDetector
 from sims.detect.stats import nulls, scores
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import unigram
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 KEY = 99
 LOG_RTOL = 1e-12  # log-space tails: float64 sums of a few hundred exact terms
@@ -28,7 +28,7 @@ FPR_CONF = 1e-4  # two-sided level of the Monte Carlo rate checks (fixed seeds: 
 
 @pytest.fixture(scope="module")
 def lm():
-    return get_lm("lfqa", vocab_size=2000)
+    return open_synthetic("lfqa", vocab_size=2000)
 
 
 def _exact_tail(k: int, n: int, g: Fraction) -> Fraction:
@@ -42,25 +42,25 @@ def _ln(x: Fraction) -> float:
 
 
 def test_the_record_runs_at_width_zero_with_the_papers_defaults(lm):
-    gen = generate(lm, "unigram", n=2, T=10, seed=0, key=KEY)
+    gen = generate_synthetic(lm, "unigram", n=2, T=10, seed=0, key=KEY)
     assert gen.meta["h"] == 0 and gen.meta["gamma"] == unigram.GAMMA == 0.5 and gen.meta["delta"] == 2.0
-    assert generate(lm, "unigram", n=2, T=10, seed=0, key=KEY, h=0).meta["h"] == 0
+    assert generate_synthetic(lm, "unigram", n=2, T=10, seed=0, key=KEY, h=0).meta["h"] == 0
     with pytest.raises(ValueError, match="algo 'unigram' runs at context width h = 0"):
-        generate(lm, "unigram", n=1, T=2, seed=0, key=KEY, h=3)
+        generate_synthetic(lm, "unigram", n=1, T=2, seed=0, key=KEY, h=3)
     with pytest.raises(ValueError, match="h = 0 .* Bernoulli lefthash green lists"):
-        generate(lm, "srl", n=1, T=2, seed=0, key=KEY, h=0, green_kind="partition")
+        generate_synthetic(lm, "srl", n=1, T=2, seed=0, key=KEY, h=0, green_kind="partition")
 
 
 def test_one_green_list_for_every_position_and_text(lm):
     """G_t is p_t's mass on the key's one list, whatever the context; SRL at h = 0 is the same generator."""
-    gen = generate(lm, "unigram", n=2, T=15, seed=1, key=KEY, gamma=0.3, delta=1.5)
+    gen = generate_synthetic(lm, "unigram", n=2, T=15, seed=1, key=KEY, gamma=0.3, delta=1.5)
     green = unigram.green_list(KEY, lm.vocab_size, 0.3)
     P = gen.prompts.shape[1]
     for i in range(2):
         seq = np.concatenate([gen.prompts[i], gen.tokens[i]])
         for t in range(15):
             assert gen.G[i, t] == pytest.approx(lm.probs(seq[: P + t])[green].sum(), rel=1e-12)
-    srl0 = generate(lm, "srl", n=2, T=15, seed=1, key=KEY, gamma=0.3, delta=1.5, h=0)
+    srl0 = generate_synthetic(lm, "srl", n=2, T=15, seed=1, key=KEY, gamma=0.3, delta=1.5, h=0)
     np.testing.assert_array_equal(srl0.tokens, gen.tokens)
     np.testing.assert_array_equal(srl0.kl, gen.kl)
 
@@ -83,7 +83,7 @@ def _text_with_repeats(rng, V, n_distinct, T):
 def test_detection_counts_distinct_tokens_and_its_tail_is_the_binomials(lm, dedup):
     """On watermarked text and on a text of 12 distinct tokens repeated to 80: the green count, the
     number scored (dedup: the distinct tokens), z and log10 p equal the independent computation."""
-    gen = generate(lm, "unigram", n=3, T=80, seed=2, key=KEY)
+    gen = generate_synthetic(lm, "unigram", n=3, T=80, seed=2, key=KEY)
     tok = gen.tokens.copy()
     tok[2] = _text_with_repeats(np.random.default_rng(0), lm.vocab_size, 12, 80)
     gen2 = gen.__class__(tok, gen.prompts, gen.kl, gen.G, gen.dg, gen.entropy, gen.lam, gen.meta)
@@ -137,7 +137,7 @@ def test_the_false_positive_rate_is_the_tests_size_with_dedup_and_not_without():
 def test_the_stream_detector_runs_at_width_zero_and_ends_in_the_batch_state(lm):
     """SequentialDetector for Unigram (h from the record: 0) on text with repeated tokens, fed in chunks:
     its dedup skips every repeat of a token, as the batch e-process does."""
-    gen = generate(lm, "unigram", n=2, T=60, seed=4, key=KEY)
+    gen = generate_synthetic(lm, "unigram", n=2, T=60, seed=4, key=KEY)
     tok = gen.tokens.copy()
     tok[1, 30:] = tok[1, :30]  # every token of the second half repeats one of the first
     gen = gen.__class__(tok, gen.prompts, gen.kl, gen.G, gen.dg, gen.entropy, gen.lam, gen.meta)
@@ -152,7 +152,7 @@ def test_the_stream_detector_runs_at_width_zero_and_ends_in_the_batch_state(lm):
 
 
 def test_score_keys_at_width_zero(lm):
-    gen = generate(lm, "unigram", n=2, T=40, seed=5, key=KEY)
+    gen = generate_synthetic(lm, "unigram", n=2, T=40, seed=5, key=KEY)
     lp, n = detectors.score_keys(gen, [KEY, 3], lm, dedup=True)
     for j, key in enumerate((KEY, 3)):
         one = detectors.score(gen, lm, dedup=True, key=key)

@@ -271,7 +271,7 @@ class AutoCov(_GreenLists):
     def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
         gamma, prf, kw = self._checked(gen, lm, algo, gamma, stat)
         prompts, green_kind, seeding = _layout(gen)
-        return scores.score_autocov(gen.tokens, prompts, key, gamma, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
+        return scores.score_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=prf, seeding=seeding, **kw)
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
         m = gen.meta

@@ -124,7 +124,7 @@ def edit_inputs(gen, step_probs, key: int, i: int):
     return lo, hi, w
 
 
-def prefix_log10p(gen, step_probs, *, key: int | None = None, band: int = EDIT_BAND, gap: float = EDIT_GAP,
+def edit_prefix_log10p(gen, step_probs, *, key: int | None = None, band: int = EDIT_BAND, gap: float = EDIT_GAP,
                   resamples: int = EDIT_RESAMPLES, seed: int = EDIT_SEED) -> tuple[np.ndarray, np.ndarray]:
     """Exact permutation log10 p of every prefix of every text (module docstring) and the full texts' statistics.
 
@@ -178,7 +178,7 @@ def score_its_edit(gen, lm, *, key: int | None = None, band: int = EDIT_BAND, ga
     if lm is None:
         raise ValueError("the edit-tolerant ITS score reads the model's probabilities: pass lm")
     step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)
-    log10p, stat = prefix_log10p(gen, step_probs, key=key, band=band, gap=gap, resamples=resamples, seed=seed)
+    log10p, stat = edit_prefix_log10p(gen, step_probs, key=key, band=band, gap=gap, resamples=resamples, seed=seed)
     h = gen.meta["h"]
     n = _check_inputs(gen.tokens, gen.prompts[:, -h:], gen.meta["vocab_size"], h, gen.lengths)[2]
     last = np.array([log10p[i, n[i] - 1] if n[i] > 0 else 0.0 for i in range(n.size)])

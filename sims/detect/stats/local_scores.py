@@ -208,7 +208,7 @@ def score_local_generation(gen, *, key: int | None = None, gamma: float | None =
     return score_local(*args, dedup=dedup, **kw)
 
 
-def prefix_log10p(gen, lengths, *, key: int | None = None, rho: float | None = None, dedup: bool = False) -> np.ndarray:
+def local_prefix_log10p(gen, lengths, *, key: int | None = None, rho: float | None = None, dedup: bool = False) -> np.ndarray:
     """(n_texts, len(lengths)) exact log10 p of the local score of each text's first ``lengths`` tokens
     (capped at the text's length); 0 where at most one token is scored."""
     args, kw = _generation_args(gen, key, None, rho, None)

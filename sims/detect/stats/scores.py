@@ -419,7 +419,7 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
 
 
 def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
-                  lengths=None, prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> DetectResult:
+                  dedup: bool = False, lengths=None, prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> DetectResult:
     r"""AutoCov statistic (appendix "Possibility for Other Variants") with its exact null.
 
     .. math:: S_T = \frac1T \sum_{t=1}^{T-1} N_t N_{t+1},\quad N_t = 1\{y_t\ \mathrm{green}\} - \gamma,\quad
@@ -429,11 +429,20 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     drives it negative, so the p-value is the lower tail :math:`P_{H_0}(S_T \le s)`,
     computed exactly for i.i.d. Bernoulli(gamma) colours by :func:`sims.detect.stats.nulls.autocov_logcdf`
     (exact for key-independent text whose (context, token) pairs do not repeat; repeated
-    pairs repeat colours, as for the red-green count without dedup).  Texts with T < 2 are
+    pairs repeat colours, as for the red-green count without dedup).  With ``dedup`` the
+    statistic is that of the kept colours, the first occurrences of their pairs in text order
+    (a skipped token's neighbours become adjacent, as in the ``autocov`` e-process of
+    :func:`sims.detect.anytime.sequential.sequential_autocov`), and T is their count: the null
+    is then exact on any key-independent text, repetitive or not, under the condition that makes
+    the dedup'd green count Binomial(T, gamma) (distinct pairs are green independently with
+    probability gamma): the kept colours are T i.i.d. Bernoulli(gamma), whose AutoCov sum has the
+    law :func:`sims.detect.stats.nulls.autocov_null_table` tabulates.  Texts with T < 2 are
     too short to test (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
     """
-    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, vocab_size=vocab_size, lengths=lengths,
-                             prf=prf, seeding=seeding)
+    g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,
+                             lengths=lengths, prf=prf, seeding=seeding)
+    if dedup:  # the kept colours first, in text order; 0 after them (token_scores' values are 0 where not scored), as past a text's end
+        g = np.take_along_axis(g, np.argsort(~scored, axis=1, kind="stable"), axis=1)
     T = scored.sum(axis=1)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
     short = T < 2

@@ -12,8 +12,8 @@ from sims.detect.stats import _score_kernels as SK
 from sims.detect.stats import gumbel_scores as gs
 from sims.detect.stats import lr_scores as lr
 from sims.detect.stats.nulls import binom_logsf
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 REL = 1e-9  # relative tolerance on ln p of the exact tails (float64 log-space sums)
 Z_MC = 3.29  # Monte Carlo checks: a two-sided 99.9 % normal interval on a binomial count
@@ -204,11 +204,11 @@ def test_lr_weights():
 
 @pytest.fixture(scope="module")
 def news():
-    return get_lm("news")
+    return open_synthetic("news")
 
 
 def test_green_masses_match_generation_records(news):
-    gen = generate(news, "srl", n=2, T=40, seed=1, key=11)
+    gen = generate_synthetic(news, "srl", n=2, T=40, seed=1, key=11)
     X, G, p_y, keep = lr.lr_token_inputs(gen, news, 11, gen.meta["gamma"], 1)
     assert np.allclose(G, gen.G[1], rtol=1e-12, atol=1e-15)
     seq = np.concatenate([gen.prompts[1], gen.tokens[1]])
@@ -220,16 +220,16 @@ def test_lr_null_is_uniform_and_beats_the_count(news):
     """Seed 9: 200 unwatermarked texts of 30 tokens scored with an SRL detector: at levels 0.02, 0.1
     and 0.3 the share of p-values at or below the level lies in its 99.9 % binomial interval; on 12
     SRL texts the LR score has a smaller median p-value than the green count."""
-    null = generate(news, "none", n=200, T=30, seed=9, key=5, gamma=0.25)
+    null = generate_synthetic(news, "none", n=200, T=30, seed=9, key=5, gamma=0.25)
     p = 10 ** score_generation(null, "lr", news, algo="srl", delta=2.0).log10_p
     for a in (0.02, 0.1, 0.3):
         assert _mc_ok(int(np.sum(p <= a)), p.size, a), a
-    gen = generate(news, "srl", n=12, T=100, seed=9, key=5, delta=2.0)
+    gen = generate_synthetic(news, "srl", n=12, T=100, seed=9, key=5, delta=2.0)
     assert np.median(score_generation(gen, "lr", news).log10_p) < np.median(score_generation(gen, "green").log10_p)
 
 
 def test_every_family_scores_its_algorithm(news):
-    gens = {a: generate(news, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
+    gens = {a: generate_synthetic(news, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
     for name, fam in SCORES.items():
         gen = gens[next(a for a in gens if a in fam.algos)]
         res = score_generation(gen, name, news)
@@ -246,7 +246,7 @@ def test_cli_score(tmp_path, capsys, news):
     from sims.cli.main import main
 
     path = tmp_path / "e.npz"
-    generate(news, "ems", n=2, T=50, seed=1, key=7).save(path)
+    generate_synthetic(news, "ems", n=2, T=50, seed=1, key=7).save(path)
     assert main(["detect", str(path), "--key", "7", "--score", "ems-opt", "--json"]) == 0
     import json
 

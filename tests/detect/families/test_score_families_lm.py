@@ -16,11 +16,11 @@ def test_needs_lm_is_true_exactly_for_the_families_whose_scorer_reads_the_lm():
 def test_the_lr_score_reads_the_lm_given_else_the_generations_own():
     """news, srl, 2 texts of 30 tokens, seed 3: no LM given scores as the generation's (news) does; another
     LM given (lfqa) is the one read, so its weights and p-values differ."""
-    from sims.lm.synthetic import get_lm
-    from sims.watermarks.generate import generate
+    from sims.lm.synthetic import open_synthetic
+    from sims.watermarks.generate import generate_synthetic
 
-    news, lfqa = get_lm("news"), get_lm("lfqa")
-    gen = generate(news, "srl", n=2, T=30, seed=3, key=5)
+    news, lfqa = open_synthetic("news"), open_synthetic("lfqa")
+    gen = generate_synthetic(news, "srl", n=2, T=30, seed=3, key=5)
     own = sf.score_generation(gen, "lr").log10_p
     assert (own == sf.score_generation(gen, "lr", news).log10_p).all()
     assert (own != sf.score_generation(gen, "lr", lfqa).log10_p).any()

@@ -10,14 +10,14 @@ import pytest
 import sims  # noqa: F401  (registers the families)
 from sims.detect.families import score_families
 from sims.detect.families.score_families import score_generation
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 
 @pytest.fixture(scope="module")
 def small():
-    return get_lm("news", vocab_size=500)
+    return open_synthetic("news", vocab_size=500)
 
 
 def test_registry_lists_the_families_per_algorithm():
@@ -48,7 +48,7 @@ def test_unknown_or_inapplicable_score_is_one_clear_error():
 def test_registry_scorer_is_the_family_detector(small):
     """Every registered family, called through its record, flags 2 texts of its algorithm at p < 1e-2
     and not under another key (p > 1e-4)."""
-    gens = {a: generate(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
+    gens = {a: generate_synthetic(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
     for name in score_families.score_names():
         s = score_families.get_score(name)
         gen = gens[next(a for a in gens if a in s.algos)]
@@ -76,8 +76,8 @@ def test_sweep_grid_scores_with_the_family(tmp_path, score, algo):
 
     g = _grid(tmp_path, score, (algo,))
     rows = run_chunk(next(iter(sweep.tasks(g).values())))
-    gen = generate(get_lm("news"), algo, n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
-    want = score_generation(gen, score, get_lm("news"), dedup=g.dedup)
+    gen = generate_synthetic(open_synthetic("news"), algo, n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
+    want = score_generation(gen, score, open_synthetic("news"), dedup=g.dedup)
     np.testing.assert_allclose(rows["log10_p"][~rows["null"]], want.log10_p, rtol=1e-12)
 
 
@@ -96,8 +96,8 @@ def test_sweep_grid_score_key(tmp_path):
     assert g0.score is None and "score" not in g0.canonical() and g0.hash != g.hash
     task = next(iter(sweep.tasks(g).values()))
     rows = run_chunk(task)
-    gen = generate(get_lm("news"), "srl", n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
-    want = score_generation(gen, "lr", get_lm("news"), dedup=True)
+    gen = generate_synthetic(open_synthetic("news"), "srl", n=4, T=40, seed=chunk_seed(0, 0), key=g.key, prompt_len=g.prompt_len)
+    want = score_generation(gen, "lr", open_synthetic("news"), dedup=True)
     wm = ~rows["null"]
     assert np.allclose(rows["log10_p"][wm], want.log10_p) and np.all(np.isnan(rows["tokens_to_detect"]))
     default = run_chunk(next(iter(sweep.tasks(g0).values())))
@@ -110,7 +110,7 @@ def test_cli_score_error_names_the_scores(tmp_path, capsys, small):
     from sims.cli.main import main
 
     path = tmp_path / "e.npz"
-    generate(small, "dualga", n=1, T=30, seed=1, key=7).save(path)
+    generate_synthetic(small, "dualga", n=1, T=30, seed=1, key=7).save(path)
     assert main(["detect", str(path), "--key", "7", "--score", "ems-hc"]) == 2
     assert "score 'ems-hc' does not apply to algo 'dualga'" in capsys.readouterr().err
     assert main(["detect", str(path), "--key", "7", "--score", "lr", "--json"]) == 0

@@ -12,9 +12,9 @@ from sims.detect.families import detectors
 from sims.detect.stats import scores as detect
 from sims.detect.stats.nulls import LN10, binom_logsf
 from sims.experiments.evaluate import clopper_pearson
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 EMS_ULP = 1e-15  # numba's log1p and numpy's differ by 1 ulp on some EMS summands
 V = 5000
@@ -60,8 +60,8 @@ def test_partition_green_lists_equal_reference_and_generation():
     a, _ = detect.token_scores(toks, prompts, 5, gamma=0.3, h=2, green_kind="partition", vocab_size=300)
     b, _ = detect.token_scores_reference(toks, prompts, 5, gamma=0.3, h=2, green_kind="partition", vocab_size=300)
     assert np.array_equal(a, b)
-    lm = get_lm("lfqa", vocab_size=400)
-    g = generate(lm, "hard", n=3, T=40, seed=0, key=9, gamma=0.3, green_kind="partition")
+    lm = open_synthetic("lfqa", vocab_size=400)
+    g = generate_synthetic(lm, "hard", n=3, T=40, seed=0, key=9, gamma=0.3, green_kind="partition")
     assert detect.green_indicators(g.tokens, g.prompts, 9, 0.3, green_kind="partition", vocab_size=400).all()
 
 
@@ -107,6 +107,33 @@ def test_alternating_colours_drive_autocov_negative():
             seq[i, t + 1] = y
     res = detect.score_autocov(seq[:, 1:], prompts, key, g, vocab_size=V)
     assert np.allclose(res.z, -(T - 1) / np.sqrt(T), rtol=1e-12) and np.all(res.log10_p < -4)
+
+
+def test_dedup_autocov_is_the_statistic_of_the_kept_colours_with_an_exact_null():
+    """AutoCov with dedup (issue 43): S_T, Z_T and the exact p-value of the colours of the first occurrences of
+    their (context, token) pairs, in text order; on one repetitive key-independent text, over 3000 keys, the
+    p-value is valid at every level (P(p <= a) <= a: the kept colours are i.i.d. Bernoulli(gamma))."""
+    from sims.detect.stats.nulls import autocov_logcdf
+
+    rng = np.random.default_rng(11)
+    V, gamma = 12, 0.25
+    toks = rng.integers(0, V, size=(1, 150))  # 150 tokens over 12 ids at h = 1: most pairs repeat
+    prompts = toks[:, :1]
+    g_eff = detect._stat_code("green", gamma, "bernoulli", V)[3]
+    res = detect.score_autocov(toks, prompts, 5, gamma, vocab_size=V, h=1, dedup=True)
+    x, scored = detect.token_scores(toks, prompts, 5, gamma=gamma, vocab_size=V, h=1, dedup=True)
+    k = x[0, scored[0]]
+    T, N = k.size, k - g_eff
+    assert 2 <= T < 150 and res.n_scored[0] == T
+    assert np.isclose(res.score[0], np.sum(N[:-1] * N[1:]) / T, rtol=1e-12, atol=1e-15)
+    assert np.isclose(res.z[0], np.sqrt(T) * res.score[0] / (g_eff * (1 - g_eff)), rtol=1e-12)
+    want = autocov_logcdf(np.array([int(np.sum(k[:-1] * k[1:]))]), np.array([int(k.sum())]), np.array([int(k[0])]), np.array([int(k[-1])]),
+                          np.array([T]), g_eff)[0] / np.log(10)
+    assert np.isclose(res.log10_p[0], want, rtol=1e-12)
+    keys = rng.integers(0, 2**62, size=3000)
+    p = np.array([10 ** detect.score_autocov(toks, prompts, int(key), gamma, vocab_size=V, h=1, dedup=True).log10_p[0] for key in keys])
+    for a in (0.01, 0.05, 0.2, 0.5):
+        assert np.mean(p <= a) <= a + 3 * np.sqrt(a * (1 - a) / keys.size), a
 
 
 def test_dedup_counts_each_context_token_pair_once():
@@ -175,12 +202,12 @@ def test_windowed_detection_finds_a_planted_segment_with_a_valid_p_value():
 
 
 def test_generated_watermarks_are_detected_and_strangers_are_not():
-    lm = get_lm("lfqa", vocab_size=2000)
+    lm = open_synthetic("lfqa", vocab_size=2000)
     for algo in ("srl", "dualga", "ems", "its", "uw-delta", "uw-gamma", "autocov", "hard"):
         takes = registry.get(algo).params  # each algorithm gets the parameters it takes (a foreign one is refused)
-        g = generate(lm, algo, n=4, T=150, seed=1, key=11, **{k: v for k, v in dict(Delta=0.3, delta=2.0).items() if k in takes})
+        g = generate_synthetic(lm, algo, n=4, T=150, seed=1, key=11, **{k: v for k, v in dict(Delta=0.3, delta=2.0).items() if k in takes})
         assert np.all(detectors.score(g, lm).log10_p < -4.0), algo
-    g = generate(lm, "dualga", n=20, T=150, seed=1, key=11, Delta=0.3)
+    g = generate_synthetic(lm, "dualga", n=20, T=150, seed=1, key=11, Delta=0.3)
     assert np.median(detectors.score(g, lm, key=12).log10_p) > -2.0
 
 
@@ -219,8 +246,8 @@ def _keyed_order_reference(gen, lm, algo):
 def test_keyed_order_kernel_matches_a_step_by_step_reference(algo):
     """The Numba scan (and the LM's kernel probabilities) against NumPy, on watermarked texts and
     on a stranger's key, hits exactly and log p to 1e-9 relative."""
-    lm = get_lm("news", vocab_size=300)
-    g = generate(lm, algo, n=3, T=60, seed=2, key=5)
+    lm = open_synthetic("news", vocab_size=300)
+    g = generate_synthetic(lm, algo, n=3, T=60, seed=2, key=5)
     seq = np.concatenate([g.prompts[0], g.tokens[0]])
     P = g.prompts.shape[1]
     np.testing.assert_allclose(lm.probs_along(seq, P, 60), np.stack([lm.probs(seq[: P + t]) for t in range(60)]), rtol=1e-12, atol=1e-300)
@@ -265,12 +292,12 @@ def test_bad_input():
         detect.score_redgreen(one, one, 1, 0.25, green_kind="partition")
     with pytest.raises(ValueError, match="key must be in"):
         detect.score_redgreen(one, one, -1, 0.25)
-    lm = get_lm("lfqa", vocab_size=500)
-    g = generate(lm, "srl", n=1, T=5, seed=0, key=1, gamma=0.25)
+    lm = open_synthetic("lfqa", vocab_size=500)
+    g = generate_synthetic(lm, "srl", n=1, T=5, seed=0, key=1, gamma=0.25)
     with pytest.raises(ValueError, match="gamma mismatch"):
         detectors.score(g, lm, gamma=0.5)
     with pytest.raises(ValueError, match="vocabulary mismatch"):
-        detectors.score(g, get_lm("lfqa", vocab_size=501))
+        detectors.score(g, open_synthetic("lfqa", vocab_size=501))
     with pytest.raises(ValueError, match="algo must be one of"):
         detectors.score(g, lm, algo="nope")
 

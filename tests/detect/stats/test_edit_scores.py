@@ -15,13 +15,13 @@ from sims.detect.stats import _edit_kernels as EK
 from sims.detect.stats import edit_scores as E
 from sims.detect.stats import scores
 from sims.experiments.attacks import attack
-from sims.lm.synthetic import get_lm, lm_step_probs
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import lm_step_probs, open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 
 @pytest.fixture(scope="module")
 def small():
-    return get_lm("news", vocab_size=500)
+    return open_synthetic("news", vocab_size=500)
 
 
 def test_kernels_equal_their_numpy_twins():
@@ -49,7 +49,7 @@ def test_kernels_equal_their_numpy_twins():
 
 def test_band_zero_is_the_default_weighted_hit_sum(small):
     """With no shift allowed the alignment is the identity: S = sum of -ln p(y_t) over the default detector's hits."""
-    gen = attack(generate(small, "its", n=3, T=40, seed=1, key=9), "substitution", 0.3, seed=2)
+    gen = attack(generate_synthetic(small, "its", n=3, T=40, seed=1, key=9), "substitution", 0.3, seed=2)
     step_probs = lm_step_probs(small, gen)
     marks, probs_hit, n = scores.keyed_order_marks(gen, step_probs)
     for i in range(3):
@@ -68,8 +68,8 @@ def test_permutation_pvalue_is_exact_under_the_null(small):
     must lie in the exact binomial 99.9 % interval of 600 draws."""
     from scipy.stats import binom
 
-    gen = generate(small, "none", n=600, T=40, seed=4, key=9)
-    lp, _ = E.prefix_log10p(gen, lm_step_probs(small, gen), key=1000 + np.arange(600), resamples=19)
+    gen = generate_synthetic(small, "none", n=600, T=40, seed=4, key=9)
+    lp, _ = E.edit_prefix_log10p(gen, lm_step_probs(small, gen), key=1000 + np.arange(600), resamples=19)
     p = 10 ** lp[:, -1]
     for a in (0.05, 0.25, 0.5):
         k = int(np.sum(p <= a + 1e-12))
@@ -80,7 +80,7 @@ def test_permutation_pvalue_is_exact_under_the_null(small):
 def test_alignment_survives_insertions_and_deletions(small):
     """ITS texts, 10 % insertion / deletion (attack seed 2): the edit score detects all at its resolution
     (p = 1 / 1000 with 999 fresh keys), the default hit count (exact) misses some at 1e-3."""
-    gen = generate(small, "its", n=8, T=80, seed=5, key=9)
+    gen = generate_synthetic(small, "its", n=8, T=80, seed=5, key=9)
     for kind in ("insertion", "deletion"):
         g = attack(gen, kind, 0.1, seed=2)
         edit = E.score_its_edit(g, small, resamples=999)
@@ -100,14 +100,14 @@ def test_registered_and_usable_from_the_cli(tmp_path, capsys, small):
     with pytest.raises(ValueError, match="score 'its-edit' does not apply to algo 'uw-delta'"):
         score_families.get_score("its-edit", "uw-delta")
     path = tmp_path / "its.npz"
-    generate(get_lm("news"), "its", n=2, T=30, seed=1, key=7).save(path)
+    generate_synthetic(open_synthetic("news"), "its", n=2, T=30, seed=1, key=7).save(path)
     assert main(["detect", str(path), "--key", "7", "--score", "its-edit", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [round(t["log10_p"], 6) for t in doc["texts"]] == [-4.0, -4.0]  # 1 / (9999 + 1): every fresh key scores lower
 
 
 def test_inputs_are_checked(small):
-    gen = generate(small, "its", n=1, T=10, seed=1, key=9)
+    gen = generate_synthetic(small, "its", n=1, T=10, seed=1, key=9)
     for kw, msg in ((dict(band=-1), r"band must be an integer in \[0, inf\); got -1"), (dict(gap=float("inf")), r"gap must be in \[0, inf\); got inf"),
                     (dict(resamples=0), r"resamples must be an integer in \[1, inf\); got 0"),
                     (dict(seed=-2), r"seed must be an integer in \[0, inf\); got -2")):
@@ -122,7 +122,7 @@ def test_fig_scores_reads_the_keyed_families(small):
     from paper_figs import fig_scores
     from paper_figs.fig_edit_scores import keyed_prefix_log10p
 
-    plain = generate(small, "its", n=3, T=30, seed=6, key=9)
+    plain = generate_synthetic(small, "its", n=3, T=30, seed=6, key=9)
     gen = attack(plain, "insertion", 0.1, seed=2)
     for g in (plain, gen):
         lp = keyed_prefix_log10p("hits", g, small, [10, 20, 30])

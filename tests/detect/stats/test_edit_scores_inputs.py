@@ -44,7 +44,7 @@ def test_prefix_pvalues_equal_their_definition(band):
     U_r the rows of default_rng([0, i]).random((30, L + band)) and S_t by the NumPy twin of the alignment.
     Band 0 must be accepted (kills ``band < 0`` -> ``<=``); seed 0 is the default (kills EDIT_SEED = 1)."""
     gen, step = _gen()
-    got, stat = E.prefix_log10p(gen, step, band=band, resamples=30)
+    got, stat = E.edit_prefix_log10p(gen, step, band=band, resamples=30)
     for i, L in enumerate(gen.lengths):
         lo, hi, w = E.edit_inputs(gen, step, 9, i)
         J = L + band
@@ -62,4 +62,4 @@ def test_counts_must_be_integers():
                     (dict(band=1.5), r"band must be an integer in \[0, inf\); got 1.5"),
                     (dict(seed=True), r"seed must be an integer in \[0, inf\); got True")):
         with pytest.raises(ValueError, match=msg):
-            E.prefix_log10p(gen, step, **kw)
+            E.edit_prefix_log10p(gen, step, **kw)

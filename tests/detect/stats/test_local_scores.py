@@ -20,13 +20,13 @@ from sims.detect.families.score_families import score_generation
 from sims.detect.stats import _local_kernels as LK
 from sims.detect.stats import local_scores as LS
 from sims.experiments.splice import splice
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 
 @pytest.fixture(scope="module")
 def small():
-    return get_lm("news", vocab_size=500)
+    return open_synthetic("news", vocab_size=500)
 
 
 def _local_scores_all(x: np.ndarray, a: int, b: int) -> np.ndarray:
@@ -135,7 +135,7 @@ def test_calibrated_on_key_independent_text(small):
     """400 SRL texts of 40 tokens scored under a key that did not write them: the share with p <= alpha is
     at most alpha + 3.1 binomial sd (99.9 %) at alpha = 0.01, 0.05, 0.2 (the null is exact for distinct
     contexts, conservative with repeats), and not far below it at 0.2 (> alpha - 0.1: the test is not dead)."""
-    gen = generate(small, "srl", n=400, T=40, seed=21, key=5)
+    gen = generate_synthetic(small, "srl", n=400, T=40, seed=21, key=5)
     p = 10 ** score_generation(gen, "green-local", key=6).log10_p
     for alpha in (0.01, 0.05, 0.2):
         assert np.mean(p <= alpha) <= alpha + 3.1 * math.sqrt(alpha * (1 - alpha) / p.size), alpha
@@ -146,9 +146,9 @@ def test_finds_a_watermarked_passage_spliced_into_plain_text():
     """30 texts: 150 plain tokens with 50 DualGA tokens pasted at a random place (seed 3).  The local score's
     best segment overlaps the pasted passage in every text, and its median log10 p is below the green
     count's by more than 1 (the whole-text count dilutes the passage in the plain tokens around it)."""
-    lm = get_lm("news")
-    wm = generate(lm, "dualga", n=30, T=50, seed=1, key=5)
-    plain = generate(lm, "none", n=30, T=150, seed=2, key=5, gamma=wm.meta["gamma"])
+    lm = open_synthetic("news")
+    wm = generate_synthetic(lm, "dualga", n=30, T=50, seed=1, key=5)
+    plain = generate_synthetic(lm, "none", n=30, T=150, seed=2, key=5, gamma=wm.meta["gamma"])
     spliced, at = splice(wm, plain, seed=3)
     toks = spliced.tokens
     loc = score_generation(spliced, "green-local")
@@ -167,7 +167,7 @@ def test_registered_and_usable_from_the_cli_and_fig_scores(tmp_path, capsys, sma
     assert not fam.needs_lm and not fam.default and "srl" in fam.algos and "dualga" in fam.algos
     with pytest.raises(ValueError, match="score 'green-local' does not apply to algo 'ems'"):
         score_families.get_score("green-local", "ems")
-    gen = generate(small, "srl", n=3, T=60, seed=1, key=fig_scores.KEY)
+    gen = generate_synthetic(small, "srl", n=3, T=60, seed=1, key=fig_scores.KEY)
     gen.save(tmp_path / "srl.npz")
     want = score_generation(gen, "green-local")
     assert main(["detect", str(tmp_path / "srl.npz"), "--key", str(fig_scores.KEY), "--score", "green-local", "--json"]) == 0
@@ -175,6 +175,6 @@ def test_registered_and_usable_from_the_cli_and_fig_scores(tmp_path, capsys, sma
     assert np.allclose([t["log10_p"] for t in doc["texts"]], want.log10_p) and np.all(want.log10_p < -2)
     rej = fig_scores._prefix_rejects("green-local", gen, None, [10, 20, 60], (1e-2,), small)[1e-2]
     assert np.array_equal(rej[:, -1], want.log10_p <= -2)
-    lp = LS.prefix_log10p(gen, [10, 20, 60])
+    lp = LS.local_prefix_log10p(gen, [10, 20, 60])
     first10 = LS.score_local(gen.tokens[:, :10], gen.prompts[:, -1:], fig_scores.KEY, 0.25, rho=LS.local_rho(gen.meta), vocab_size=500).log10_p
     assert np.array_equal(lp[:, -1], want.log10_p) and np.array_equal(lp[:, 0], first10)

@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 
 from sims.detect.stats.proportion import share_interval, share_of_texts
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 KEY, DELTA, T = 5, 0.3, 400
 
 
 @pytest.fixture(scope="module")
 def parts():
-    lm = get_lm("news")
-    wm = generate(lm, "dualga", n=150, T=T, seed=1, key=KEY, Delta=DELTA)
-    plain = generate(lm, "none", n=150, T=T, seed=2, key=KEY, gamma=wm.meta["gamma"])
+    lm = open_synthetic("news")
+    wm = generate_synthetic(lm, "dualga", n=150, T=T, seed=1, key=KEY, Delta=DELTA)
+    plain = generate_synthetic(lm, "none", n=150, T=T, seed=2, key=KEY, gamma=wm.meta["gamma"])
     return wm, plain
 
 

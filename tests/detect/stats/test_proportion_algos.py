@@ -8,9 +8,9 @@ import pytest
 
 from sims.detect.stats.proportion import ems_share_interval, ems_signal, share_of_texts
 from sims.detect.stats.scores import token_scores
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.plan import watermark_signal
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
 KEY, N = 5, 120
 
@@ -39,9 +39,9 @@ def test_srl_spliced_coverage(share):
     intervals (binomial, mapped through the LM's mean DG) cover the truth in at least 104 texts
     (120 x 0.95 - 3.1 sd at 99.9 %: 106, less 2 for the LM-mean signal) and the mean estimate is within 0.05."""
     T = 300
-    lm = get_lm("news")
-    wm = generate(lm, "srl", n=N, T=T, seed=1, key=KEY, delta=2.0)
-    plain = generate(lm, "none", n=N, T=T, seed=2, key=KEY, gamma=wm.meta["gamma"])
+    lm = open_synthetic("news")
+    wm = generate_synthetic(lm, "srl", n=N, T=T, seed=1, key=KEY, delta=2.0)
+    plain = generate_synthetic(lm, "none", n=N, T=T, seed=2, key=KEY, gamma=wm.meta["gamma"])
     tokens, prompts, truth = _splice(wm, plain, share, T)
     dg = watermark_signal("srl", lm="news", delta=2.0, key=KEY)
     est, lo, hi = share_of_texts(tokens, prompts, KEY, wm.meta["gamma"], dg, vocab_size=wm.meta["vocab_size"])
@@ -56,9 +56,9 @@ def test_ems_spliced_coverage(share):
     cover the truth in at least 104 texts (99.9 % one-sided binomial slack, less 2 for the asymptotic
     interval) and the mean estimate is within 0.05 of the truth."""
     T = 200
-    lm = get_lm("news")
-    wm = generate(lm, "ems", n=N, T=T, seed=3, key=KEY)
-    plain = generate(lm, "none", n=N, T=T, seed=4, key=KEY)
+    lm = open_synthetic("news")
+    wm = generate_synthetic(lm, "ems", n=N, T=T, seed=3, key=KEY)
+    plain = generate_synthetic(lm, "none", n=N, T=T, seed=4, key=KEY)
     tokens, prompts, truth = _splice(wm, plain, share, T)
     v, scored = token_scores(tokens, prompts, KEY, stat="ems", h=1, vocab_size=wm.meta["vocab_size"])
     est, lo, hi = ems_share_interval(v, scored, watermark_signal("ems", lm="news", key=KEY))

@@ -17,8 +17,8 @@ from sims.detect.anytime import sequential
 from sims.detect.families import detectors
 from sims.detect.stats import _seeding_kernels as SDK
 from sims.detect.stats import lr_scores, scores
-from sims.lm.synthetic import get_lm
-from sims.watermarks.generate import generate
+from sims.lm.synthetic import open_synthetic
+from sims.watermarks.generate import generate_synthetic
 
 SCHEMES = seeding.SEEDINGS
 H, KEY, GAMMA = 3, 11, 0.25
@@ -26,9 +26,9 @@ G_EFF = prf.green_threshold(GAMMA) / float(prf.TOP53)
 
 
 def _gen(scheme, algo="srl", T=60, n=3, key=KEY, V=600):
-    lm = get_lm("lfqa", vocab_size=V)
+    lm = open_synthetic("lfqa", vocab_size=V)
     kw = {"delta": 2.0} if algo == "srl" else {}
-    return lm, generate(lm, algo, n=n, T=T, seed=5, key=key, h=H, seeding=scheme, **kw)
+    return lm, generate_synthetic(lm, algo, n=n, T=T, seed=5, key=key, h=H, seeding=scheme, **kw)
 
 
 def _indicators(gen, key, dedup):
@@ -211,8 +211,8 @@ LEFT_HASH = {
 def test_left_hash_results_unchanged_bit_for_bit(algo):
     """news V = 500, h = 3, 2 x 30 tokens, seed 5, key 11: the sequential log e-values, the many-keys log10 p
     and the LR statistic equal, bit for bit, what the left-hash-only detectors gave (the LR log10 p to 1e-14)."""
-    lm = get_lm("news", vocab_size=500)
-    gen = generate(lm, algo, n=2, T=30, seed=5, key=11, h=3, **({"delta": 2.0} if algo == "srl" else {}))
+    lm = open_synthetic("news", vocab_size=500)
+    gen = generate_synthetic(lm, algo, n=2, T=30, seed=5, key=11, h=3, **({"delta": 2.0} if algo == "srl" else {}))
     want = LEFT_HASH[algo]
     hexes = lambda a: [float(x).hex() for x in np.ravel(a)]  # noqa: E731
     log_e = detectors.sequential_score(gen).log_e

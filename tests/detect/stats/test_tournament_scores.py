@@ -11,11 +11,11 @@ from scipy import stats
 
 from sims.core import prf
 from sims.detect.stats import tournament_scores as ts
-from sims.lm.synthetic import get_lm
+from sims.lm.synthetic import open_synthetic
 from sims.watermarks import tournament as tn
-from sims.watermarks.generate import generate
+from sims.watermarks.generate import generate_synthetic
 
-LM = get_lm("news", vocab_size=256)
+LM = open_synthetic("news", vocab_size=256)
 REL = 1e-11  # relative accuracy promised for ln p of the weighted tail
 
 
@@ -91,7 +91,7 @@ def test_null_p_values_are_valid_on_unwatermarked_texts():
     """300 unwatermarked texts of the package's LM (200 tokens, h = 4, m = 10): the mean and
     weighted p-values are valid: the share below 0.05 and below 0.01 within the upper 99.9 %
     Clopper-Pearson bound of a rate of 0.05 and 0.01, and the median p-value is not small."""
-    nul = generate(LM, "none", n=300, T=200, seed=5, key=0)
+    nul = generate_synthetic(LM, "none", n=300, T=200, seed=5, key=0)
     for stat in ("mean", "weighted"):
         r = ts.score_tournament(tokens=nul.tokens, prompts=nul.prompts, key=99, m=10, h=4, stat=stat)
         p = 10.0 ** r.log10_p
@@ -118,7 +118,7 @@ def test_bayesian_detector_calibration_on_held_apart_nulls():
     m, T = 8, 60
     train = tn.generate_tournament(LM, n=60, T=T, seed=7, key=5, m=m)
     test_wm = tn.generate_tournament(LM, n=60, T=T, seed=8, key=5, m=m)
-    nulls = generate(LM, "none", n=1200, T=T, seed=9, key=0)
+    nulls = generate_synthetic(LM, "none", n=1200, T=T, seed=9, key=0)
 
     def gv(gen, rows=slice(None)):
         words, scored = ts.g_words(gen.tokens[rows], gen.prompts[rows], 5, h=4)
