@@ -193,7 +193,7 @@ def score_local(tokens, prompts, key: int, gamma: float, *, rho: float, vocab_si
 def _generation_args(gen, key, gamma, rho, algo) -> tuple[tuple, dict]:
     m = gen.meta
     gamma = m["gamma"] if gamma is None else gamma
-    if (algo or m["algo"]) != "none" and abs(float(gamma) - float(m["gamma"])) > 1e-12:
+    if (algo or m["algo"]) != registry.NULL and abs(float(gamma) - float(m["gamma"])) > 1e-12:
         raise ValueError(f"gamma must equal the generation's gamma {m['gamma']!r} (gamma mismatch between generation and detection); got {gamma!r}")
     rho = local_rho(m, gamma) if rho is None else rho
     return ((gen.tokens, gen.prompts[:, -m["h"]:], m["key"] if key is None else key, gamma),
