@@ -348,30 +348,28 @@ class KeyedOrderProcessor(_KeyedProcessor):
 
     def __call__(self, input_ids, scores):
         logits, green, p, G = self._prepare(input_ids, scores)
-        perm = self.perm.to(scores.device)
-        B, V = p.shape
         sctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.STEP)
-        if self.name == "uw-gamma":
-            rev = prf_torch.uniforms(sctx, torch.full_like(sctx, V + 1)) < 0.5
-            order = torch.where(rev[:, None], perm.flip(0)[None, :], perm[None, :])
-            cum = torch.cumsum(p.gather(1, order), dim=1)
-            prev = cum - p.gather(1, order)
-            q = torch.zeros_like(p).scatter_(1, order, 2.0 * (cum.clamp(min=0.5) - prev.clamp(min=0.5)))
-            return self._reweighted(scores, p, q, green, G)
-        if self.name == "its":
-            u = prf_torch.counter_uniform(self.its_key, torch.full((B,), self.t - 1, device=scores.device))
-        else:
-            u = prf_torch.uniforms(sctx, torch.full_like(sctx, V))
+        return self._step(scores, p, green, G, self.perm.to(scores.device), sctx)
+
+    def _uniform(self, sctx):
+        """The step's uniform u_t: from the context hash (stream STEP, slot V; UW delta-reweight)."""
+        return prf_torch.uniforms(sctx, torch.full_like(sctx, self.vocab_size))
+
+    def _step(self, scores, p, green, G, perm, sctx):
+        """Inverse transform sampling of u_t along the keyed order: a point mass on the token it lands on."""
         cum = torch.cumsum(p[:, perm], dim=1)
-        idx = torch.searchsorted(cum, u[:, None]).clamp(max=V - 1)[:, 0]
+        idx = torch.searchsorted(cum, self._uniform(sctx)[:, None]).clamp(max=self.vocab_size - 1)[:, 0]
         return self._point_mass(scores, p, green, G, perm[idx])
 
 
 @processor
 class ITSProcessor(KeyedOrderProcessor):
-    """Inverse transform sampling (:class:`KeyedOrderProcessor`)."""
+    """Inverse transform sampling (:class:`KeyedOrderProcessor`): u_t from the key stream at position t."""
 
     name = "its"
+
+    def _uniform(self, sctx):
+        return prf_torch.counter_uniform(self.its_key, torch.full(sctx.shape, self.t - 1, device=sctx.device))
 
 
 @processor
@@ -383,9 +381,18 @@ class UWDeltaProcessor(KeyedOrderProcessor):
 
 @processor
 class UWGammaProcessor(KeyedOrderProcessor):
-    """UW gamma-reweight (:class:`KeyedOrderProcessor`)."""
+    """UW gamma-reweight (:class:`KeyedOrderProcessor`): the upper half of the cumulative mass in the keyed order or
+    its reverse (slot V + 1 of the context hash) with doubled probability."""
 
     name = "uw-gamma"
+
+    def _step(self, scores, p, green, G, perm, sctx):
+        rev = prf_torch.uniforms(sctx, torch.full_like(sctx, self.vocab_size + 1)) < 0.5
+        order = torch.where(rev[:, None], perm.flip(0)[None, :], perm[None, :])
+        cum = torch.cumsum(p.gather(1, order), dim=1)
+        prev = cum - p.gather(1, order)
+        q = torch.zeros_like(p).scatter_(1, order, 2.0 * (cum.clamp(min=0.5) - prev.clamp(min=0.5)))
+        return self._reweighted(scores, p, q, green, G)
 
 
 @processor
