@@ -77,3 +77,30 @@ def generations(lm: str, algo: str, n: int, T: int, seed: int, *, key: int = KEY
 def label(algo: str, params: dict) -> str:
     """``"srl delta=2, gamma=0.25"``: a configuration's name in legends and tables."""
     return (f"{algo} " + ", ".join(f"{k}={v:g}" for k, v in params.items())).strip()
+
+
+def run_sized(main, name: str, sizes: str = "") -> None:
+    """The command line of a figure script run on its own (``python -m paper_figs.NAME --out DIR [--quick] [--lm LM]
+    [--n N] [--T T]``): ``main(out, quick, lms, n=, T=)`` at a chosen size, its files printed.
+
+    Parameters
+    ----------
+    main : callable
+        The figure's ``main(out_dir, quick, lms, n=None, T=None)``.
+    name : str
+        The figure's name (the help text's).
+    sizes : str
+        Its default sizes, for the help text (e.g. ``"100 x 200"``).
+    """
+    import argparse
+    import pathlib
+
+    ap = argparse.ArgumentParser(description=f"{name} at a chosen size" + (f" (python -m paper_figs --only {name}: {sizes})" if sizes else ""))
+    ap.add_argument("--out", type=pathlib.Path, required=True)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--lm", action="append", help="LM (default lfqa)")
+    ap.add_argument("--n", type=int, help="texts per configuration")
+    ap.add_argument("--T", type=int, help="tokens per text")
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    print(main(a.out, a.quick, a.lm, n=a.n, T=a.T))

@@ -150,14 +150,6 @@ def draw(summary: dict):
 
 
 if __name__ == "__main__":
-    import argparse
+    from paper_figs._data import run_sized
 
-    ap = argparse.ArgumentParser(description="fig_robustness at a chosen size (python -m paper_figs --only fig_robustness: 100 x 200)")
-    ap.add_argument("--out", type=pathlib.Path, required=True)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--lm", action="append", help="LM (default lfqa)")
-    ap.add_argument("--n", type=int, help="texts per configuration (default 100; quick 4)")
-    ap.add_argument("--T", type=int, help="tokens per text (default 200; quick 80)")
-    a = ap.parse_args()
-    a.out.mkdir(parents=True, exist_ok=True)
-    print(main(a.out, a.quick, a.lm, n=a.n, T=a.T))
+    run_sized(main, "fig_robustness", "100 x 200")
