@@ -318,14 +318,19 @@ def green_mask(key: int, windows, vocab_size: int, gamma: float, seeding: str = 
 
 
 # ------------------------------------------------------------ an LM's cluster table, kept by content
+def _table_name(table) -> str:
+    """A cluster table's name: the first 16 hex digits of the SHA-256 of its int64 bytes."""
+    return hashlib.sha256(np.ascontiguousarray(table, dtype=np.int64).tobytes()).hexdigest()[:16]
+
+
 def store_clusters(cluster_of) -> str:
-    """Keep a cluster table in the cache (``$WMSTATS_CACHE/clusters``) and return its name: the first 16 hex digits
-    of the SHA-256 of its int64 bytes.  A generation seeded ``semantic`` by an LM's own clusters records the name in
+    """Keep a cluster table in the cache (``$WMSTATS_CACHE/clusters``) and return its name (:func:`_table_name`).
+    A generation seeded ``semantic`` by an LM's own clusters records the name in
     ``meta["clusters"]``; detection reads the table back by it (:func:`clusters_of`)."""
     table = np.ascontiguousarray(cluster_of, dtype=np.int64)
     if table.ndim != 1 or table.size == 0 or table.min() < 0 or table.max() >= CLUSTERS:
         raise ValueError(f"cluster_of must be a non-empty 1-d table of clusters in [0, {CLUSTERS}); got shape {table.shape}")
-    name = hashlib.sha256(table.tobytes()).hexdigest()[:16]
+    name = _table_name(table)
     path = cache_root() / "clusters" / f"{name}.npy"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -379,6 +384,6 @@ def clusters_of(meta: dict) -> np.ndarray:
         raise ValueError(f"semantic seeding's cluster table {name!r} is not in the cache ({path}); open the LM "
                          f"{meta.get('lm', '')!r} once on this machine (sims.get_lm(name).cluster_table()) to rebuild it")
     table = np.load(path)
-    if hashlib.sha256(np.ascontiguousarray(table, dtype=np.int64).tobytes()).hexdigest()[:16] != name:
+    if _table_name(table) != name:
         raise ValueError(f"the cached cluster table {path} does not match its name {name!r}; delete it and open the LM again")
     return table

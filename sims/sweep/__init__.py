@@ -147,7 +147,7 @@ def _silence_distributed():
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
-def _stop_quietly(client, cluster) -> None:
+def _stop_quietly(client) -> None:
     """On Ctrl-C: silence the local cluster's loggers (a worker inside a compiled loop cannot stop gracefully, and its
     nanny warns before killing it) and kill its worker processes, whose finished chunks are already on disk."""
     _silence_distributed()
@@ -202,7 +202,7 @@ def run_sweep(grid: Grid | str | os.PathLike, out, *, scheduler: str | None = No
             failed = _run_on(client, todo, out, on_chunk, log)
         except KeyboardInterrupt:
             if cluster is not None:  # our own processes: stop them now, without their shutdown warnings
-                _stop_quietly(client, cluster)
+                _stop_quietly(client)
             raise
         finally:
             client.close()

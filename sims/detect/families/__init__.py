@@ -230,10 +230,9 @@ class RedGreen(_GreenLists):
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
         m = gen.meta
-        prompts, green_kind, _ = _layout(gen)
-        seeded = dict(seeding=seeding_mod.seeding_of(m)) if "seeding" in m else {}
+        prompts, green_kind, seeding = _layout(gen)
         return sequential.sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
-                                              vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, **seeded)
+                                              vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, seeding=seeding)
 
     def marks(self, gen, key, *, gamma, dedup):
         m = gen.meta
@@ -275,10 +274,9 @@ class AutoCov(_GreenLists):
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
         m = gen.meta
-        prompts, green_kind, _ = _layout(gen)
-        seeded = dict(seeding=seeding_mod.seeding_of(m)) if "seeding" in m else {}
+        prompts, green_kind, seeding = _layout(gen)
         return sequential.sequential_autocov(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
-                                             vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, **seeded)
+                                             vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, seeding=seeding)
 
     def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
         det.g_eff = scores._stat_code("green", det.gamma, det.green_kind, det.vocab_size)[3]
