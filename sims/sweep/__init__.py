@@ -36,6 +36,7 @@ import shutil
 import signal
 import sys
 import threading
+import time
 
 from sims.core.progress import progress
 from sims.sweep import summary as sweep_summary
@@ -147,15 +148,29 @@ def _silence_distributed():
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie has exited); False where ``/proc`` cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def _stop_quietly(client) -> None:
     """On Ctrl-C: silence the local cluster's loggers (a worker inside a compiled loop cannot stop gracefully, and its
-    nanny warns before killing it) and kill its worker processes, whose finished chunks are already on disk."""
+    nanny warns before killing it), kill its worker processes, whose finished chunks are already on disk, and wait
+    (at most 2 s) until they are gone, so that none outlives the sweep."""
     _silence_distributed()
     with contextlib.suppress(Exception):
         client.run(_silence_distributed, nanny=True)
         client.run(_silence_distributed)
-        for pid in client.run(os.getpid).values():
+        pids = list(client.run(os.getpid).values())
+        for pid in pids:
             os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 2.0
+        while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 def _dashboard(client) -> str | None:
