@@ -57,7 +57,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             lps = [detectors.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, dedup=True).log10_p for r in cfg["rates"]]
             row["edits"][kind] = dict(median_log10_p=[float(np.median(lp)) for lp in lps], tpr_at_1e_4=[float(np.mean(lp <= -4.0)) for lp in lps])
             axes[0, j].plot(cfg["rates"], row["edits"][kind]["median_log10_p"], "o-", ms=3, label=f"{s} (KL {row['kl_per_token']:.3f})")
-        haul = steal.make_haul(slm, "srl", n_max=cfg["Ns"][-1], T=cfg["steal_T"], n_eval=cfg["n_eval"], h=cfg["h_steal"], seeding=s, **shared,
+        haul = steal.generate_stealing_texts(slm, "srl", n_max=cfg["Ns"][-1], T=cfg["steal_T"], n_eval=cfg["n_eval"], h=cfg["h_steal"], seeding=s, **shared,
                                **PARAMS)
         shared = dict(base=haul.base, held_out=haul.held_out)
         row["stealing"] = [steal.attack_point(haul, N) for N in cfg["Ns"]]

@@ -72,7 +72,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             label = _label(algo, params)
             if f"h={h} {label}" in summary["curves"]:
                 continue
-            haul = steal.make_haul(lm, algo, n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=h, **shared, **params)
+            haul = steal.generate_stealing_texts(lm, algo, n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=h, **shared, **params)
             shared = dict(base=haul.base, held_out=haul.held_out)  # unwatermarked text does not depend on the scheme
             rows = [steal.attack_point(haul, N) for N in Ns]
             if algo == "srl" and params.get("gamma") == 0.25 and params.get("delta") == 2.0:
@@ -83,7 +83,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             partial.write_text(json.dumps(summary, indent=1))
         if h in cfg["spoof_Ns"] and f"h={h}" not in summary["spoof_test"]:  # the spoof test wants long texts: its own haul
             sN = cfg["spoof_Ns"][h]
-            haul = steal.make_haul(lm, "srl", n_max=sN[-1], T=cfg["spoof_T"], n_eval=cfg["spoof_n_eval"], h=h, gamma=0.25, delta=2.0)
+            haul = steal.generate_stealing_texts(lm, "srl", n_max=sN[-1], T=cfg["spoof_T"], n_eval=cfg["spoof_n_eval"], h=h, gamma=0.25, delta=2.0)
             summary["spoof_test"][f"h={h}"] = [dict(steal.spoof_test_power(haul, N, n_calibration=cfg["spoof_n_calibration"]),
                                                     spoof_success=steal.attack_point(haul, N)["spoof_success"]) for N in sN]
             partial.write_text(json.dumps(summary, indent=1))

@@ -40,7 +40,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     rows, shared = [], {}
     fig, ax = plt.subplots(figsize=(7, 4.4))
     for c, s in enumerate(SCHEMES):
-        haul = steal.make_haul(lm, "srl", n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=cfg["h"], gamma=0.25, delta=2.0, seeding=s, **shared)
+        haul = steal.generate_stealing_texts(lm, "srl", n_max=Ns[-1], T=cfg["T"], n_eval=cfg["n_eval"], h=cfg["h"], gamma=0.25, delta=2.0, seeding=s, **shared)
         shared = dict(base=haul.base, held_out=haul.held_out)  # unwatermarked texts do not depend on the scheme
         pts = []
         for N in Ns:

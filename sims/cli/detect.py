@@ -34,7 +34,7 @@ import json
 import pathlib
 
 from sims.cli.checks import SEED, int_in, integer, writable_file
-from sims.cli.text_input import SCHEMES, piece_maker, text_fields, text_input, text_marks
+from sims.cli.text_input import SCHEMES, piece_maker, text_fields, marks_under_key, text_input
 from sims.core import defaults
 
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
@@ -78,7 +78,7 @@ def _score_text(args, key: int, fpr: float):
         from sims.torch_backend.synthid_transformers import text_document
 
         return text_document(args, fpr, t.rows), None
-    green, scored, g_eff = text_marks(args, t, key)
+    green, scored, g_eff = marks_under_key(args, t, key)
     return decision.marks_document(green, scored, t.lengths, g_eff=g_eff, fpr=fpr, context_pieces=[p[: t.c] for p in t.pieces],
                                    text_pieces=[p[t.c :] for p in t.pieces], input=args.text, scheme=args.scheme, key=key, gamma=t.gamma, h=t.h,
                                    dedup=args.dedup, vocab_size=t.V, lm=args.lm, **text_fields(args))

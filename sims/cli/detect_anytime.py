@@ -3,7 +3,7 @@
 Raw text of the SynthID scheme (``transformers-synthid``) gets the tournament e-process of its g-values
 (:mod:`sims.torch_backend.synthid_sequential`); raw text of the red-green schemes (``wmstats``,
 ``transformers-lefthash``, ``transformers-selfhash``) gives red-green colours per key
-(:func:`sims.cli.text_input.text_marks`); from them
+(:func:`sims.cli.text_input.marks_under_key`); from them
 
 * ``--sequential``: the ``redgreen`` e-process (Bernoulli(g) null, :mod:`sims.detect.anytime.sequential_laws`),
   first token at which it reached 1/alpha; valid however the text was read or stopped;
@@ -84,7 +84,7 @@ def _prefix(green, scored, lengths, g_eff):
 
 def text_anytime(args, keys: list[int], fpr: float):
     """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
-    from sims.cli.text_input import text_fields, text_input, text_marks
+    from sims.cli.text_input import marks_under_key, text_fields, text_input
 
     if args.scheme == "transformers-synthid":  # its keys are one argument: only --sequential leads here
         from sims.torch_backend.synthid_sequential import sequential_text_document
@@ -94,12 +94,12 @@ def text_anytime(args, keys: list[int], fpr: float):
     pieces = ([p[: t.c] for p in t.pieces], [p[t.c :] for p in t.pieces]) if args.html is not None else None
     fields = dict(scheme=args.scheme, h=t.h, lm=args.lm, vocab_size=t.V, **text_fields(args))
     if args.sequential:
-        green, scored, g_eff = text_marks(args, t, keys[0])
+        green, scored, g_eff = marks_under_key(args, t, keys[0])
         return sequential_from_marks(green, scored, t.lengths, g_eff, fpr, input=args.text, key=keys[0], algo="redgreen", dedup=args.dedup,
                                      pieces=pieces, gamma=t.gamma, **fields)
     marks = []
     for key in keys:
-        green, scored, g_eff = text_marks(args, t, key)
+        green, scored, g_eff = marks_under_key(args, t, key)
         marks.append((green, scored))
     return keys_from_marks(marks, t.lengths, keys, g_eff, fpr, input=args.text, algo="redgreen", gamma=t.gamma, dedup=args.dedup, pieces=pieces,
                            **fields)

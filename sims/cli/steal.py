@@ -69,11 +69,11 @@ def run(args) -> int:
 
 
 def _synthetic_points(lm, args, params: dict) -> list[dict]:
-    from sims.steal import attack_point, make_haul, spoof_test_power
+    from sims.steal import attack_point, generate_stealing_texts, spoof_test_power
 
     if args.prompts is not None or args.batch is not None:
         raise ValueError(f"--prompts and --batch apply to real LMs; synthetic LM {args.lm!r} samples its prompts")
-    haul = make_haul(lm, args.algo, n_max=max(args.n_stolen), T=args.T, n_eval=args.n_eval, seed=args.seed, key=args.key, h=args.h,
+    haul = generate_stealing_texts(lm, args.algo, n_max=max(args.n_stolen), T=args.T, n_eval=args.n_eval, seed=args.seed, key=args.key, h=args.h,
                      **params)
     points = []
     for n in sorted(args.n_stolen):

@@ -107,7 +107,7 @@ def text_input(args) -> argparse.Namespace:
     c = h - 1 if args.scheme == "transformers-selfhash" else h  # selfhash's window ends at the scored token: h - 1 tokens of context
     return argparse.Namespace(rows=rows, pieces=pieces, lengths=np.array([max(0, len(r) - c) for r in rows]), V=V, gamma=gamma, h=h, c=c)
 
-def text_marks(args, t, key: int):
+def marks_under_key(args, t, key: int):
     """Green and scored (n, T) of the texts ``t`` (:func:`text_input`) under ``key``, and the null green probability."""
     from sims.detect.documents.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks

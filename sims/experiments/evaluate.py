@@ -171,12 +171,12 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
 def check_watermark(algo: str, **params) -> None:
     """Refuse an algorithm that is no watermark (unknown, or the control "none"), a parameter
     it does not take (:func:`sims.watermarks.registry.check_params`) and a value out of its range
-    (:func:`sims.watermarks.registry.resolve`), before any text is drawn."""
+    (:func:`sims.watermarks.registry.resolve_params`), before any text is drawn."""
     registry.get(algo)
     if algo == registry.NULL:
         raise ValueError(f"algo must be one of {tuple(a for a in registry.names() if a != registry.NULL)}; got {algo!r}")
     registry.check_params(algo, **params)
-    registry.resolve(algo, **{k: v for k, v in params.items() if k in registry.PARAMS})
+    registry.resolve_params(algo, **{k: v for k, v in params.items() if k in registry.PARAMS})
 
 
 def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:

@@ -442,7 +442,7 @@ def scrub(lm: SyntheticLM, est: GreenEstimate, gen: Generation, *, seed: int, bu
 
 # ------------------------------------------------------------------ experiment
 @dataclass
-class Haul:
+class StealingTexts:
     """Everything an experiment needs for one scheme: the owner's texts (the first ``n_stolen``
     are stolen), base texts, held-out base text, fresh targets to scrub, and the LM."""
 
@@ -453,9 +453,9 @@ class Haul:
     targets: Generation
 
 
-def make_haul(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: int = 200, seed: int = 0, key: int = defaults.KEY,
+def generate_stealing_texts(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: int = 200, seed: int = 0, key: int = defaults.KEY,
               h: int = 1, prompt_len: int = 4, base: Generation | None = None, held_out: Generation | None = None,
-              **params) -> Haul:
+              **params) -> StealingTexts:
     """Generate ``n_max`` watermarked and ``n_max`` base texts of ``T`` tokens, plus ``n_eval``
     held-out base texts and ``n_eval`` fresh watermarked targets (seeds offset as the constants say).
 
@@ -475,10 +475,10 @@ def make_haul(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: in
         if g.tokens.shape != (n, T) or g.prompts.shape[1] != kw["prompt_len"] or g.meta["vocab_size"] != lm.vocab_size:
             raise ValueError(f"{name} must hold ({n}, {T}) tokens of vocabulary {lm.vocab_size} after prompts of {kw['prompt_len']}")
     targets = generate_synthetic(lm, algo, n=n_eval, seed=seed + TARGET_SEED_OFFSET, **kw, **params)
-    return Haul(lm, wm, base, held_out, targets)
+    return StealingTexts(lm, wm, base, held_out, targets)
 
 
-def attack_point(haul: Haul, n_stolen: int, *, use_base: bool = True, boost: float = 4.0, budget: float = 0.5, seed: int = 0,
+def attack_point(haul: StealingTexts, n_stolen: int, *, use_base: bool = True, boost: float = 4.0, budget: float = 0.5, seed: int = 0,
                  level: float = LEVEL) -> dict:
     """Steal from the first ``n_stolen`` texts of ``haul``; spoof and scrub; score with the owner's detector.
 
@@ -515,12 +515,12 @@ def steal_curve(lm: SyntheticLM, algo: str, n_values, *, T: int = 32, n_eval: in
     n_values = sorted(int(v) for v in n_values)
     if not n_values or n_values[0] < 1:
         raise ValueError(f"n_values must be positive integers; got {n_values}")
-    haul = make_haul(lm, algo, n_max=n_values[-1], T=T, n_eval=n_eval, seed=seed, key=key, h=h, **params)
+    haul = generate_stealing_texts(lm, algo, n_max=n_values[-1], T=T, n_eval=n_eval, seed=seed, key=key, h=h, **params)
     with progress(n_values, desc=f"steal {algo} h={h}", unit="N") as bar:
         return [attack_point(haul, N, use_base=use_base, boost=boost, budget=budget, seed=seed) for N in bar]
 
 
-def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
+def owner_texts(haul: StealingTexts, n: int, seed: int) -> Generation:
     """``n`` fresh texts of the owner's scheme (the haul's LM, algorithm, parameters, key, length and
     prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
     m = haul.wm.meta
@@ -529,7 +529,7 @@ def owner_texts(haul: Haul, n: int, seed: int) -> Generation:
                     green_kind=m["green_kind"], prompt_len=haul.wm.prompts.shape[1], **params)
 
 
-def spoof_test_power(haul: Haul, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
+def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
                      seed: int = 0, level: float = 0.01) -> dict:
     """The owner's spoof test (:mod:`sims.steal.spoof_test`) on genuine vs spoofed texts that the
     watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and power,
@@ -580,7 +580,7 @@ def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, ke
     """A stealing attacker's texts on any LM (:func:`sims.get_lm`): ``n`` watermarked texts of ``algo``,
     optionally ``n`` base texts, and ``n_eval`` held-out base texts.
 
-    A synthetic LM: the texts of :func:`make_haul` (prompts sampled from the LM).  A real LM: the
+    A synthetic LM: the texts of :func:`generate_stealing_texts` (prompts sampled from the LM).  A real LM: the
     held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (default lfqa; sampling
     seed ``seed + EVAL_SEED_OFFSET``); the watermarked texts cycle over the other prompts (row i after
     prompt ``i mod (set size - n_eval)``, seed ``seed``; rows that share a prompt still differ, each
@@ -597,7 +597,7 @@ def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, ke
     if not lm.real:
         if prompts is not None or batch is not None:
             raise ValueError(f"prompts and batch apply to real LMs; synthetic LM {lm.name!r} samples its prompts")
-        haul = make_haul(lm, algo, n_max=int(n), T=T, n_eval=int(n_eval), seed=seed, key=key, h=h, **params)
+        haul = generate_stealing_texts(lm, algo, n_max=int(n), T=T, n_eval=int(n_eval), seed=seed, key=key, h=h, **params)
         return haul.wm, haul.base if use_base else None, haul.held_out
     source = DEFAULT_PROMPTS if prompts is None else prompts
     ids = lm.prompt_ids(source, None if lm.tokenizer is not None else int(n) + int(n_eval), seed=seed)

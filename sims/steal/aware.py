@@ -350,7 +350,7 @@ def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, see
     return steal._as_owner(out, prompts, owner_meta, dict(spoofed=dict(n_stolen=est.n_stolen, boost=float(boost), aware=est.seeding)))
 
 
-def attack_point_aware(haul: steal.Haul, n_stolen: int, *, boost: float = 4.0, threshold: float | None = None, seed: int = 0,
+def attack_point_aware(haul: steal.StealingTexts, n_stolen: int, *, boost: float = 4.0, threshold: float | None = None, seed: int = 0,
                        level: float = steal.LEVEL, seeding: str | None = None) -> dict:
     """Steal from the first ``n_stolen`` texts of ``haul`` with the scheme-aware estimate, spoof, score with the
     owner's detector: spoof success (share of spoofed texts with p <= ``level``), median log10 p, balanced

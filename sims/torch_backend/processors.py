@@ -500,7 +500,7 @@ class SynthIDProcessor(TournamentProcessor):
 def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                    fused: bool | None = None, max_steps: int = 4096, prf: str = defaults.PRF, seeding: str = "lefthash", **params) -> _KeyedProcessor:
     """The processor of ``algo`` (:data:`PROCESSORS`) with the synthetic generator's parameters and
-    defaults (``params``: :func:`sims.watermarks.registry.resolve`; one ``algo`` does not take is
+    defaults (``params``: :func:`sims.watermarks.registry.resolve_params`; one ``algo`` does not take is
     refused); only Bernoulli green lists.  ``fused`` and ``max_steps`` reach the processors with a
     fused step (SRL, DualGA).
 
@@ -521,7 +521,7 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     if prf != defaults.PRF and not rec.siphash:
         raise ValueError(f"prf={prf!r} keys the red-green schemes {registry.names(siphash=True)} only; got algo={algo!r}")
     registry.check_params(algo, **params)
-    info = registry.resolve(algo, **params)
+    info = registry.resolve_params(algo, **params)
     h = registry.context_width(algo, h)
     cls = PROCESSORS[algo]
     kw = dict(vocab_size=vocab_size, key=key, h=h, gamma=info["gamma"], **{p: info[p] for p in rec.params})

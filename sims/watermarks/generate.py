@@ -401,12 +401,12 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
 
 
 def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
-    """Validate an algorithm's parameters and apply the documented defaults (:func:`sims.watermarks.registry.resolve`).
+    """Validate an algorithm's parameters and apply the documented defaults (:func:`sims.watermarks.registry.resolve_params`).
 
     Returns the kernel's :class:`AlgoParams` and every parameter as a dict (what the record's
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
-    info = registry.resolve(algo, **given)
+    info = registry.resolve_params(algo, **given)
     prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha: DiPmark's only
     return prm, info
 
@@ -552,7 +552,7 @@ def _own_generator(rec, lm, *, n, T, seed, key, h, green_kind, prf, prompts, pro
     if given["gamma"] is not None:
         raise ValueError(f"algo {rec.name!r} has no green list and takes no parameter 'gamma' (got gamma={given['gamma']!r})")
     registry.check_params(rec.name, **given)
-    prm = registry.resolve(rec.name, **given)
+    prm = registry.resolve_params(rec.name, **given)
     return rec.generator(lm, n=n, T=T, seed=seed, key=key, h=h, prompts=prompts, prompt_len=prompt_len, prm=prm)
 
 

@@ -270,7 +270,7 @@ def generate_null(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int, gamma
         raise ValueError(f"key must be in [0, 2**64); got {key!r}")
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    info = registry.resolve("none", gamma=gamma)
+    info = registry.resolve_params("none", gamma=gamma)
     if prompts is None:
         prompts = sample_prompts(lm, n, seed, prompt_len)
     prompts = np.ascontiguousarray(prompts, dtype=np.int64)

@@ -13,7 +13,7 @@ against its reference step.  How to add one: the book's page "Adding a watermark
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
 the green list is recorded even where it is not boosted), ``delta``, ``Delta``, ``eta``,
 ``lam1``, ``tau``, ``alpha``, ``M``, and tournament sampling's ``m``, ``candidates`` and
-``mask_repeated`` (integers; recorded only by the algorithms that take them).  :func:`resolve` fills the defaults of
+``mask_repeated`` (integers; recorded only by the algorithms that take them).  :func:`resolve_params` fills the defaults of
 :mod:`sims.core.defaults` (and the per-algorithm ones: gamma*(Delta), lambda_1 =
 delta*(Delta, gamma)) and checks the values; :func:`check_params` refuses a parameter the
 algorithm does not take; :func:`get` refuses an unknown name.
@@ -61,7 +61,7 @@ class Param:
     The range is ``[low, high]`` with open ends where ``low_open`` / ``high_open``; ``high`` may
     name another parameter (``lam1`` lies in [0, M]).  ``exact`` keeps the value as given
     (otherwise it is converted to float), as the generator's records always have; ``integer``
-    requires an integral value and returns it as int.  ``recorded_unused=False``: :func:`resolve`
+    requires an integral value and returns it as int.  ``recorded_unused=False``: :func:`resolve_params`
     leaves it out for an algorithm that does not take it (the records of the others keep their keys).
     """
 
@@ -359,7 +359,7 @@ def check_params(name: str, **given) -> None:
         raise ValueError(f"algo {name!r} takes no parameter {k!r} (got {k}={v!r}); {k} is a parameter of {taking(k)}")
 
 
-def resolve(name: str, **given) -> dict:
+def resolve_params(name: str, **given) -> dict:
     """Every parameter of :data:`PARAMS` for algorithm ``name``: the given value or the default,
     checked; one it does not take holds ``Param.unused`` (or the value given, unchecked: use
     :func:`check_params` to refuse it)."""

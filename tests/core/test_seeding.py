@@ -256,13 +256,13 @@ def test_torch_processor_green_lists_and_records(algo, scheme):
 
 
 def test_stealing_scores_the_estimate_against_the_schemes_lists():
-    """make_haul of SRL delta 4 under minhash, h = 2 (lfqa V = 64, 1500 x 16 tokens, seed 0): the attacker's
+    """generate_stealing_texts of SRL delta 4 under minhash, h = 2 (lfqa V = 64, 1500 x 16 tokens, seed 0): the attacker's
     estimate is scored against the minhash lists (accuracy > 0.6), against which the left-hash lists of the
     same key are no better than chance (accuracy within 0.5 +- 0.1); attack_point records the scheme."""
     from sims import steal
 
     lm = open_synthetic("lfqa", vocab_size=64)
-    haul = steal.make_haul(lm, "srl", n_max=1500, T=16, n_eval=40, h=2, delta=4.0, seeding="minhash")
+    haul = steal.generate_stealing_texts(lm, "srl", n_max=1500, T=16, n_eval=40, h=2, delta=4.0, seeding="minhash")
     est = steal.estimate_green(haul.wm, haul.base, n_stolen=1500)
     m = haul.wm.meta
     right = steal.estimate_accuracy(est, m["key"], m["gamma"], haul.held_out, seeding="minhash")["accuracy"]

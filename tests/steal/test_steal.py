@@ -18,7 +18,7 @@ V = 128  # small vocabulary: every window is seen often with a few thousand text
 @pytest.fixture(scope="module")
 def haul():
     """Seed 0, SRL gamma 0.25 delta 4, h = 1: 2000 stolen + 2000 base texts of 16 tokens, 200 held out."""
-    return steal.make_haul(open_synthetic("news", vocab_size=V), "srl", n_max=2000, T=16, n_eval=200, gamma=0.25, delta=4.0)
+    return steal.generate_stealing_texts(open_synthetic("news", vocab_size=V), "srl", n_max=2000, T=16, n_eval=200, gamma=0.25, delta=4.0)
 
 
 def test_estimate_improves_with_n_and_beats_chance(haul):
@@ -61,7 +61,7 @@ def test_scrub_edits_only_believed_green_tokens(haul):
 @pytest.fixture(scope="module")
 def haul2():
     """Seed 0, SRL gamma 0.25 delta 2, h = 2, V = 256: 300 stolen + 300 base texts of 100 tokens, 300 targets."""
-    return steal.make_haul(open_synthetic("news", vocab_size=256), "srl", n_max=300, T=100, n_eval=300, h=2, gamma=0.25, delta=2.0)
+    return steal.generate_stealing_texts(open_synthetic("news", vocab_size=256), "srl", n_max=300, T=100, n_eval=300, h=2, gamma=0.25, delta=2.0)
 
 
 def test_spoof_statistic_is_scaled_spearman():

@@ -21,7 +21,7 @@ LM = open_synthetic("news", vocab_size=1024)
 
 
 def _haul(seeding: str, h: int, n_max: int, n_eval: int = 100):
-    return steal.make_haul(LM, "srl", n_max=n_max, T=32, n_eval=n_eval, h=h, gamma=0.25, delta=2.0, seeding=seeding)
+    return steal.generate_stealing_texts(LM, "srl", n_max=n_max, T=32, n_eval=n_eval, h=h, gamma=0.25, delta=2.0, seeding=seeding)
 
 
 def test_anchors():

@@ -94,7 +94,7 @@ def test_own_generator_equals_its_references(algo, h):
     lm = open_synthetic("lfqa", vocab_size=2000)
     rec, key, T = registry.get(algo), 99, 40
     gen = generate_synthetic(lm, algo, n=3, T=T, seed=3, key=key, h=h, **(_params(algo) if h > 1 else {}))
-    prm = registry.resolve(algo, **{k: gen.meta.get(k) for k in rec.params})
+    prm = registry.resolve_params(algo, **{k: gen.meta.get(k) for k in rec.params})
     tokens, ref = rec.generator_reference(lm, gen.prompts, T, 3, key, h, prm)
     np.testing.assert_array_equal(gen.tokens, tokens)
     for j, k in enumerate(("kl", "G", "dg", "entropy")):
@@ -170,7 +170,7 @@ def test_torch_loop_engine_equals_reference(model, algo, fused):
 
     spy = _Spy(make_processor(algo, vocab_size=V, key=KEY, fused=fused, max_steps=T_TORCH, **_params(algo)))
     g = generate_with_processor(model, PROMPTS, T_TORCH, spy, seed=2)
-    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS}) | dict(green_kind=g.meta["green_kind"])
+    prm = registry.resolve_params(algo, **{k: g.meta.get(k) for k in registry.PARAMS}) | dict(green_kind=g.meta["green_kind"])
     if registry.get(algo).family == "tournament":
         return _check_tournament_torch(algo, g, spy, prm)
     assert prm["gamma"] == g.meta["gamma"] and g.meta["algo"] == algo
@@ -211,7 +211,7 @@ def test_static_fused_engine_equals_reference(model, algo):
     from sims.torch_backend.static_decode import generate_static
 
     g = generate_static(model, PROMPTS, T_TORCH, algo=algo, key=KEY, seed=2, **_params(algo))
-    prm = registry.resolve(algo, **{k: g.meta.get(k) for k in registry.PARAMS})
+    prm = registry.resolve_params(algo, **{k: g.meta.get(k) for k in registry.PARAMS})
     rec = dict(tokens=g.tokens, G=g.G, entropy=g.entropy, kl=g.kl, dg=g.dg, lam=g.lam)
     for i, prompt in enumerate(PROMPTS):
         seq = np.array(prompt + g.tokens[i].tolist())
@@ -257,14 +257,14 @@ def _cli(argv):
 def test_an_unknown_name_is_one_clear_error_everywhere(tmp_path):
     from sims.detect.families import detectors
     from sims.experiments.evaluate import evaluate
-    from sims.steal import make_haul
+    from sims.steal import generate_stealing_texts
 
     lm = open_synthetic("tiny")
     gen = generate_synthetic(lm, "srl", n=1, T=3, seed=0, key=1)
     calls = [lambda: registry.get("kgw"), lambda: generate_synthetic(lm, "kgw", n=1, T=2, seed=0, key=1),
              lambda: evaluate(lm, "kgw", n=1, T=2, seed=0), lambda: detectors.score(gen, lm, algo="kgw"),
              lambda: _exact.step("kgw", lm, 1, np.array([1]), 0, (0.0, False), {"gamma": 0.25}),
-             lambda: make_haul(lm, "kgw", n_max=1)]
+             lambda: generate_stealing_texts(lm, "kgw", n_max=1)]
     for call in calls:
         with pytest.raises(ValueError, match=UNKNOWN):
             call()
@@ -331,7 +331,7 @@ def test_cli_options_come_from_the_registry(tmp_path):
 def test_every_parameter_check_names_the_parameter_its_value_and_range(name, bad):
     algo = next(a for a in ALGOS if name == "gamma" or name in registry.get(a).params)
     with pytest.raises(ValueError, match=f"^{name} must be (an integer )?in [\\[(]"):
-        registry.resolve(algo, **{name: bad})
+        registry.resolve_params(algo, **{name: bad})
 
 
 def test_registering_an_extra_algorithm():
@@ -353,7 +353,7 @@ def test_registering_an_extra_algorithm():
         registry._REGISTRY.pop("srl2")
     registry.register(registry.Algorithm("srl2", 99, ("delta",), "redgreen", base.reference))
     try:
-        assert registry.names()[-1] == "srl2" and registry.resolve("srl2", delta=3.0)["delta"] == 3.0
+        assert registry.names()[-1] == "srl2" and registry.resolve_params("srl2", delta=3.0)["delta"] == 3.0
         with pytest.raises(ValueError, match="takes no parameter 'tau'"):
             registry.check_params("srl2", tau=2.0)
     finally:

@@ -419,7 +419,7 @@ class Tournament(DetectorFamily):
 
         m = gen.meta
         own = m if m["algo"] == algo else {}
-        prm = registry.resolve(algo, **{k: own.get(k) for k in registry.get(algo).params})
+        prm = registry.resolve_params(algo, **{k: own.get(k) for k in registry.get(algo).params})
         return sequential_tournament(gen.tokens, _layout(gen)[0], key, prm["m"], alpha=alpha, h=m["h"], mask_repeated=bool(prm["mask_repeated"]),
                                      lengths=gen.lengths, grid=grid)
 
@@ -431,7 +431,7 @@ class Tournament(DetectorFamily):
         from sims.detect.anytime import sequential_laws
         from sims.detect.stats.tournament_scores import layer_weights
 
-        det.m = registry.resolve(algo, m=m)["m"]
+        det.m = registry.resolve_params(algo, m=m)["m"]
         det.weights = layer_weights(det.m, weights)
         det.mix = sequential_laws.tilt_mixture(sequential_laws.weighted_bernoulli_law(det.weights), f)
         det.mask_repeated = bool(mask_repeated)

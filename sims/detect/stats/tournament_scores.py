@@ -488,7 +488,7 @@ def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
                          f"got dedup={dedup!r}, gamma={gamma!r}")
     if params is None:
         params = gen.meta if gen.meta["algo"] == algo else {}
-    prm = registry.resolve(algo, **{k: params.get(k) for k in registry.get(algo).params})
+    prm = registry.resolve_params(algo, **{k: params.get(k) for k in registry.get(algo).params})
     return score_tournament(gen, key=key, m=prm["m"], h=gen.meta["h"], stat="mean" if stat is None else stat, mask_repeated=bool(prm["mask_repeated"]))
 
 
