@@ -49,9 +49,13 @@ from sims.watermarks.generate import algo_params
 
 COMMON_PARAMS = registry.COMMON  #: gamma, h and green_kind set the green list every record uses
 NULL_LMS = ("uniform",)  #: i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
+#: The metrics a grid records per text when it names none: the exact records' per-token means (``kl``, ``dg``,
+#: ``entropy``), the detector's ``z``, ``log10_p``, ``n_scored`` and ``score``, and ``tokens_to_detect``.
 DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
 PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  #: red-green: naive every-prefix testing vs the anytime-valid test (opt in)
+#: Every metric a grid's ``metrics`` may name: :data:`DEFAULT_METRICS` and :data:`PEEK_METRICS`.
 METRICS = DEFAULT_METRICS + PEEK_METRICS
+#: The top-level keys of a grid file with their defaults (None: no default; ``algo`` and ``attack`` are tables).
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
 
@@ -67,6 +71,18 @@ def dedup_rule(algo: str, dedup: bool) -> str:
     scored g-values are then i.i.d. under the null); ``"generation"`` (off): the generation's own
     ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
     hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
+
+    Parameters
+    ----------
+    algo : str
+        A registry algorithm.
+    dedup : bool
+        The grid's ``dedup``.
+
+    Returns
+    -------
+    str
+        ``"pairs"`` or ``"off"``, or the family's own rule (``"context-mask"`` or ``"generation"``).
     """
     from sims.detect import families
 
@@ -82,7 +98,17 @@ class GridError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """One configuration: an LM, an algorithm and its parameters as given (defaults filled at run time)."""
+    """One configuration: an LM, an algorithm and its parameters as given (defaults filled at run time).
+
+    Parameters
+    ----------
+    lm : str
+        Any LM of :func:`sims.get_lm`, or ``"uniform"`` (i.i.d. uniform tokens).
+    algo : str
+        A registry algorithm.
+    params : tuple
+        The parameters as sorted (name, value) pairs.
+    """
 
     lm: str
     algo: str
@@ -107,7 +133,43 @@ class Config:
 
 @dataclasses.dataclass(frozen=True)
 class Grid:
-    """A validated grid: configurations x seeds x chunks, and the settings every task shares."""
+    """A validated grid: configurations x seeds x chunks, and the settings every task shares.
+
+    Made by :func:`load_grid`; the fields are the grid file's keys (module docstring) after validation.
+
+    Parameters
+    ----------
+    path : str
+        The grid file (not part of the hash).
+    configs : tuple of Config
+        Every configuration, in file order.
+    n, T : int
+        Texts per (configuration, seed) and tokens per text.
+    chunk : int
+        Texts per task.
+    seeds : tuple of int
+        The grid seeds.
+    key : int
+        Watermark key.
+    dedup : bool
+        Score each (context, token) pair once (:func:`dedup_rule`).
+    controls : bool
+        Also score ``n`` unwatermarked texts per configuration and seed (the empirical FPR).
+    prompt_len : int
+        Prompt tokens of a synthetic LM's texts.
+    fprs : tuple of float
+        The levels of the summary's TPR and FPR.
+    ttd_level : float
+        Level of ``tokens_to_detect``.
+    metrics : tuple of str
+        Metrics recorded per text (:data:`METRICS`).
+    attacks : tuple of (str, float)
+        (kind, rate) of each attack run on every chunk.
+    score : str or None, optional
+        A registered score family replacing each algorithm's default detector, or None.
+    sampler : str or None, optional
+        ``"levels"``: the unwatermarked texts drawn by :mod:`sims.watermarks.null_sampler`; None: the generator.
+    """
 
     path: str
     configs: tuple[Config, ...]
@@ -267,7 +329,24 @@ def _attacks(loc: _Locator, tables: list) -> tuple[tuple[str, float], ...]:
 
 
 def load_grid(path) -> Grid:
-    """Read, validate and expand a grid file; raise :class:`GridError` (file, line, key) on bad input."""
+    """Read, validate and expand a grid file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML grid file (``examples/sweep_quick.toml``).
+
+    Returns
+    -------
+    Grid
+        The validated grid, its lists expanded to configurations (products, and ``zip`` tables zipped).
+
+    Raises
+    ------
+    GridError
+        On bad input, naming the file, the line and the key: invalid TOML, an unknown key, algorithm,
+        parameter, LM, attack or metric, or a value the generator would refuse.
+    """
     path = pathlib.Path(path)
     text = path.read_text()
     loc = _Locator(str(path), text)
