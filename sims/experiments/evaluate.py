@@ -104,7 +104,7 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         Any LM (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``, SmolLM2, a random
         test model, a model folder) or the opened object.
     algo : one of :data:`sims.watermarks.generate.ALGOS` except "none" (:mod:`sims.watermarks.registry`)
-    n, T, seed, key :
+    n, T, seed, key, n_null : int
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate_synthetic`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the

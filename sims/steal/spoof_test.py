@@ -82,8 +82,20 @@ class PairCounts:
 
 
 def rank_correlation(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-    r""":math:`Z = \sqrt{n-1}\,\mathrm{corr}(\mathrm{midrank}(x), g)` of each row (module docstring);
-    0 for a row whose ``g`` or ``x`` is constant."""
+    r""":math:`Z = \sqrt{n-1}\,\mathrm{corr}(\mathrm{midrank}(x), g)` of each row (module docstring).
+
+    Parameters
+    ----------
+    x : array_like
+        (m, n) the per-token statistic (log of one plus the reference count).
+    g : array_like
+        (m, n) the green indicators.
+
+    Returns
+    -------
+    numpy.ndarray
+        (m,) Z; 0 for a row whose ``g`` or ``x`` is constant, and every row when n < 2.
+    """
     x = np.asarray(x, dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
     n = x.shape[1]
@@ -103,10 +115,22 @@ def spoof_statistic(tokens, prompts, key: int, gamma: float, reference: PairCoun
 
     Parameters
     ----------
-    tokens, prompts, h : token layout of :mod:`sims.detect.stats.scores`.
-    key, gamma, kind, vocab_size : the owner's watermark.
+    tokens, prompts, h : array_like, array_like, int
+        Token layout of :mod:`sims.detect.stats.scores`.
+    key, gamma, kind, vocab_size : int, float, str, int or None
+        The owner's watermark.
     reference : PairCounts
         The owner's pair counts, same ``h``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) :math:`Z` of each text (:func:`rank_correlation` of the log reference counts and the colours).
+
+    Raises
+    ------
+    ValueError
+        If ``reference`` is not a :class:`PairCounts`, its ``h`` differs, or ``tokens`` holds -1 pads.
     """
     if not isinstance(reference, PairCounts):
         raise ValueError(f"reference must be a PairCounts; got {type(reference).__name__}")
@@ -122,8 +146,29 @@ def spoof_statistic(tokens, prompts, key: int, gamma: float, reference: PairCoun
 
 @dataclass
 class SpoofTest:
-    """The owner's spoof test: its reference pair counts and the sorted :math:`Z` of its
-    calibration texts (module docstring).  Build with :meth:`fit`; :meth:`log10_p` tests texts."""
+    """The owner's spoof test: its reference pair counts and the sorted :math:`Z` of its calibration texts.
+
+    Build with :meth:`fit`; :meth:`log10_p` tests texts (module docstring).
+
+    Parameters
+    ----------
+    key : int
+        The owner's key.
+    gamma : float
+        Green-list ratio.
+    h : int
+        Context width.
+    kind : str
+        Green-list kind.
+    vocab_size : int or None
+        Vocabulary size.
+    reference : PairCounts
+        Counts of the reference texts' pairs.
+    calibration : numpy.ndarray
+        Sorted :math:`Z` of the calibration texts.
+    length : int
+        Tokens per calibration text (the null depends on it).
+    """
 
     key: int
     gamma: float
@@ -157,8 +202,20 @@ class SpoofTest:
 
 
 def conformal_log10_p(z: np.ndarray, calibration: np.ndarray) -> np.ndarray:
-    r"""log10 of :math:`(1 + \#\{j : Z_j \ge z\}) / (M + 1)` for each z, ``calibration`` = the
-    M calibration statistics sorted ascending."""
+    r"""log10 of the conformal p-value :math:`(1 + \#\{j : Z_j \ge z\}) / (M + 1)` of each z.
+
+    Parameters
+    ----------
+    z : array_like
+        Statistics of the texts tested.
+    calibration : numpy.ndarray
+        The M calibration statistics, sorted ascending.
+
+    Returns
+    -------
+    numpy.ndarray
+        log10 p-values, in [log10(1 / (M + 1)), 0] (small: spoofed).
+    """
     M = calibration.size
     at_least = M - np.searchsorted(calibration, np.asarray(z, dtype=np.float64), side="left")
     return np.log10((1.0 + at_least) / (M + 1.0))
