@@ -30,10 +30,28 @@ from sims.watermarks import tournament as tn
 
 
 def tournament_law(p: torch.Tensor, layer_g, m: int, K: int):
-    """The tournament's winner law of each row of ``p`` (B, V), float64.
+    r"""The tournament's winner law of each row of ``p``, float64.
 
-    ``layer_g(l)`` gives layer l's g-values (B, V) as 0./1.  Returns ``(q, kl, mean_g_p, mean_g_q)``:
-    :math:`q_t`, :math:`D_{kl}(q_t\\|p_t)` and the mean g-values of p and q (B,)."""
+    Parameters
+    ----------
+    p : torch.Tensor
+        (B, V) next-token distributions.
+    layer_g : callable
+        ``layer_g(l)`` gives layer l's g-values (B, V) as 0./1.
+    m : int
+        Layers of the tournament.
+    K : int
+        Candidates per match.
+
+    Returns
+    -------
+    q : torch.Tensor
+        (B, V) :math:`q_t`, the law of the winner.
+    kl : torch.Tensor
+        (B,) :math:`D_{kl}(q_t\|p_t)`.
+    mean_g_p, mean_g_q : torch.Tensor
+        (B,) the mean g-values under p and q.
+    """
     q = p.clone()
     logf = torch.zeros_like(p)
     pc = torch.zeros_like(p)
@@ -147,8 +165,29 @@ class TournamentProcessor:
 
 
 def generate_tournament_lm(model, prompts, T: int, processor: TournamentProcessor, *, seed: int = 0, **kw):
-    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate_with_processor`),
-    with the tournament's parameters in ``meta`` (what :func:`sims.detect.stats.tournament_scores.score_tournament` reads)."""
+    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate_with_processor`).
+
+    Parameters
+    ----------
+    model : transformers causal LM
+        The model.
+    prompts : list of id sequences
+        The prompts.
+    T : int
+        Tokens per row.
+    processor : TournamentProcessor
+        The tournament.
+    seed : int, optional
+        Sampling seed.
+    **kw
+        Further arguments of ``generate_with_processor`` (``rows``, ``vocab_size``, ``stop_ids``).
+
+    Returns
+    -------
+    Generation
+        With the tournament's parameters in ``meta`` (``m``, ``mode``, ``candidates``, ``mask_repeated``; no
+        ``gamma``), what :func:`sims.detect.stats.tournament_scores.score_tournament` reads.
+    """
     from sims.torch_backend.generate_torch import generate_with_processor
 
     gen = generate_with_processor(model, prompts, T, processor, seed=seed, **kw)
