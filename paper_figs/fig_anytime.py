@@ -132,6 +132,23 @@ def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run the anytime-valid study on one LM and write its figure and tables.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 20000 null texts of 200 tokens, 12 detection texts of 150 tokens (V = 2000 on a synthetic LM)
+        and small FWER / FDR tables, instead of 1e6 null texts of 200 and 1000 tokens and 400 texts of 600.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_anytime.png, fig_anytime.json and fig_anytime.md (:func:`paper_figs._out.write`).
+    """
     from paper_figs._data import is_synthetic, sized
 
     name = (lms or ("news",))[0]

@@ -41,7 +41,22 @@ def srl_population_delta(specs, Delta: float) -> float:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes)."""
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 32 replications of T = 200, instead of 512 of 400.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_consistency.png and fig_consistency.json (:func:`paper_figs.save`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")

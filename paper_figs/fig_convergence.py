@@ -19,7 +19,22 @@ PROCESSES = {"i.i.d. Beta(2,2)": "beta:2,2", "regime switching": "regime:0.001,2
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).  The figure is drawn by
-    :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it)."""
+    :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: horizons up to 1e4 (3 of them) and 8 replications, instead of up to 1e7 (9) and 64.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_convergence.png and fig_convergence.json (:func:`paper_figs.save`).
+    """
     from sims.reduced import runner as reduced
     from sims.reduced.runner import slope_ci
 

@@ -70,7 +70,26 @@ def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = Non
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathlib.Path]:
     """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``); the rows of other
-    (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone."""
+    (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``news`` at V = 2000, 12 texts of 30 tokens, the quick attacks, level 1e-2, instead of ``news``
+        and ``lfqa`` at full size.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, ``news`` and ``lfqa`` full).
+    algos : sequence of str, optional
+        The algorithms run (default all of ``ALGOS``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_edit_scores.png, fig_edit_scores.json and fig_edit_scores.md
+        (:func:`paper_figs._out.write`).
+    """
     import json
 
     from paper_figs._data import figure_lm, generations

@@ -31,6 +31,22 @@ def markdown_table(wm_real: dict, wm_fit: dict) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Compare the shipped ``smollm2-fit`` preset with SmolLM2's stored records and write the figure and table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 64 synthetic texts for the statistics and per watermark configuration, instead of 512.
+    lms : sequence of str, optional
+        Ignored (the figure is about the smollm2-fit / SmolLM2 pair).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_fitted_lm.png, fig_fitted_lm.json (:func:`paper_figs.save`) and fig_fitted_lm.md.
+    """
     del lms  # this figure is about one LM pair: the shipped smollm2-fit preset beside SmolLM2 itself
     import matplotlib
 

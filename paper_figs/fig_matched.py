@@ -262,11 +262,31 @@ def _figure(plt, result: dict):
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
-    """Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
+    """Run the matched-distortion grids and compare the detectors at the same KL and the KL at the same TPR.
+
+    Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
     bootstrap replicates, 3 levels; else the grids' 162 + 8 configurations x 300 texts x 200 tokens on news, lfqa and
     smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
     at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
-    DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``)."""
+    DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, else ``news``, ``lfqa`` and
+        ``smollm2-fit``).
+    only : sequence of str, optional
+        The algorithms whose comparisons are run (default all).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_matched.png, fig_matched.json and fig_matched.md (:func:`paper_figs._out.write`).
+    """
     from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
     from sims.sweep.grid import Config

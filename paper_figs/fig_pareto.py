@@ -47,7 +47,23 @@ def frontier_gap(kl: float, dg: float, front_dg, front_kl) -> float:
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """Compute both figures' data, then draw them (:func:`draw`, :func:`draw_scatter4`) from the JSON summaries they are
-    saved as (``fig_pareto.json``, ``fig_scatter4.json``): ``python -m paper_figs.redraw`` redraws them without running."""
+    saved as (``fig_pareto.json``, ``fig_scatter4.json``): ``python -m paper_figs.redraw`` redraws them without running.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 12 texts of 100 tokens at V = 2000, instead of 200 of 200 at the LMs' V.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first two are used (default ``news`` and ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_pareto.png / .json / .md (:func:`paper_figs._out.write`) and fig_scatter4.png / .json
+        (:func:`paper_figs.save`).
+    """
     import theory
 
     lms = tuple(lms or ("news", "lfqa"))[:2]

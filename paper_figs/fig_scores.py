@@ -143,6 +143,25 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Score each algorithm's texts with every detection score of its family and write the figure and table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``news`` at V = 2000, 12 texts of 60 tokens per algorithm, instead of ``news``, ``lfqa``,
+        ``smollm2-fit`` and ``smollm2`` at full size.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, else ``news``, ``lfqa``,
+        ``smollm2-fit``, ``smollm2``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_scores.png, fig_scores.json and fig_scores.md (:func:`paper_figs._out.write`)
+        (:func:`render`).
+    """
     import json
 
     from paper_figs._data import figure_lm, generations, is_synthetic, sized

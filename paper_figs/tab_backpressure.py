@@ -44,6 +44,23 @@ def excess(res) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run DualGA and backpressure in the reduced simulator and tabulate their KL excess over the hindsight frontier.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: T = 5000 and 8 replications, instead of 1e5 and 32.
+    lms : sequence of str, optional
+        Ignored (the reduced simulator has no LM).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_backpressure.png, tab_backpressure.json and tab_backpressure.md
+        (:func:`paper_figs._out.write`).
+    """
     from scipy import stats
 
     from paper_figs import criteria as cr

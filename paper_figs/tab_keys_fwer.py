@@ -81,6 +81,28 @@ def table(rows: list[dict]) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, sizes=None, log=None) -> list[pathlib.Path]:
+    """Tabulate the family-wise error over many keys of every detector family (:func:`fwer_rows`).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 100 texts of 50 tokens (keyed orders 40 of 30) and K in 10, 100, instead of 5000 of 100 (100 of
+        50) and K up to 1000.
+    lms : sequence of str, optional
+        Ignored.
+    sizes : tuple, optional
+        ((n, T) of the other families, (n, T) of keyed orders); default :data:`SIZES`.
+    log : callable, optional
+        Receives each row as it is done.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_keys_fwer.png, tab_keys_fwer.json and tab_keys_fwer.md
+        (:func:`paper_figs._out.write`).
+    """
     rows = fwer_rows(quick, sizes, log)
     return write(out_dir, "tab_keys_fwer", dict(alpha=ALPHA, seed=SEED, quick=quick, rows=rows), table(rows), TITLE)
 

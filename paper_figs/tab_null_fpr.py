@@ -99,8 +99,26 @@ def null_counts(lm: str, n: int, T: int, n_uw: int, previous: dict | None = None
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Quick: 64 texts x 50 tokens per detector (UW 16) on news; else 8192 x 200 (UW :data:`UW_N`) on news and
-    lfqa; a real LM one shared sample of ``--real-n`` x ``--real-T``."""
+    """Count the false positives of each exact detector on independent null texts and tabulate them.
+
+    Quick: 64 texts x 50 tokens per detector (UW 16) on news; else 8192 x 200 (UW :data:`UW_N`) on news and
+    lfqa; a real LM one shared sample of ``--real-n`` x ``--real-T``.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, ``news`` and ``lfqa`` full).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_null_fpr.png, tab_null_fpr.json and tab_null_fpr.md (:func:`paper_figs._out.write`);
+        the full run resumes from a previous tab_null_fpr.json.
+    """
     from paper_figs import criteria as cr
 
     lms = tuple(lms or (("news",) if quick else ("news", "lfqa")))

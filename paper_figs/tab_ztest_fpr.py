@@ -38,6 +38,23 @@ def z_size(T: int, gamma: float, alpha: float) -> float:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Tabulate the z-test's exact size under the i.i.d. null against its nominal level (exact binomial law, no simulation).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Unused: the table is exact.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_ztest_fpr.png, tab_ztest_fpr.json and tab_ztest_fpr.md
+        (:func:`paper_figs._out.write`).
+    """
     cells = [dict(T=T, gamma=g, alpha=a, size=z_size(T, g, a)) for T in LENGTHS for g in GAMMAS for a in LEVELS]
     for c in cells:
         c["ratio"] = c["size"] / c["alpha"]
