@@ -29,6 +29,19 @@ def srl_population_delta(specs, Delta: float) -> float:
     r"""The boost whose DG, averaged over prompt types (equal weights), equals Delta.
 
     .. math:: \frac{1}{K}\sum_k E_{G \sim P_k}[\mathrm{DG}(\delta, G)] = \Delta
+
+    Parameters
+    ----------
+    specs : sequence of str
+        The K prompt types' G processes (:func:`sims.reduced.gprocess.parse_spec`), each integrated over 4096
+        quantile nodes of its first table.
+    Delta : float
+        The DG target.
+
+    Returns
+    -------
+    float
+        delta in [0, 15] (Brent's root).
     """
     from scipy.optimize import brentq
 

@@ -92,10 +92,22 @@ def _pow10(T: float) -> str:
 
 
 def draw(summary: dict):
-    """fig_convergence from its JSON summary: per process, DualGA's regret and constraint gap against T (log-log) with the
-    T^(-1/2) rate; and, at the largest T, both against the measured non-stationarity W_T / T.  A JSON written before the
-    per-T means were recorded (the committed full run) gives each process's fitted log-log slope and its 95 % bootstrap
-    interval in place of the curves."""
+    """fig_convergence from its JSON summary.
+
+    Per process, DualGA's regret and constraint gap against T (log-log) with the T^(-1/2) rate; and, at the largest
+    T, both against the measured non-stationarity W_T / T.  A JSON written before the per-T means were recorded
+    (the committed full run) gives each process's fitted log-log slope and its 95 % bootstrap interval in place of
+    the curves.
+
+    Parameters
+    ----------
+    summary : dict
+        The figure's JSON summary (``fig_convergence.json``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
 
     plt = agg()

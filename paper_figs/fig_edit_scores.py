@@ -46,8 +46,26 @@ def _label(kind: str, rate: float) -> str:
 
 
 def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = None) -> np.ndarray:
-    """(n_texts, len(lengths)) log10 p of the keyed-order family ``name`` (``hits`` or ``its-edit``) on the
-    prefixes of ``lengths`` tokens (capped at each text's length; the last column is the whole text)."""
+    """log10 p of the keyed-order family ``name`` on the prefixes of ``lengths`` tokens.
+
+    Parameters
+    ----------
+    name : {"hits", "its-edit"}
+        The keyed-order score.
+    gen : sims.core.record.Generation
+        The texts.
+    lm : object
+        Their LM (its step probabilities along the texts).
+    lengths : sequence of int
+        Prefix lengths, capped at each text's length.
+    resamples : int, optional
+        Resamples of the its-edit null.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_texts, len(lengths)) log10 p-values; the last column is the whole text.
+    """
     from sims.detect.stats import edit_scores, scores
 
     step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)

@@ -33,7 +33,19 @@ def _tokenizer(lm: str):
 
 
 def decode(lm: str, token: int) -> str:
-    """A token's text: the real LM's tokenizer decodes it; a synthetic LM's token is its id."""
+    """A token's text: the real LM's tokenizer decodes it; a synthetic LM's token is its id.
+
+    Parameters
+    ----------
+    lm : str
+        The LM's name.
+    token : int
+        The token id.
+
+    Returns
+    -------
+    str
+    """
     tok = _tokenizer(lm)
     return str(int(token)) if tok is None else tok.decode([int(token)])
 

@@ -20,6 +20,20 @@ TITLE = "fitted synthetic LM vs SmolLM2: entropy per text, its autocorrelation, 
 
 
 def markdown_table(wm_real: dict, wm_fit: dict) -> str:
+    """The markdown table of SRL / DualGA on SmolLM2 beside the fitted LM: realised DG, KL and TPR at 1e-4, each +- its
+    standard error.
+
+    Parameters
+    ----------
+    wm_real : dict
+        SmolLM2's stored summary per configuration (:func:`sims.torch_backend.lm_stats.summarise`).
+    wm_fit : dict
+        The fitted LM's (:func:`sims.experiments.lm_validation.watermark_summary`), same configurations.
+
+    Returns
+    -------
+    str
+    """
     rows = ["| configuration | DG SmolLM2 | DG fitted | KL SmolLM2 | KL fitted | TPR@1e-4 SmolLM2 | TPR@1e-4 fitted |",
             "|---|---|---|---|---|---|---|"]
     for name, r in wm_real.items():

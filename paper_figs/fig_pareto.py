@@ -41,7 +41,20 @@ ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within
 
 
 def frontier_gap(kl: float, dg: float, front_dg, front_kl) -> float:
-    """Relative KL excess over the frontier at the configuration's realised DG (linear interpolation)."""
+    """Relative KL excess over the frontier at the configuration's realised DG (linear interpolation).
+
+    Parameters
+    ----------
+    kl, dg : float
+        The configuration's KL per token and realised DG.
+    front_dg, front_kl : array_like
+        The hindsight frontier, DG increasing.
+
+    Returns
+    -------
+    float
+        ``kl / KL_frontier(dg) - 1``.
+    """
     return float(kl / np.interp(dg, front_dg, front_kl) - 1.0)
 
 
@@ -136,8 +149,20 @@ def _variants(algo: str, confs, key: str):
 
 
 def draw(summary: dict):
-    """fig_pareto from its JSON summary (``fig_pareto.json``): per LM, realised DG vs KL of every configuration over the
-    LM's hindsight frontier, in the package's style (:mod:`paper_figs.style`)."""
+    """fig_pareto from its JSON summary (``fig_pareto.json``).
+
+    Per LM, realised DG vs KL of every configuration over the LM's hindsight frontier, in the package's style
+    (:mod:`paper_figs.style`).
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import display
 
@@ -216,8 +241,20 @@ def _seeding_zoom(ax, confs, seeded, series):
 
 
 def draw_scatter4(summary: dict):
-    """fig_scatter4 from its JSON summary (``fig_scatter4.json``): each text's KL and DG, for two independent prompt sets
-    (rows) on two LMs (columns), SRL gamma 0.25 delta 2 and DualGA over Delta."""
+    """fig_scatter4 from its JSON summary (``fig_scatter4.json``).
+
+    Each text's KL and DG, for two independent prompt sets (rows) on two LMs (columns), SRL gamma 0.25 delta 2 and
+    DualGA over Delta.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import display
 

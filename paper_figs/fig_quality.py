@@ -27,7 +27,18 @@ REAL_DEFAULT = dict(n=8, T=64)  # a real LM on a CPU: the small run
 
 
 def configs(real: bool) -> list[tuple[str, dict]]:
-    """Every registered algorithm with a generator on the LM's backend (``"none"`` first), then :data:`EXTRA`."""
+    """Every registered algorithm with a generator on the LM's backend (``"none"`` first), then :data:`EXTRA`.
+
+    Parameters
+    ----------
+    real : bool
+        A real LM (the torch backend) rather than a synthetic one (Numba).
+
+    Returns
+    -------
+    list of (str, dict)
+        (algorithm, parameters) pairs.
+    """
     from sims.watermarks import registry
 
     backend = "torch" if real else "numba"

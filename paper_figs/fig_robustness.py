@@ -117,8 +117,19 @@ ATTACK_NAMES = {"deletion": "deletion", "insertion": "insertion", "substitution"
 
 
 def draw(summary: dict):
-    """The figure from its JSON summary (``fig_robustness.json``): what ``main`` saves, and what
-    ``python -m paper_figs.redraw`` redraws without rerunning anything."""
+    """The figure from its JSON summary (``fig_robustness.json``).
+
+    What ``main`` saves, and what ``python -m paper_figs.redraw`` redraws without rerunning anything.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import theory
     from paper_figs import style
     from paper_figs._out import agg

@@ -73,8 +73,19 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
 
 
 def draw(summary: dict):
-    """The figure from its JSON summary (``fig_text_attacks.json``), in the package's style (:mod:`paper_figs.style`):
-    what ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    """The figure from its JSON summary (``fig_text_attacks.json``), in the package's style (:mod:`paper_figs.style`).
+
+    What ``main`` saves and ``python -m paper_figs.redraw`` redraws.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import is_synthetic
     from paper_figs._out import agg

@@ -31,7 +31,18 @@ CONFIDENCE = 0.95
 
 
 def excess(res) -> np.ndarray:
-    """Per replication: average KL minus OPT at the replication's own realised DG (nan where that DG is infeasible)."""
+    """Per replication: average KL minus OPT at the replication's own realised DG (nan where that DG is infeasible).
+
+    Parameters
+    ----------
+    res : sims.reduced.runner.ReducedResult
+        A controller's run (its per-replication average KL and DG).
+
+    Returns
+    -------
+    numpy.ndarray
+        (reps,) KL excess over the hindsight optimum (:func:`sims.reduced.online.hindsight_opt`).
+    """
     from sims.reduced import online
     from sims.reduced.gprocess import parse_spec
     from sims.reduced.runner import OPT_TOL

@@ -26,7 +26,22 @@ LEVELS = (1e-2, 1e-4, 1e-6)
 
 
 def z_size(T: int, gamma: float, alpha: float) -> float:
-    """Exact P_H0(z >= z_alpha) for T i.i.d. Bernoulli(gamma) colours (0 where no count reaches z_alpha)."""
+    """Exact P_H0(z >= z_alpha) for T i.i.d. Bernoulli(gamma) colours (0 where no count reaches z_alpha).
+
+    Parameters
+    ----------
+    T : int
+        Tokens.
+    gamma : float
+        The null green probability.
+    alpha : float
+        The nominal level.
+
+    Returns
+    -------
+    float
+        The z-test's exact size.
+    """
     from scipy.stats import norm
 
     from sims.detect.stats.nulls import binom_logsf
