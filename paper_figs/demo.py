@@ -166,6 +166,13 @@ class Summary:
         self.log, self.stdout, self.times = log, stdout or sys.stdout, []
 
     def say(self, line: str) -> None:
+        """Print one line to the summary's stdout.
+
+        Parameters
+        ----------
+        line : str
+            The line.
+        """
         print(line, file=self.stdout, flush=True)
 
     def _warning(self, message, category, filename, lineno, file=None, line=None) -> None:
@@ -173,6 +180,19 @@ class Summary:
 
     @contextlib.contextmanager
     def part(self, label: str):
+        """Run one part of the demo: its label and seconds on stdout, its output and warnings in the log.
+
+        Parameters
+        ----------
+        label : str
+            The part's label.
+
+        Yields
+        ------
+        None
+            Inside the block, stdout and stderr go to the log and progress bars are hidden; a failure prints
+            ``failed`` and propagates.
+        """
         from sims.core.progress import shown
 
         print(f"  {label:<72s}", end="", file=self.stdout, flush=True)

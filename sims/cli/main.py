@@ -43,6 +43,16 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (exit status 2), not a usage block."""
 
     def error(self, message: str):
+        """Exit with one line on stderr and status 2 (no usage block).
+
+        An option's range check (:func:`sims.cli.checks.integer`, ``--threads``) is worded as the checks that run
+        later: ``--key must be an integer in [0, 2**64); got 'abc'``, not ``argument --key: must be ...``.
+
+        Parameters
+        ----------
+        message : str
+            argparse's message.
+        """
         # an option's range check (sims.cli.checks.integer, --threads) in the wording of the checks
         # that run later: "--key must be an integer in [0, 2**64); got 'abc'", not "argument --key: must be ..."
         m = re.fullmatch(r"argument (\S+): (must be .*)", message, flags=re.S)

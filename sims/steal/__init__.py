@@ -106,7 +106,20 @@ class GreenEstimate:
     pair_green: np.ndarray
 
     def predict(self, names: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-        """Is each (window name, token) pair in the estimated green list?"""
+        """Is each (window name, token) pair in the estimated green list?
+
+        Parameters
+        ----------
+        names : numpy.ndarray
+            uint64 public window names (:func:`sims.core.windows.window_names`).
+        tokens : numpy.ndarray
+            Token ids, broadcast with ``names``.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool; False for a pair never seen.
+        """
         q = windows.pair_names(np.asarray(names, dtype=np.uint64), tokens)
         i = np.minimum(np.searchsorted(self.pair_keys, q), max(self.pair_keys.size - 1, 0))
         if self.pair_keys.size == 0:
@@ -114,7 +127,12 @@ class GreenEstimate:
         return (self.pair_keys[i] == q) & self.pair_green[i]
 
     def mean_list_size(self) -> float:
-        """Average estimated green-list size over the windows seen."""
+        """Average estimated green-list size over the windows seen.
+
+        Returns
+        -------
+        float
+        """
         return float(self.green.sum() / max(1, self.names.size))
 
 

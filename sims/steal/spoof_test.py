@@ -66,7 +66,26 @@ class PairCounts:
 
     @classmethod
     def from_texts(cls, tokens, prompts, h: int) -> PairCounts:
-        """Counts of the (window, token) pairs of the texts (``tokens`` without -1 pads)."""
+        """Counts of the (window, token) pairs of the texts.
+
+        Parameters
+        ----------
+        tokens : array_like of int
+            (n, T) texts, without -1 pads.
+        prompts : array_like of int
+            (n, P) their prompts, P >= h.
+        h : int
+            Context width.
+
+        Returns
+        -------
+        PairCounts
+
+        Raises
+        ------
+        ValueError
+            If ``tokens`` holds -1 pads.
+        """
         tokens = np.asarray(tokens, dtype=np.int64)
         if np.any(tokens < 0):
             raise ValueError("reference tokens must not hold -1 pads (texts of unequal length)")
@@ -74,7 +93,18 @@ class PairCounts:
         return cls(int(h), names, counts.astype(np.int64))
 
     def count(self, names: np.ndarray) -> np.ndarray:
-        """Count of each pair name (0 if never seen)."""
+        """Count of each pair name (0 if never seen).
+
+        Parameters
+        ----------
+        names : numpy.ndarray
+            uint64 pair names (:func:`sims.core.windows.pair_names`).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 counts, of ``names``' shape.
+        """
         if self.names.size == 0:
             return np.zeros(np.shape(names), dtype=np.int64)
         i = np.minimum(np.searchsorted(self.names, names), self.names.size - 1)
@@ -182,8 +212,37 @@ class SpoofTest:
     @classmethod
     def fit(cls, reference_tokens, reference_prompts, calibration_tokens, calibration_prompts, *, key: int, gamma: float, h: int = 1,
             kind: str = "bernoulli", vocab_size: int | None = None) -> SpoofTest:
-        """Count the reference's pairs and compute :math:`Z` on the calibration texts (the owner's
-        genuine texts, not in the reference, same length as the texts to test)."""
+        """Count the reference's pairs and compute :math:`Z` on the calibration texts.
+
+        The calibration texts are the owner's genuine texts, not in the reference, of the same length as the texts to
+        test.
+
+        Parameters
+        ----------
+        reference_tokens, reference_prompts : array_like of int
+            The owner's reference texts (what it served) and their prompts.
+        calibration_tokens, calibration_prompts : array_like of int
+            The calibration texts and their prompts.
+        key : int
+            The owner's key.
+        gamma : float
+            Green-list ratio.
+        h : int, optional
+            Context width.
+        kind : str, optional
+            Green-list kind.
+        vocab_size : int, optional
+            Vocabulary size.
+
+        Returns
+        -------
+        SpoofTest
+
+        Raises
+        ------
+        ValueError
+            If there is no calibration text or a text holds -1 pads.
+        """
         ref = PairCounts.from_texts(reference_tokens, reference_prompts, h)
         cal = spoof_statistic(calibration_tokens, calibration_prompts, key, gamma, ref, h=h, kind=kind, vocab_size=vocab_size)
         if cal.size < 1:
@@ -191,11 +250,38 @@ class SpoofTest:
         return cls(int(key), float(gamma), int(h), kind, vocab_size, ref, np.sort(cal), int(np.shape(calibration_tokens)[1]))
 
     def statistic(self, tokens, prompts) -> np.ndarray:
-        """:math:`Z` of each text."""
+        """:math:`Z` of each text (:func:`spoof_statistic` under the owner's watermark and reference).
+
+        Parameters
+        ----------
+        tokens, prompts : array_like of int
+            (n, T) texts and (n, P) prompts.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) Z.
+        """
         return spoof_statistic(tokens, prompts, self.key, self.gamma, self.reference, h=self.h, kind=self.kind, vocab_size=self.vocab_size)
 
     def log10_p(self, tokens, prompts) -> np.ndarray:
-        """log10 of the conformal p-value of each text (small: spoofed); texts of the calibration's length."""
+        """log10 of the conformal p-value of each text (small: spoofed); texts of the calibration's length.
+
+        Parameters
+        ----------
+        tokens, prompts : array_like of int
+            (n, T) texts and (n, P) prompts.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) log10 p-values (:func:`conformal_log10_p`).
+
+        Raises
+        ------
+        ValueError
+            If the texts' length differs from the calibration texts'.
+        """
         if np.shape(tokens)[1] != self.length:
             raise ValueError(f"texts must have the calibration texts' length {self.length} (the null depends on it); got {np.shape(tokens)[1]}")
         return conformal_log10_p(self.statistic(tokens, prompts), self.calibration)

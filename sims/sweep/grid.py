@@ -120,6 +120,12 @@ class Config:
         return self.lm not in NULL_LMS and is_real(self.lm)
 
     def as_dict(self) -> dict:
+        """The configuration as JSON-ready fields: ``lm``, ``algo`` and ``params`` (a dict).
+
+        Returns
+        -------
+        dict
+        """
         return dict(lm=self.lm, algo=self.algo, params=dict(self.params))
 
     @property
@@ -128,6 +134,12 @@ class Config:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:12]
 
     def label(self) -> str:
+        """A readable label: the LM, the algorithm and its parameters (``news srl delta=2, gamma=0.25``).
+
+        Returns
+        -------
+        str
+        """
         return f"{self.lm} {self.algo} " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.params)
 
 
@@ -190,10 +202,18 @@ class Grid:
 
     @property
     def n_chunks(self) -> int:
+        """Tasks per (configuration, seed): ``ceil(n / chunk)``."""
         return -(-self.n // self.chunk)
 
     def canonical(self) -> dict:
-        """Everything that determines the rows (not the file's path), JSON-ready."""
+        """Everything that determines the rows (not the file's path), JSON-ready.
+
+        Returns
+        -------
+        dict
+            The settings (``score`` and ``sampler`` only where set, so that older grids keep their hash) and
+            ``configs`` as :meth:`Config.as_dict`.
+        """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
         for opt in ("score", "sampler"):  # grids without these keys keep their hash
             if d[opt] is None:
@@ -202,11 +222,18 @@ class Grid:
         return json.loads(json.dumps(d))
 
     def dedup_rules(self) -> dict[str, str]:
-        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``."""
+        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``.
+
+        Returns
+        -------
+        dict of str to str
+            Algorithm -> rule.
+        """
         return {c.algo: dedup_rule(c.algo, self.dedup) for c in self.configs}
 
     @property
     def hash(self) -> str:
+        """SHA-256 (hex) of the canonical JSON (:meth:`canonical`): a results folder holds the chunks of one grid hash."""
         return hashlib.sha256(json.dumps(self.canonical(), sort_keys=True).encode()).hexdigest()
 
 

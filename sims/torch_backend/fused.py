@@ -244,9 +244,20 @@ class FusedBoost:
         return out
 
     def sample(self, window: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) -> None:
-        """Draw step t's tokens from the boosted distribution into ``tokens[:, t]`` (inverse CDF
-        over token ids, one uniform per row from the counter stream ``sample_key`` at index
-        t * B + row), shift them into ``window`` (B, h), record, and advance t."""
+        """Draw step t's tokens from the boosted distribution and advance t.
+
+        Inverse CDF over token ids, one uniform per row from the counter stream ``sample_key`` at index t * B + row;
+        the tokens go to ``tokens[:, t]`` and are shifted into ``window``; the step is recorded.
+
+        Parameters
+        ----------
+        window : torch.Tensor
+            (B, h) int64 context windows, updated in place.
+        logits : torch.Tensor
+            (B, >= V) the model's logits at step t.
+        tokens : torch.Tensor
+            (B, T) int64 output buffer.
+        """
         self._check(window, logits)
         if self.backend == "triton":
             self._kernels(window, logits, None, tokens)
@@ -313,12 +324,27 @@ class FusedBoost:
         self.nan_step.copy_(torch.where(bad.to(self.nan_step.device) & (self.nan_step < 0), self.t, self.nan_step))
 
     def nan_steps(self) -> torch.Tensor:
-        """(B,) first step (0-based) whose logits held a NaN, -1 where none."""
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none.
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return self.nan_step
 
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records of the steps taken, (B, t) each; raises ValueError naming the first step and
-        row whose logits held a NaN."""
+        """Records of the steps taken.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            (B, t) per field of :data:`FIELDS`; empty without a watermark.
+
+        Raises
+        ------
+        ValueError
+            Naming the first step and row whose logits held a NaN, or if more steps were taken than the records hold.
+        """
         check_nan(self.nan_step)
         n = int(self.t)
         if n > self.T:

@@ -122,6 +122,13 @@ class StatsRecorder:
         return scores
 
     def stacked(self) -> dict[str, torch.Tensor]:
+        """The records of the steps taken.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``entropy``, ``top``, ``coll`` (B, t) and ``G25``, ``G50`` (B, t, n_keys).
+        """
         return {k: torch.stack(v, dim=1) for k, v in self.records.items()}
 
 

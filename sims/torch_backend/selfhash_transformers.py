@@ -92,14 +92,36 @@ class SelfHashGreenLists:
         self._lists: dict[int, np.ndarray] = {}
 
     def seed(self, window) -> int:
-        """The seed of a window (its last ``context_width`` ids; the last is the candidate)."""
+        r"""The seed of a window (its last ``context_width`` ids; the last is the candidate).
+
+        Parameters
+        ----------
+        window : sequence of int
+            Token ids, the candidate last.
+
+        Returns
+        -------
+        int
+            :math:`\min_j (K a_j b) \bmod (2^{64} - 1)` (module docstring), non-negative.
+        """
         w = [int(x) for x in window][-self.c :]
         b = int(self.table[w[-1] % TABLE_SIZE]) + 1
         s = min(_signed(self.key * (int(self.table[x % TABLE_SIZE]) + 1) * b) for x in w)
         return s % (_MASK)
 
     def green_list(self, seed: int) -> np.ndarray:
-        """(V,) bool: the green list of ``seed``."""
+        """The green list of ``seed``: the first ``int(gamma V)`` entries of ``torch.randperm(V)`` seeded with it.
+
+        Parameters
+        ----------
+        seed : int
+            A seed (:meth:`seed`).
+
+        Returns
+        -------
+        numpy.ndarray
+            (V,) bool (cached by seed).
+        """
         if seed not in self._lists:
             g = torch.Generator(device="cpu")
             g.manual_seed(seed)
@@ -109,7 +131,17 @@ class SelfHashGreenLists:
         return self._lists[seed]
 
     def is_green(self, window) -> bool:
-        """Whether the window's last token is green."""
+        """Whether the window's last token is green.
+
+        Parameters
+        ----------
+        window : sequence of int
+            Token ids, the candidate last.
+
+        Returns
+        -------
+        bool
+        """
         return bool(self.green_list(self.seed(window))[int(window[-1])])
 
 

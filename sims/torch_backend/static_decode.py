@@ -122,7 +122,13 @@ class StaticLlama:
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
     def set_pads(self, pads) -> None:
-        """Left padding of each row (B,): slots [0, pads[b]) of row b are never attended to."""
+        """Left padding of each row: slots [0, pads[b]) of row b are never attended to.
+
+        Parameters
+        ----------
+        pads : array_like of int
+            (B,) pad slots per row.
+        """
         self.pads.copy_(torch.as_tensor(pads, dtype=torch.long, device=self.device))
 
     def _mask(self, positions, kv_len):
@@ -133,9 +139,25 @@ class StaticLlama:
         return (((j <= i) & (j >= self.pads[:, None, None])) | (j == i))[:, None]
 
     def forward(self, ids: torch.Tensor, positions: torch.Tensor, kv_len: int) -> torch.Tensor:
-        """Logits (B, V) of the last position, for tokens ``ids`` (B, n) at cache slots
-        ``positions`` (n,) (rotary position of row b: slot - pads[b]); attends to cache slots
-        [pads[b], kv_len), writing the new keys and values at ``positions``."""
+        """Logits of the last position, for tokens ``ids`` at cache slots ``positions``.
+
+        The rotary position of row b is ``slot - pads[b]``; attends to cache slots [pads[b], kv_len), writing the new
+        keys and values at ``positions``.
+
+        Parameters
+        ----------
+        ids : torch.Tensor
+            (B, n) token ids.
+        positions : torch.Tensor
+            (n,) their cache slots.
+        kv_len : int
+            Slots attended to.
+
+        Returns
+        -------
+        torch.Tensor
+            (B, V) logits.
+        """
         B, n = ids.shape
         if n == 1 and self.kernels == "triton":
             return self._decode_triton(ids, positions, kv_len)

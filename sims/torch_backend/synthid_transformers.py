@@ -286,6 +286,21 @@ class TransformersSynthIDProcessor(TournamentProcessor):
         return (x + d) * LCG_MULT + 1  # int64 arithmetic wraps modulo 2**64 like transformers'
 
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """transformers' context hash of each row, and the step's g-values for :meth:`layer_g`.
+
+        The context state starts as zeros (transformers' initial state) and takes the token generated since the last
+        call; the hash is its LCG of the last ``ngram_len - 1`` tokens.
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,) int64 context hashes.
+        """
         B, dev = input_ids.shape[0], input_ids.device
         if self._state is None:
             self._state = torch.zeros((B, self.ngram_len - 1), dtype=torch.int64, device=dev)
@@ -300,6 +315,17 @@ class TransformersSynthIDProcessor(TournamentProcessor):
         return ctx
 
     def layer_g(self, layer: int) -> torch.Tensor:
+        """Layer ``layer``'s g-values (B, V) as float64, from the sampling table (:meth:`context_ids` prepares them).
+
+        Parameters
+        ----------
+        layer : int
+            The layer, in [0, m).
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return self._g[:, :, layer].double()
 
     def _repeated(self, ctx: torch.Tensor) -> torch.Tensor:

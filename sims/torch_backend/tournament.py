@@ -104,8 +104,19 @@ class TournamentProcessor:
 
     # ---------------------------------------------------------------- keying
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """(B,) int64: the context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``); also
-        prepares the step's PRF words for :meth:`layer_g`."""
+        """The context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``); also prepares the step's PRF words for
+        :meth:`layer_g`.
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far, L >= h.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,) int64.
+        """
         ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], tn.TOURNAMENT_STREAM)
         if self._table is None or self._table.device != input_ids.device:
             self._table = prf_torch.token_table(self.vocab_size, input_ids.device)
@@ -113,11 +124,32 @@ class TournamentProcessor:
         return ctx
 
     def layer_g(self, layer: int) -> torch.Tensor:
-        """Layer ``layer``'s g-values (B, V) as float64: bit ``layer`` of the step's PRF words."""
+        """Layer ``layer``'s g-values (B, V) as float64: bit ``layer`` of the step's PRF words.
+
+        Parameters
+        ----------
+        layer : int
+            The layer, in [0, m).
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return ((self._words >> layer) & 1).double()
 
     def words(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """The PRF words (B, V) after each row's last ``h`` tokens (bit l = g-value of layer l)."""
+        """The PRF words after each row's last ``h`` tokens (bit l = g-value of layer l).
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far.
+
+        Returns
+        -------
+        torch.Tensor
+            (B, V) int64.
+        """
         self.context_ids(input_ids)
         return self._words
 
@@ -152,7 +184,13 @@ class TournamentProcessor:
         return out
 
     def nan_steps(self) -> torch.Tensor | None:
-        """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check)."""
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check).
+
+        Returns
+        -------
+        torch.Tensor or None
+            None before the first step.
+        """
         return self._nan_step
 
     def _output(self, scores: torch.Tensor, rep: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -160,7 +198,13 @@ class TournamentProcessor:
         return torch.log(q).to(scores.dtype)
 
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records as (B, steps) tensors."""
+        """Records as (B, steps) tensors.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            The fields of :data:`sims.core.record.RECORDS` recorded so far.
+        """
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
 
 
