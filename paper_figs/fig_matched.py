@@ -285,7 +285,7 @@ def span(c: dict) -> str:
     Returns
     -------
     str
-        The cells joined by ``; `` (the reason where there is no level).
+        The cells joined by semicolons (the reason where there is no level).
     """
     cells = []
     for i, (d, lo, hi) in enumerate(zip(c["diff"], c["lo"], c["hi"])):
