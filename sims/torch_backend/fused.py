@@ -162,11 +162,14 @@ class FusedBoost:
 
     Parameters
     ----------
-    key, gamma, h : the green lists of :mod:`sims.core.prf` (stream GREEN, context width h).
+    key, gamma, h : int, float, int
+        The green lists of :mod:`sims.core.prf` (stream GREEN, context width h).
     vocab_size : int
         Columns watermarked; wider logits (padding) are copied unchanged.
     batch, steps : int
         Rows and record capacity.
+    device : torch.device or str
+        Where the buffers live (and the logits are): CUDA, or the CPU.
     lam1 : float
         Initial boost (SRL: its fixed delta; 0 with ``watermark=False``).
     Delta, eta, M : float
@@ -181,6 +184,12 @@ class FusedBoost:
         "auto" is :func:`default_backend` (Triton on CUDA, else tensor operations).
     block, num_warps : int
         Triton tiling: logits per program (a power of two) and warps per program.
+
+    Raises
+    ------
+    ValueError
+        If gamma, batch, steps, h or vocab_size is out of range, or the backend is unknown or cannot run on
+        ``device``.
     """
 
     def __init__(self, key: int, gamma: float, vocab_size: int, batch: int, steps: int, device, *, h: int = 1,
