@@ -414,12 +414,12 @@ def check_nan(first_step: torch.Tensor | None, rows=None) -> None:
 
 
 def triton_next_pow2(n: int) -> int:
-    """The least power of two >= ``n`` (1 for ``n`` <= 1): Triton's block sizes are powers of two.
+    """The least power of two >= ``n``, for ``n`` >= 1: Triton's block sizes are powers of two.
 
     Parameters
     ----------
     n : int
-        A size.
+        A size, >= 1.
 
     Returns
     -------
