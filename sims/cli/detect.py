@@ -34,7 +34,7 @@ import json
 import pathlib
 
 from sims.cli.checks import SEED, int_in, integer, writable_file
-from sims.cli.text_input import SCHEMES, piece_maker, text_fields, marks_under_key, text_input
+from sims.cli.text_input import SCHEMES, marks_under_key, piece_maker, text_fields, text_input
 from sims.core import defaults
 
 #: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
