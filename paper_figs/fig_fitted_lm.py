@@ -20,8 +20,9 @@ TITLE = "fitted synthetic LM vs SmolLM2: entropy per text, its autocorrelation, 
 
 
 def markdown_table(wm_real: dict, wm_fit: dict) -> str:
-    """The markdown table of SRL / DualGA on SmolLM2 beside the fitted LM: realised DG, KL and TPR at 1e-4, each +- its
-    standard error.
+    """The markdown table of SRL / DualGA on SmolLM2 beside the fitted LM.
+
+    Realised DG, KL and TPR at 1e-4, each +- its standard error.
 
     Parameters
     ----------

@@ -198,8 +198,9 @@ def check_watermark(algo: str, **params) -> None:
 
 
 def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
-    """Tokens to detect of each text: the first prefix length from which the prefix p-value stays at or below
-    :data:`TTD_LEVEL`.
+    """Tokens to detect of each text (red-green and EMS detectors).
+
+    The first prefix length from which the prefix p-value stays at or below :data:`TTD_LEVEL`.
 
     Parameters
     ----------

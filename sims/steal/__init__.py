@@ -583,8 +583,10 @@ class StealingTexts:
 def generate_stealing_texts(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: int = 200, seed: int = 0, key: int = defaults.KEY,
               h: int = 1, prompt_len: int = 4, base: Generation | None = None, held_out: Generation | None = None,
               **params) -> StealingTexts:
-    """Generate ``n_max`` watermarked and ``n_max`` base texts of ``T`` tokens, plus ``n_eval`` held-out base texts
-    and ``n_eval`` fresh watermarked targets (seeds offset as the constants say).
+    """The texts of one stealing experiment on a synthetic LM.
+
+    ``n_max`` watermarked and ``n_max`` base texts of ``T`` tokens, plus ``n_eval`` held-out base texts and
+    ``n_eval`` fresh watermarked targets (seeds offset as the constants say).
 
     Parameters
     ----------
@@ -755,8 +757,9 @@ def owner_texts(haul: StealingTexts, n: int, seed: int) -> Generation:
 
 def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
                      seed: int = 0, level: float = 0.01) -> dict:
-    """The owner's spoof test (:mod:`sims.steal.spoof_test`) on genuine vs spoofed texts that the watermark detector
-    flags at :data:`LEVEL`.
+    """The owner's spoof test (:mod:`sims.steal.spoof_test`): its FPR and power.
+
+    Tested on genuine vs spoofed texts that the watermark detector flags at :data:`LEVEL`.
 
     The attacker steals the first ``n_stolen`` texts of the haul and spoofs ``n_eval`` texts; the
     owner's reference is its first ``n_reference`` watermarked texts (default all of the haul's: the
@@ -830,8 +833,9 @@ def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | N
 
 def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
                 use_base: bool = False, batch: int | None = None, **params) -> tuple[Generation, Generation | None, Generation]:
-    """A stealing attacker's texts on any LM (:func:`sims.get_lm`): ``n`` watermarked texts of ``algo``, optionally ``n``
-    base texts, and ``n_eval`` held-out base texts.
+    """A stealing attacker's texts on any LM (:func:`sims.get_lm`).
+
+    ``n`` watermarked texts of ``algo``, optionally ``n`` base texts, and ``n_eval`` held-out base texts.
 
     A synthetic LM: the texts of :func:`generate_stealing_texts` (prompts sampled from the LM).  A real LM: the
     held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (default lfqa; sampling

@@ -132,8 +132,9 @@ def anchors(tokens, prompts, h: int, seeding: str) -> np.ndarray:
 
 @dataclass
 class AwareEstimate:
-    r"""The scheme-aware estimate (:func:`estimate_aware`): per (anchor, token) pair seen in either haul, sorted by anchor
-    then token.
+    r"""The scheme-aware estimate (:func:`estimate_aware`).
+
+    Per (anchor, token) pair seen in either haul, sorted by anchor then token.
 
     Parameters
     ----------
@@ -527,8 +528,9 @@ def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, see
 
 def attack_point_aware(haul: steal.StealingTexts, n_stolen: int, *, boost: float = 4.0, threshold: float | None = None, seed: int = 0,
                        level: float = steal.LEVEL, seeding: str | None = None) -> dict:
-    """Steal from the first ``n_stolen`` texts of ``haul`` with the scheme-aware estimate, spoof, and score with the
-    owner's detector.
+    """Steal with the scheme-aware estimate, spoof, and score with the owner's detector.
+
+    The estimate uses the first ``n_stolen`` texts of ``haul``.
 
     Parameters
     ----------

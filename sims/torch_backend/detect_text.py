@@ -146,8 +146,9 @@ def lefthash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashin
 
 
 def lm_vocab_size(name: str, tokenizer) -> int:
-    """The model's vocabulary size (its config's ``vocab_size``, which transformers' watermark permutes), read without
-    loading weights.
+    """The model's vocabulary size, read without loading weights.
+
+    Its config's ``vocab_size``, which transformers' watermark permutes.
 
     Parameters
     ----------

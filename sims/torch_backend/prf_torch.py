@@ -71,8 +71,9 @@ def context_hash(key: int, windows: torch.Tensor, stream: int = prf.GREEN) -> to
 
 
 def token_bits(ctx: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """The PRF word u of (context hash, token) pairs: ``mix64(ctx ^ mix64(token + C_TOKEN))`` (module docstring of
-    :mod:`sims.core.prf`).
+    """The PRF word u of (context hash, token) pairs: ``mix64(ctx ^ mix64(token + C_TOKEN))``.
+
+    As in the module docstring of :mod:`sims.core.prf`.
 
     Parameters
     ----------

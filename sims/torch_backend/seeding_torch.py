@@ -19,8 +19,9 @@ def _umin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def token_hashes(key: int, tokens: torch.Tensor) -> torch.Tensor:
-    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens``: the per-token hashes min-hash, skip-gram and
-    self-hash seed from.
+    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens``.
+
+    The per-token hashes min-hash, skip-gram and self-hash seed from.
 
     Parameters
     ----------
@@ -135,8 +136,9 @@ def seeds(key: int, windows: torch.Tensor, scheme: str, cluster_of: torch.Tensor
 
 
 def self_seeds(key: int, windows: torch.Tensor, anchors: torch.Tensor) -> torch.Tensor:
-    """``selfhash``'s seeds of candidates after ``windows``: the unsigned minimum of the candidate's own hash and of its
-    pairs with each window token.
+    """``selfhash``'s seeds of candidates after ``windows``.
+
+    The unsigned minimum of the candidate's own hash and of its pairs with each window token.
 
     Parameters
     ----------

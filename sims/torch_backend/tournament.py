@@ -104,8 +104,9 @@ class TournamentProcessor:
 
     # ---------------------------------------------------------------- keying
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """The context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``); also prepares the step's PRF words for
-        :meth:`layer_g`.
+        """The context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``).
+
+        Also prepares the step's PRF words for :meth:`layer_g`.
 
         Parameters
         ----------
