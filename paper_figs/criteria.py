@@ -780,8 +780,9 @@ def no_more_than(diff: float) -> str:
 
 
 def clear_sign(diff: float) -> str:
-    """A difference of median log10 p read without an interval: reproduced above +:data:`CLEAR`,
-    refuted below -:data:`CLEAR`, not reproduced in between (no clear difference).
+    """A difference of median log10 p read without an interval.
+
+    Reproduced above +:data:`CLEAR`, refuted below -:data:`CLEAR`, not reproduced in between (no clear difference).
 
     Parameters
     ----------

@@ -18,8 +18,9 @@ PROCESSES = {"i.i.d. Beta(2,2)": "beta:2,2", "regime switching": "regime:0.001,2
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).  The figure is drawn by
-    :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it).
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).
+
+    The figure is drawn by :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it).
 
     Parameters
     ----------

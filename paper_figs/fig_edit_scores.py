@@ -87,8 +87,9 @@ def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = Non
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathlib.Path]:
-    """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``); the rows of other
-    (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone.
+    """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``).
+
+    The rows of other (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone.
 
     Parameters
     ----------
