@@ -61,7 +61,8 @@ def frontier_gap(kl: float, dg: float, front_dg, front_kl) -> float:
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """Compute both figures' data, then draw them (:func:`draw`, :func:`draw_scatter4`).
 
-    They are drawn from the JSON summaries they are saved as (``fig_pareto.json``, ``fig_scatter4.json``): ``python -m paper_figs.redraw`` redraws them without running.
+    They are drawn from the JSON summaries they are saved as (``fig_pareto.json``, ``fig_scatter4.json``):
+    ``python -m paper_figs.redraw`` redraws them without running.
 
     Parameters
     ----------
