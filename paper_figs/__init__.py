@@ -8,7 +8,24 @@ runs them all.
 
 
 def save(fig, out_dir, name: str, summary) -> list:
-    """Write ``fig`` as NAME.png and ``summary`` as NAME.json into ``out_dir``; return both paths."""
+    """Write ``fig`` as NAME.png and ``summary`` as NAME.json into ``out_dir``; return both paths.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (closed once saved, at 120 dpi).
+    out_dir : pathlib.Path
+        The output folder.
+    name : str
+        The files' stem.
+    summary : dict
+        The figure's numbers, JSON-serialisable.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``[NAME.png, NAME.json]``.
+    """
     import json
 
     import matplotlib.pyplot as plt
@@ -22,8 +39,23 @@ def save(fig, out_dir, name: str, summary) -> list:
 
 
 def resume(partial, summary: dict, keys) -> dict:
-    """A long run's saved progress: the JSON at ``partial`` when it was written by a run of the same sizes (equal
-    ``summary[k]`` for every k in ``keys``), else ``summary`` itself (a fresh start)."""
+    """A long run's saved progress, or a fresh start.
+
+    Parameters
+    ----------
+    partial : pathlib.Path
+        The progress JSON of an earlier run.
+    summary : dict
+        The fresh summary of this run.
+    keys : iterable of str
+        The keys that fix the run's sizes.
+
+    Returns
+    -------
+    dict
+        The JSON at ``partial`` when it exists and was written by a run of the same sizes (equal
+        ``summary[k]`` for every k in ``keys``), else ``summary`` itself.
+    """
     import json
 
     if partial.exists():

@@ -32,12 +32,30 @@ COMMITTED_REPORT = pathlib.Path("docs/reproduction.md")
 
 
 def scripts() -> list[str]:
-    """Names of the figure and table modules, sorted."""
+    """Names of the figure and table modules, sorted.
+
+    Returns
+    -------
+    list of str
+        The modules of :mod:`paper_figs` whose name starts with ``fig_`` or ``tab_``.
+    """
     return sorted(m.name for m in pkgutil.iter_modules(paper_figs.__path__) if m.name.startswith(("fig_", "tab_")))
 
 
 def run(names, out: pathlib.Path, quick: bool, lms=None) -> None:
-    """Run scripts ``names`` into ``out``, printing each one's time and files."""
+    """Run scripts ``names`` into ``out``, printing each one's time and files.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Script modules (:func:`scripts`).
+    out : pathlib.Path
+        The output folder (created if missing).
+    quick : bool
+        Small sizes.
+    lms : list of str, optional
+        The LMs of ``--lm``, passed to every script's ``main``.
+    """
     out.mkdir(parents=True, exist_ok=True)
     for name in names:
         mod = importlib.import_module(f"paper_figs.{name}")
@@ -47,11 +65,31 @@ def run(names, out: pathlib.Path, quick: bool, lms=None) -> None:
 
 
 def report_columns() -> dict[str, pathlib.Path]:
-    """The report's LM columns beside the synthetic presets' and where their outputs are committed."""
+    """The report's LM columns beside the synthetic presets' and where their outputs are committed.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        LM name -> the committed folder of the scripts' JSON run with ``--lm`` that LM.
+    """
     return {"smollm2-fit": pathlib.Path("docs/results-smollm2-fit"), "smollm2": pathlib.Path("docs/results-smollm2")}
 
 
 def main(argv=None) -> int:
+    """Run ``python -m paper_figs``: the figure and table scripts, or the reproduction report (module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None reads the command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0; bad arguments (an unknown ``--lm``, negative ``--workers``, ``--real-n`` or
+        ``--real-T`` below 1, an unwritable ``--out`` or ``--report-path``, a malformed ``--column``) exit 2 from
+        the parser.
+    """
     from sims.cli.checks import writable_file, writable_folder
     from sims.cli.main import Parser, add_common_arguments
     from sims.cli.threads import apply as apply_threads
@@ -101,8 +139,21 @@ def main(argv=None) -> int:
 
 
 def default_report_path(out: pathlib.Path, quick: bool) -> pathlib.Path:
-    """The committed report for the committed results folder at full size; OUT/reproduction.md otherwise
-    (so a quick run never rewrites the committed report)."""
+    """Where ``--report`` writes by default.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The output folder of the run.
+    quick : bool
+        Whether the run is quick.
+
+    Returns
+    -------
+    pathlib.Path
+        The committed report (``docs/reproduction.md``) for the committed results folder at full size;
+        OUT/reproduction.md otherwise (so a quick run never rewrites the committed report).
+    """
     committed = not quick and out.resolve() == (pathlib.Path.cwd() / COMMITTED_RESULTS).resolve()
     return COMMITTED_REPORT if committed else out / "reproduction.md"
 

@@ -59,12 +59,28 @@ SKIPPED_CHECKS = ("check_power_plan",)  # run by `make proofs` (module docstring
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m paper_figs.demo`` to ``parser``: ``--out`` (default ``out/demo``) and ``--seed``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        Modified in place.
+    """
     parser.add_argument("--out", type=pathlib.Path, default=pathlib.Path("out/demo"), help="output folder")
     parser.add_argument("--seed", type=int, default=0)
 
 
 def theory_table() -> str:
-    """Certainty-equivalent design table (appendix Choosing Green List Ratio)."""
+    """Certainty-equivalent design table (appendix Choosing Green List Ratio).
+
+    For each Delta of :data:`DELTAS`: gamma*, delta*(Delta, gamma*), the certainty-equivalent KL per token and the
+    Bretagnolle-Huber bound on alpha + beta at T = 200.
+
+    Returns
+    -------
+    str
+        A markdown table.
+    """
     rows = ["| Delta | gamma* | delta*(Delta, gamma*) | KL per token (CE) | BH bound on alpha+beta, T=200 |", "|---|---|---|---|---|"]
     for D in DELTAS:
         g = theory.gamma_star(D)
@@ -74,7 +90,21 @@ def theory_table() -> str:
 
 
 def reduced_table(seed: int) -> str:
-    """Online controllers vs the hindsight optimum on a regime-switching G_t process."""
+    """Online controllers vs the hindsight optimum on a regime-switching G_t process.
+
+    DualGA, SRL (delta = 1) and backpressure, 32 replications of 1e5 steps at Delta = 0.2
+    (:func:`sims.reduced.runner.simulate`).
+
+    Parameters
+    ----------
+    seed : int
+        The simulation's seed.
+
+    Returns
+    -------
+    str
+        A markdown table: average KL, OPT, regret, average DG, its spread across replications, steps per second.
+    """
     from sims.reduced.runner import simulate
 
     rows = ["| controller | avg KL | OPT | regret | avg DG | sd of DG across replications | steps/s |", "|---|---|---|---|---|---|---|"]
@@ -86,7 +116,22 @@ def reduced_table(seed: int) -> str:
 
 
 def token_table(seed: int) -> str:
-    """Detection and distortion of the main algorithms on the two synthetic presets (at ``VOCAB`` ids)."""
+    """Detection and distortion of the main algorithms on the two synthetic presets (at ``VOCAB`` ids).
+
+    Each of :data:`TOKEN_CONFIGS` on each of :data:`LMS`, :data:`N_TEXTS` texts of :data:`T_TOKENS` tokens
+    (:func:`sims.experiments.evaluate.evaluate`).
+
+    Parameters
+    ----------
+    seed : int
+        The texts' seed.
+
+    Returns
+    -------
+    str
+        A markdown table: KL per token, realised DG, TPR at 1e-4 and 1e-6, empirical FPR at 1e-4 with its 95%
+        interval, median log10 p and tokens to detect.
+    """
     from paper_figs._data import figure_lm
     from sims.experiments.evaluate import evaluate
 
@@ -105,13 +150,29 @@ def token_table(seed: int) -> str:
 
 
 class Summary:
-    """One stdout line per part (its label, then its seconds); what a part prints or warns goes to the log instead
-    (progress bars of :mod:`sims.core.progress` are hidden)."""
+    """One stdout line per part (its label, then its seconds); what a part prints or warns goes to the log instead.
+
+    Progress bars of :mod:`sims.core.progress` are hidden.
+
+    Parameters
+    ----------
+    log : file
+        The log, open for writing.
+    stdout : file, optional
+        Where the summary lines go (default ``sys.stdout``).
+    """
 
     def __init__(self, log, stdout=None):
         self.log, self.stdout, self.times = log, stdout or sys.stdout, []
 
     def say(self, line: str) -> None:
+        """Print one line to the summary's stdout.
+
+        Parameters
+        ----------
+        line : str
+            The line.
+        """
         print(line, file=self.stdout, flush=True)
 
     def _warning(self, message, category, filename, lineno, file=None, line=None) -> None:
@@ -119,6 +180,19 @@ class Summary:
 
     @contextlib.contextmanager
     def part(self, label: str):
+        """Run one part of the demo: its label and seconds on stdout, its output and warnings in the log.
+
+        Parameters
+        ----------
+        label : str
+            The part's label.
+
+        Yields
+        ------
+        None
+            Inside the block, stdout and stderr go to the log and progress bars are hidden; a failure prints
+            ``failed`` and propagates.
+        """
         from sims.core.progress import shown
 
         print(f"  {label:<72s}", end="", file=self.stdout, flush=True)
@@ -138,6 +212,27 @@ class Summary:
 
 
 def run(args, stdout=None) -> int:
+    """Run the demo into ``args.out``: theory tables, online controllers, watermarks, figures and proofs_check.
+
+    Writes ``report.md``, ``demo.log``, the figures and ``proofs_check/`` there, and prints one line per part.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of :func:`add_arguments` (``out``, ``seed``).
+    stdout : file, optional
+        Where the summary goes (default ``sys.stdout``).
+
+    Returns
+    -------
+    int
+        The exit status of ``proofs_check --quick``: 0 when every check passed, 1 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``--out`` cannot be made a writable folder.
+    """
     import importlib
     import json
 
@@ -198,6 +293,18 @@ def run(args, stdout=None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``python -m paper_figs.demo``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None reads the command line.
+
+    Returns
+    -------
+    int
+        :func:`run`'s exit status, or 2 on bad input (its message on stderr).
+    """
     from sims.cli.main import Parser
 
     parser = Parser(prog="python -m paper_figs.demo", description=HELP)

@@ -44,7 +44,23 @@ def _ci(k: int, n: int) -> tuple[float, float]:
 
 
 def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
-    """Measured false-positive rates of the naive, anytime and fixed-length rules per (alpha, T)."""
+    """Measured false-positive rates of the naive, anytime and fixed-length rules per (alpha, T).
+
+    Parameters
+    ----------
+    n_texts : int
+        Null texts per (alpha, T) (:func:`sims.detect.anytime.peeking.null_crossings`).
+    lengths : iterable of int
+        The text lengths T.
+    seed : int, optional
+        Seed of the null texts.
+
+    Returns
+    -------
+    list of dict
+        Per (alpha of ``ALPHAS``, T): ``alpha``, ``T``, ``n``, ``seed`` and, for each rule (``naive``, ``anytime``,
+        ``fixed``), its rate and 95 % Clopper-Pearson interval (``RULE_ci``).
+    """
     from sims.detect.anytime.peeking import null_crossings
 
     rows = []
@@ -61,7 +77,26 @@ def fpr_table(n_texts: int, lengths, seed: int = 0) -> list[dict]:
 
 
 def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) -> list[dict]:
-    """Tokens to detection of the anytime and fixed-length tests per watermark configuration."""
+    """Tokens to detection of the anytime and fixed-length tests per watermark configuration.
+
+    Parameters
+    ----------
+    lm : str
+        The LM.
+    n, T : int
+        Texts per configuration and tokens per text.
+    vocab_size : int or None
+        A synthetic LM's vocabulary (None: its own).
+    alpha : float, optional
+        The level.
+
+    Returns
+    -------
+    list of dict
+        Per configuration of ``CONFIGS``: ``anytime_median`` (median stopping time of the e-process) and
+        ``anytime_detected`` (share stopped), ``fixed_n50`` (shortest length with fixed-length power >= 0.5) and
+        ``fixed_power_at_T``, ``naive_median`` (first prefix below the level), and their ratio.
+    """
     from paper_figs._data import generations
     from sims.detect.families import detectors
     from sims.detect.stats import scores
@@ -87,7 +122,25 @@ def detection_table(lm: str, n: int, T: int, vocab_size, alpha: float = 1e-4) ->
 
 
 def fwer_table(lm: str, n: int, T: int, vocab_size, alpha: float = 0.05) -> list[dict]:
-    """Family-wise error over K keys on unwatermarked texts (keys 1..K, dedup)."""
+    """Family-wise error over K keys on unwatermarked texts (keys 1..K, dedup).
+
+    Parameters
+    ----------
+    lm : str
+        The LM.
+    n, T : int
+        Null texts and tokens per text.
+    vocab_size : int or None
+        A synthetic LM's vocabulary (None: its own).
+    alpha : float, optional
+        The family-wise level.
+
+    Returns
+    -------
+    list of dict
+        Per K in 10, 100, 1000: the rates of Holm's step-down (``holm``) and of the uncorrected test
+        (``uncorrected``) with their 95 % intervals.
+    """
     from paper_figs._data import generations
     from sims.detect import multiple
 
@@ -104,8 +157,30 @@ def fwer_table(lm: str, n: int, T: int, vocab_size, alpha: float = 0.05) -> list
 
 
 def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1) -> dict:
-    """Realised FDR (mean false-discovery proportion over corpora, with its standard error) and power
-    on corpora of N texts, 20 % watermarked with SRL delta = 1."""
+    """Realised FDR and power of BH, e-BH and the uncorrected test on corpora of N texts, 20 % watermarked with SRL delta = 1.
+
+    The FDR is the mean false-discovery proportion over corpora, with its standard error.
+
+    Parameters
+    ----------
+    lm : str
+        The LM.
+    corpora : int
+        Corpora.
+    N : int
+        Texts per corpus.
+    T : int
+        Tokens per text.
+    vocab_size : int or None
+        A synthetic LM's vocabulary (None: its own).
+    q : float, optional
+        The FDR level.
+
+    Returns
+    -------
+    dict
+        Rule (``bh``, ``e-bh``, ``uncorrected``) -> ``fdr``, ``se`` (None for one corpus) and ``power``.
+    """
     from paper_figs._data import generations
     from sims.detect import multiple
     from sims.detect.families import detectors
@@ -132,6 +207,23 @@ def fdr_table(lm: str, corpora: int, N: int, T: int, vocab_size, q: float = 0.1)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run the anytime-valid study on one LM and write its figure and tables.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 20000 null texts of 200 tokens, 12 detection texts of 150 tokens (V = 2000 on a synthetic LM)
+        and small FWER / FDR tables, instead of 1e6 null texts of 200 and 1000 tokens and 400 texts of 600.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_anytime.png, fig_anytime.json and fig_anytime.md (:func:`paper_figs._out.write`).
+    """
     from paper_figs._data import is_synthetic, sized
 
     name = (lms or ("news",))[0]

@@ -22,6 +22,23 @@ ATTACKS = ("deletion", "insertion", "substitution")
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run DualGA-AutoCov beside DualGA, SRL and EMS on one LM and write the figure.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 12 texts of 100 tokens at V = 2000 and attack rates 0, 0.2, 0.4, instead of 200 of 200 at the
+        LM's V and six rates.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_autocov.png, fig_autocov.json and fig_autocov.md (:func:`paper_figs._out.write`).
+    """
     from sims.detect.families import detectors
     from sims.experiments.attacks import attack
 

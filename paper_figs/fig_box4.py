@@ -37,6 +37,22 @@ DG_SLACK = 0.02
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run the lambda_1 x eta grid of DualGA (test and validation sweeps) on one LM and write the figure.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: the test grid at 8 texts of 100 tokens (V = 2000), instead of the grid file's sizes.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_box4.png, fig_box4.json and fig_box4.md (:func:`paper_figs._out.write`).
+    """
     import theory
 
     plt = agg()

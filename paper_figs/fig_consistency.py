@@ -29,6 +29,19 @@ def srl_population_delta(specs, Delta: float) -> float:
     r"""The boost whose DG, averaged over prompt types (equal weights), equals Delta.
 
     .. math:: \frac{1}{K}\sum_k E_{G \sim P_k}[\mathrm{DG}(\delta, G)] = \Delta
+
+    Parameters
+    ----------
+    specs : sequence of str
+        The K prompt types' G processes (:func:`sims.reduced.gprocess.parse_spec`), each integrated over 4096
+        quantile nodes of its first table.
+    Delta : float
+        The DG target.
+
+    Returns
+    -------
+    float
+        delta in [0, 15] (Brent's root).
     """
     from scipy.optimize import brentq
 
@@ -41,7 +54,22 @@ def srl_population_delta(specs, Delta: float) -> float:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes)."""
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 32 replications of T = 200, instead of 512 of 400.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_consistency.png and fig_consistency.json (:func:`paper_figs.save`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -18,8 +18,24 @@ PROCESSES = {"i.i.d. Beta(2,2)": "beta:2,2", "regime switching": "regime:0.001,2
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).  The figure is drawn by
-    :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it)."""
+    """Write the figure; ``lms`` is ignored (no LM: the reduced simulator's G processes).
+
+    The figure is drawn by :func:`draw` from the JSON summary it is saved with (``python -m paper_figs.redraw`` redraws it).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: horizons up to 1e4 (3 of them) and 8 replications, instead of up to 1e7 (9) and 64.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_convergence.png and fig_convergence.json (:func:`paper_figs.save`).
+    """
     from sims.reduced import runner as reduced
     from sims.reduced.runner import slope_ci
 
@@ -77,10 +93,22 @@ def _pow10(T: float) -> str:
 
 
 def draw(summary: dict):
-    """fig_convergence from its JSON summary: per process, DualGA's regret and constraint gap against T (log-log) with the
-    T^(-1/2) rate; and, at the largest T, both against the measured non-stationarity W_T / T.  A JSON written before the
-    per-T means were recorded (the committed full run) gives each process's fitted log-log slope and its 95 % bootstrap
-    interval in place of the curves."""
+    """fig_convergence from its JSON summary.
+
+    Per process, DualGA's regret and constraint gap against T (log-log) with the T^(-1/2) rate; and, at the largest
+    T, both against the measured non-stationarity W_T / T.  A JSON written before the per-T means were recorded
+    (the committed full run) gives each process's fitted log-log slope and its 95 % bootstrap interval in place of
+    the curves.
+
+    Parameters
+    ----------
+    summary : dict
+        The figure's JSON summary (``fig_convergence.json``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
 
     plt = agg()

@@ -46,8 +46,26 @@ def _label(kind: str, rate: float) -> str:
 
 
 def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = None) -> np.ndarray:
-    """(n_texts, len(lengths)) log10 p of the keyed-order family ``name`` (``hits`` or ``its-edit``) on the
-    prefixes of ``lengths`` tokens (capped at each text's length; the last column is the whole text)."""
+    """log10 p of the keyed-order family ``name`` on the prefixes of ``lengths`` tokens.
+
+    Parameters
+    ----------
+    name : {"hits", "its-edit"}
+        The keyed-order score.
+    gen : sims.core.record.Generation
+        The texts.
+    lm : object
+        Their LM (its step probabilities along the texts).
+    lengths : sequence of int
+        Prefix lengths, capped at each text's length.
+    resamples : int, optional
+        Resamples of the its-edit null.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_texts, len(lengths)) log10 p-values; the last column is the whole text.
+    """
     from sims.detect.stats import edit_scores, scores
 
     step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)
@@ -69,8 +87,28 @@ def keyed_prefix_log10p(name: str, gen, lm, lengths, resamples: int | None = Non
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathlib.Path]:
-    """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``); the rows of other
-    (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone."""
+    """Run the settings of ``lms`` (default above) and ``algos`` (default all of ``ALGOS``).
+
+    The rows of other (LM, algorithm) pairs are kept from ``out_dir``'s previous JSON of the same size, so a part can be re-run alone.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``news`` at V = 2000, 12 texts of 30 tokens, the quick attacks, level 1e-2, instead of ``news``
+        and ``lfqa`` at full size.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, ``news`` and ``lfqa`` full).
+    algos : sequence of str, optional
+        The algorithms run (default all of ``ALGOS``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_edit_scores.png, fig_edit_scores.json and fig_edit_scores.md
+        (:func:`paper_figs._out.write`).
+    """
     import json
 
     from paper_figs._data import figure_lm, generations

@@ -33,7 +33,19 @@ def _tokenizer(lm: str):
 
 
 def decode(lm: str, token: int) -> str:
-    """A token's text: the real LM's tokenizer decodes it; a synthetic LM's token is its id."""
+    """A token's text: the real LM's tokenizer decodes it; a synthetic LM's token is its id.
+
+    Parameters
+    ----------
+    lm : str
+        The LM's name.
+    token : int
+        The token id.
+
+    Returns
+    -------
+    str
+    """
     tok = _tokenizer(lm)
     return str(int(token)) if tok is None else tok.decode([int(token)])
 
@@ -68,6 +80,23 @@ def _html_text(tokens, green, boost, lm: str, top: float) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Draw example texts of one LM, tokens shaded green / red by the boost, and write the figure and an HTML page.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 4 texts of 80 tokens at V = 2000, instead of 16 of 200.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_examples.html, and fig_examples.png, fig_examples.json and fig_examples.md
+        (:func:`paper_figs._out.write`).
+    """
     from sims.experiments.repetition import repeated_ngram_mask
     from sims.lm.synthetic import loop_lm
     from sims.watermarks.generate import generate_synthetic

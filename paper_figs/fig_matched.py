@@ -64,7 +64,20 @@ REAL_CHUNK = 16  # a real LM's texts per chunk file: a rerun with a larger --rea
 
 
 def curve_name(algo: str, params: dict) -> str:
-    """The curve a configuration belongs to (SRL: one per gamma)."""
+    """The curve a configuration belongs to (SRL: one per gamma).
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm.
+    params : dict
+        Its parameters.
+
+    Returns
+    -------
+    str
+        The curve's display name (``SRL gamma=0.25``, ``DualGA``, ``EMS``, ...).
+    """
     if algo == "srl":
         return f"SRL gamma={params['gamma']:g}"
     if algo == "synthid":
@@ -167,12 +180,32 @@ def _compare_all(curves: dict, k: int, n: int, points: list | None = None, check
 
 def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple[str, dict]], *, B: int, k: int, seed: int = 0,
             checks: list | None = None) -> dict:
-    """Curves and pairwise comparisons on one LM from its per-text arrays (and each point's
-    per-text correlation of KL with realised DG, the paper's scatter_4 remark).
+    """Curves and pairwise comparisons on one LM from its per-text arrays.
 
-    ``per_text``: configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length
-    across configurations: the texts are paired); ``configs``: id -> (algo, params); ``checks``: the
-    refinement's checks on this LM (their residuals widen each level's margin, :func:`_compare_all`)."""
+    Also each point's per-text correlation of KL with realised DG (the paper's scatter_4 remark).
+
+    Parameters
+    ----------
+    per_text : dict
+        Configuration id -> ``{"kl", "dg", "log10_p"}`` arrays in text order (one length across configurations:
+        the texts are paired).
+    configs : dict
+        Configuration id -> (algo, params).
+    B : int
+        Bootstrap replicates.
+    k : int
+        Levels compared per pair.
+    seed : int, optional
+        Seed of the bootstrap weights.
+    checks : list, optional
+        The refinement's checks on this LM (their residuals widen each level's margin, :func:`_compare_all`).
+
+    Returns
+    -------
+    dict
+        ``points`` (per configuration: curve, KL, DG, TPRs and strength with 95 % intervals, the KL-DG correlation)
+        and ``comparisons``.
+    """
     w = _weights(per_text, B, seed)
     points = _points(per_text, configs, w)
     comparisons = _compare_all(_curves(points), k, w.shape[1], points, checks)
@@ -183,9 +216,33 @@ def analyse(per_text: dict[str, dict[str, np.ndarray]], configs: dict[str, tuple
 
 
 def refine_round(per_text: dict, configs: dict, pending: list[dict], settled: dict, *, B: int, k: int) -> tuple[list[dict], list[dict]]:
-    """One bisection round on one LM (:mod:`paper_figs._refine`): check the direct runs of ``pending`` (proposals of the last
-    round, now in ``configs``) against their curves without them, mark their segments settled where they agree, and propose
-    the next runs.  ``settled``: curve -> set of settled parameter segments (updated).  Returns (checks, proposals)."""
+    """One bisection round on one LM (:mod:`paper_figs._refine`).
+
+    Check the direct runs of ``pending`` (proposals of the last round, now in ``configs``) against their curves
+    without them, mark their segments settled where they agree, and propose the next runs.
+
+    Parameters
+    ----------
+    per_text : dict
+        Configuration id -> per-text arrays (as :func:`analyse`).
+    configs : dict
+        Configuration id -> (algo, params).
+    pending : list of dict
+        Last round's proposals.
+    settled : dict
+        Curve -> set of settled parameter segments (updated in place).
+    B : int
+        Bootstrap replicates.
+    k : int
+        Levels compared per pair.
+
+    Returns
+    -------
+    checks : list of dict
+        One per pending run: its curve, parameters, segment, level and the check's outcome.
+    proposals : list of dict
+        The next runs to make.
+    """
     w = _weights(per_text, B)
     points = _points(per_text, configs, w)
     by_curve: dict[str, list] = {}
@@ -214,9 +271,22 @@ def refine_round(per_text: dict, configs: dict, pending: list[dict], settled: di
 
 
 def span(c: dict) -> str:
-    """A comparison's cell: ``diff [lo, hi]`` per level (``bounded`` for the diff where on the texts themselves a
-    curve starts above or ends below the level), saying where replicates only bound it (``censored``) and
-    where it has no interval (fewer than :data:`paper_figs._matched.MIN_DEFINED` of the replicates define it)."""
+    """A comparison's cell: ``diff [lo, hi]`` per level.
+
+    ``bounded`` for the diff where on the texts themselves a curve starts above or ends below the level; it says
+    where replicates only bound it (``censored``) and where it has no interval (fewer than
+    :data:`paper_figs._matched.MIN_DEFINED` of the replicates define it).
+
+    Parameters
+    ----------
+    c : dict
+        A comparison (``diff``, ``lo``, ``hi``, ``defined``, optionally ``censored`` and ``reason``).
+
+    Returns
+    -------
+    str
+        The cells joined by semicolons (the reason where there is no level).
+    """
     cells = []
     for i, (d, lo, hi) in enumerate(zip(c["diff"], c["lo"], c["hi"])):
         point = "bounded" if np.isnan(d) else f"{d:+.3g}"  # nan: on the texts themselves a curve only bounds its KL there
@@ -262,11 +332,31 @@ def _figure(plt, result: dict):
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
-    """Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
+    """Run the matched-distortion grids and compare the detectors at the same KL and the KL at the same TPR.
+
+    Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
     bootstrap replicates, 3 levels; else the grids' 162 + 8 configurations x 300 texts x 200 tokens on news, lfqa and
     smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
     at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
-    DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``)."""
+    DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, else ``news``, ``lfqa`` and
+        ``smollm2-fit``).
+    only : sequence of str, optional
+        The algorithms whose comparisons are run (default all).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_matched.png, fig_matched.json and fig_matched.md (:func:`paper_figs._out.write`).
+    """
     from paper_figs._data import is_synthetic
     from paper_figs._sweep import run_grid, sweep_grid, text_values
     from sims.sweep.grid import Config

@@ -41,13 +41,44 @@ ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within
 
 
 def frontier_gap(kl: float, dg: float, front_dg, front_kl) -> float:
-    """Relative KL excess over the frontier at the configuration's realised DG (linear interpolation)."""
+    """Relative KL excess over the frontier at the configuration's realised DG (linear interpolation).
+
+    Parameters
+    ----------
+    kl, dg : float
+        The configuration's KL per token and realised DG.
+    front_dg, front_kl : array_like
+        The hindsight frontier, DG increasing.
+
+    Returns
+    -------
+    float
+        ``kl / KL_frontier(dg) - 1``.
+    """
     return float(kl / np.interp(dg, front_dg, front_kl) - 1.0)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Compute both figures' data, then draw them (:func:`draw`, :func:`draw_scatter4`) from the JSON summaries they are
-    saved as (``fig_pareto.json``, ``fig_scatter4.json``): ``python -m paper_figs.redraw`` redraws them without running."""
+    """Compute both figures' data, then draw them (:func:`draw`, :func:`draw_scatter4`).
+
+    They are drawn from the JSON summaries they are saved as (``fig_pareto.json``, ``fig_scatter4.json``):
+    ``python -m paper_figs.redraw`` redraws them without running.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 12 texts of 100 tokens at V = 2000, instead of 200 of 200 at the LMs' V.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first two are used (default ``news`` and ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_pareto.png / .json / .md (:func:`paper_figs._out.write`) and fig_scatter4.png / .json
+        (:func:`paper_figs.save`).
+    """
     import theory
 
     lms = tuple(lms or ("news", "lfqa"))[:2]
@@ -120,8 +151,20 @@ def _variants(algo: str, confs, key: str):
 
 
 def draw(summary: dict):
-    """fig_pareto from its JSON summary (``fig_pareto.json``): per LM, realised DG vs KL of every configuration over the
-    LM's hindsight frontier, in the package's style (:mod:`paper_figs.style`)."""
+    """fig_pareto from its JSON summary (``fig_pareto.json``).
+
+    Per LM, realised DG vs KL of every configuration over the LM's hindsight frontier, in the package's style
+    (:mod:`paper_figs.style`).
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import display
 
@@ -200,8 +243,20 @@ def _seeding_zoom(ax, confs, seeded, series):
 
 
 def draw_scatter4(summary: dict):
-    """fig_scatter4 from its JSON summary (``fig_scatter4.json``): each text's KL and DG, for two independent prompt sets
-    (rows) on two LMs (columns), SRL gamma 0.25 delta 2 and DualGA over Delta."""
+    """fig_scatter4 from its JSON summary (``fig_scatter4.json``).
+
+    Each text's KL and DG, for two independent prompt sets (rows) on two LMs (columns), SRL gamma 0.25 delta 2 and
+    DualGA over Delta.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import display
 

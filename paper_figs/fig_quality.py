@@ -27,7 +27,18 @@ REAL_DEFAULT = dict(n=8, T=64)  # a real LM on a CPU: the small run
 
 
 def configs(real: bool) -> list[tuple[str, dict]]:
-    """Every registered algorithm with a generator on the LM's backend (``"none"`` first), then :data:`EXTRA`."""
+    """Every registered algorithm with a generator on the LM's backend (``"none"`` first), then :data:`EXTRA`.
+
+    Parameters
+    ----------
+    real : bool
+        A real LM (the torch backend) rather than a synthetic one (Numba).
+
+    Returns
+    -------
+    list of (str, dict)
+        (algorithm, parameters) pairs.
+    """
     from sims.watermarks import registry
 
     backend = "torch" if real else "numba"
@@ -35,7 +46,26 @@ def configs(real: bool) -> list[tuple[str, dict]]:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
-    """Quick: V = 1000, 4 texts x 40 tokens; else 100 x 200 on a synthetic LM, 8 x 64 on a real one."""
+    """Generate every algorithm's texts on one LM and plot their perplexity against KL per token.
+
+    Quick: V = 1000, 4 texts x 40 tokens; else 100 x 200 on a synthetic LM, 8 x 64 on a real one.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+    n, T : int, optional
+        Another size (texts, tokens per text).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_quality.png and fig_quality.json (:func:`paper_figs.save`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -14,7 +14,22 @@ TITLE = "Repetition by algorithm, the lambda_t monitor and the lambda cap (loopi
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Write the figure; ``lms`` is ignored (no LM: the looping LM of the appendix)."""
+    """Write the figure; ``lms`` is ignored (no LM: the looping LM of the appendix).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 16 texts of 200 tokens, instead of 256 of 300.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_repetition.png and fig_repetition.json (:func:`paper_figs.save`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -23,8 +23,28 @@ SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("leftha
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
-    """Quick: V = 1000, 4 texts x 80 tokens, rates 0, 0.3, 0.6; else the LM's V, 100 x 200, eight rates (four on a
-    real LM).  ``n``, ``T``: another size (``python -m paper_figs.fig_robustness --n 20``)."""
+    """Attack watermarked texts of one LM at a range of rates and plot their detection.
+
+    Quick: V = 1000, 4 texts x 80 tokens, rates 0, 0.3, 0.6; else the LM's V, 100 x 200, eight rates (four on a
+    real LM).  ``n``, ``T``: another size (``python -m paper_figs.fig_robustness --n 20``).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+    n, T : int, optional
+        Another size (``python -m paper_figs.fig_robustness --n 20``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_robustness.png and fig_robustness.json (:func:`paper_figs.save`); a long run's
+        progress is kept in fig_robustness.partial.json while it runs.
+    """
     from paper_figs._data import figure_lm, generations, is_synthetic, sized
     from paper_figs._oracle import oracle_contributions, score_oracle
     from paper_figs.fig_scores import median_ci
@@ -97,8 +117,19 @@ ATTACK_NAMES = {"deletion": "deletion", "insertion": "insertion", "substitution"
 
 
 def draw(summary: dict):
-    """The figure from its JSON summary (``fig_robustness.json``): what ``main`` saves, and what
-    ``python -m paper_figs.redraw`` redraws without rerunning anything."""
+    """The figure from its JSON summary (``fig_robustness.json``).
+
+    What ``main`` saves, and what ``python -m paper_figs.redraw`` redraws without rerunning anything.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     import theory
     from paper_figs import style
     from paper_figs._out import agg

@@ -47,8 +47,23 @@ def _label(kind: str, rate: float) -> str:
 
 
 def median_ci(x, level: float = 0.95) -> tuple[float, float]:
-    """Distribution-free interval of the median of ``x`` (inf allowed): order statistics k and n + 1 - k,
-    k the largest with P(Bin(n, 1/2) <= k - 1) <= (1 - level) / 2 (coverage >= ``level``); nan ends where infinite."""
+    """Distribution-free interval of the median of ``x`` (inf allowed).
+
+    Order statistics k and n + 1 - k, k the largest with P(Bin(n, 1/2) <= k - 1) <= (1 - level) / 2 (coverage >=
+    ``level``).
+
+    Parameters
+    ----------
+    x : array_like of float
+        The sample.
+    level : float, optional
+        The coverage.
+
+    Returns
+    -------
+    lo, hi : float
+        The ends; nan where infinite, and both nan when the sample is too small for the level.
+    """
     from scipy.stats import binom
 
     x = np.sort(np.asarray(x, dtype=float))
@@ -143,6 +158,25 @@ def _ttd(rej: np.ndarray, lengths) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Score each algorithm's texts with every detection score of its family and write the figure and table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``news`` at V = 2000, 12 texts of 60 tokens per algorithm, instead of ``news``, ``lfqa``,
+        ``smollm2-fit`` and ``smollm2`` at full size.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, else ``news``, ``lfqa``,
+        ``smollm2-fit``, ``smollm2``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_scores.png, fig_scores.json and fig_scores.md (:func:`paper_figs._out.write`)
+        (:func:`render`).
+    """
     import json
 
     from paper_figs._data import figure_lm, generations, is_synthetic, sized
@@ -182,8 +216,25 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
 
 def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib.Path]:
-    """Write fig_scores' JSON, table and figure from its ``rows`` (those :func:`main` draws, or a saved
-    ``fig_scores.json``'s): the table gives each TPR with its 99 % Clopper-Pearson interval."""
+    """Write fig_scores' JSON, table and figure from its ``rows``.
+
+    The rows :func:`main` draws, or a saved ``fig_scores.json``'s; the table gives each TPR with its 99 %
+    Clopper-Pearson interval.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The output folder.
+    rows : list of dict
+        One per (LM, algorithm, attack, score); sorted in place.
+    quick : bool
+        Whether they come from a quick run (recorded).
+
+    Returns
+    -------
+    list of pathlib.Path
+        fig_scores.png, fig_scores.json and fig_scores.md.
+    """
     from sims.detect.families import score_families
 
     plt = __import__("paper_figs._out", fromlist=["agg"]).agg()

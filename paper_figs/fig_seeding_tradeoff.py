@@ -32,6 +32,24 @@ QUICK = dict(edit_lm="lfqa", V=1000, n=6, T=60, h_edit=4, rates=(0.0, 0.3), stea
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run SRL under each seeding scheme (KL, detection, edits, stealing) and write the figure and table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``QUICK``'s sizes (6 texts of 60 tokens at V = 1000; stealing from 100 texts), instead of
+        ``FULL``'s.
+    lms : sequence of str, optional
+        Ignored (the LMs of ``QUICK`` / ``FULL``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_seeding_tradeoff.png, fig_seeding_tradeoff.json (:func:`paper_figs.save`) and
+        fig_seeding_tradeoff.md.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -47,6 +47,24 @@ def _texts(g, lm):
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run ATW with semantic and with window hashing on one LM and write the figure.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 24 texts of 80 tokens at V = 2000, 50 bootstrap replicates and 3 levels, instead of 300 of 200,
+        400 and 5.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default :data:`LM`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_semantic_atw.png, fig_semantic_atw.json and fig_semantic_atw.md
+        (:func:`paper_figs._out.write`).
+    """
     import sims
 
     plt = agg()

@@ -45,6 +45,23 @@ def _label(algo: str, params: dict) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Steal, spoof and scrub each scheme against the number of stolen texts on one LM and write the figure and table.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``QUICK``'s sizes and four of the schemes, instead of ``FULL``'s and all.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_stealing.png, fig_stealing.json (:func:`paper_figs.save`) and fig_stealing.md;
+        progress is kept in fig_stealing.partial.json while it runs.
+    """
     import matplotlib
 
     matplotlib.use("Agg")

@@ -31,6 +31,24 @@ KEY = 15485863
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run SynthID-Text (m layers, both modes) beside DualGA on one synthetic LM and write the figure.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 8 texts of 60 tokens at V = 2000 and m in 1, 4, 30, instead of 100 of 200 and every m of
+        ``LAYERS``.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first synthetic LM is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_synthid_tradeoff.png, fig_synthid_tradeoff.json and fig_synthid_tradeoff.md
+        (:func:`paper_figs._out.write`).
+    """
     from sims.detect.families.detectors import score
     from sims.detect.stats.tournament_scores import score_tournament
     from sims.watermarks.generate import generate_synthetic, sample_prompts

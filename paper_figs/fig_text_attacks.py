@@ -22,7 +22,26 @@ TITLE = "Robustness of detection under the text attacks (emoji, typo, homoglyph,
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
-    """Quick: V = 1000, 4 texts x 40 tokens, rates 0, 0.5, 1; else V = 4000, 50 x 100, rates 0 .. 1 by 0.25 (a real LM: 8 x 64)."""
+    """Apply the text attacks to watermarked texts of one LM at a range of rates and plot their detection.
+
+    Quick: V = 1000, 4 texts x 40 tokens, rates 0, 0.5, 1; else V = 4000, 50 x 100, rates 0 .. 1 by 0.25 (a real LM: 8 x 64).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+    n, T : int, optional
+        Another size (texts, tokens per text).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_text_attacks.png and fig_text_attacks.json (:func:`paper_figs.save`).
+    """
     from paper_figs._data import figure_lm, generations, is_synthetic, label, sized
     from paper_figs.fig_robustness import CONFIGS
     from paper_figs.fig_scores import median_ci
@@ -54,8 +73,19 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
 
 
 def draw(summary: dict):
-    """The figure from its JSON summary (``fig_text_attacks.json``), in the package's style (:mod:`paper_figs.style`):
-    what ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    """The figure from its JSON summary (``fig_text_attacks.json``), in the package's style (:mod:`paper_figs.style`).
+
+    What ``main`` saves and ``python -m paper_figs.redraw`` redraws.
+
+    Parameters
+    ----------
+    summary : dict
+        The JSON summary.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
     from paper_figs import style
     from paper_figs._data import is_synthetic
     from paper_figs._out import agg

@@ -25,6 +25,23 @@ PCT = (0, 10, 50, 90, 100)
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Plot z-score against realised DG per text, and z percentiles at each configuration's KL, on one LM.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 16 texts of 100 tokens at V = 2000, instead of 200 of 200.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_zscore_dg.png, fig_zscore_dg.json and fig_zscore_dg.md
+        (:func:`paper_figs._out.write`).
+    """
     from sims.detect.families import detectors
 
     plt = agg()

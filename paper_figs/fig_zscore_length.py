@@ -35,6 +35,22 @@ def _prefix_z(gen, gamma: float, vocab_size: int) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Plot the z-score of watermarked and unwatermarked text against its length on one LM.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 16 texts of 120 tokens (V = 2000 on a synthetic LM), instead of 200 of 400.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``lfqa``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: fig_zscore_length.png and fig_zscore_length.json (:func:`paper_figs.save`).
+    """
     import matplotlib
 
     matplotlib.use("Agg")

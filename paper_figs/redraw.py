@@ -15,8 +15,15 @@ import sys
 
 
 def drawers() -> dict:
-    """Each redrawable figure's name and its drawing function: ``draw`` of every figure script that has one, and the
-    figures a script draws besides its own, named in its ``DRAWS`` (``{"fig_scatter4": "draw_scatter4"}``)."""
+    """Each redrawable figure's name and its drawing function.
+
+    Returns
+    -------
+    dict of str to callable
+        ``draw`` of every figure script that has one, and the figures a script draws besides its own, named in its
+        ``DRAWS`` (``{"fig_scatter4": "draw_scatter4"}``); each takes the figure's JSON summary and returns a
+        Figure.
+    """
     from paper_figs.__main__ import scripts
 
     out = {}
@@ -29,12 +36,31 @@ def drawers() -> dict:
 
 
 def redrawable() -> list[str]:
-    """Names of the figures that can be redrawn from their JSON (:func:`drawers`)."""
+    """Names of the figures that can be redrawn from their JSON (:func:`drawers`).
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(drawers())
 
 
 def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
-    """Redraw NAME.png from NAME.json in ``out`` for each redrawable script (or ``only``); returns the files written."""
+    """Redraw NAME.png from NAME.json in ``out`` for each redrawable script (or ``only``).
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The folder of NAME.json files; a figure whose JSON is missing is skipped.
+    only : list of str, optional
+        The figures to redraw (default all of :func:`redrawable`).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The PNG files written.
+    """
     import matplotlib.pyplot as plt
 
     written = []
@@ -52,6 +78,18 @@ def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
 
 
 def main(argv=None) -> int:
+    """Run ``python -m paper_figs.redraw --out DIR [--only NAME ...]``, printing each file written.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None reads the command line.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     ap = argparse.ArgumentParser(prog="python -m paper_figs.redraw", description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=pathlib.Path, required=True, help="folder of NAME.json files (e.g. docs/results)")
     ap.add_argument("--only", action="append", choices=redrawable(), help="redraw only this figure (repeatable)")

@@ -45,7 +45,35 @@ GAMMA_CHOICE_VS = (("DualGA", "DualGA gamma=0.25"), ("DualGA", "DualGA gamma=0.5
 
 @dataclass
 class Claim:
-    """One claim: the paper's words and number, where ours is measured and how the verdict follows."""
+    """One claim: the paper's words and number, where ours is measured and how the verdict follows.
+
+    Parameters
+    ----------
+    claim : str
+        The claim's short name.
+    section : str
+        Where the paper makes it.
+    sentence : str
+        The paper's words.
+    paper : str
+        The paper's number.
+    script : str or tuple of str or None
+        The script(s) whose JSON measures it; None: nothing here measures it (the row says why).
+    value : callable
+        ``(json, lm) -> value`` the judge reads (a float, a dict of verdicts, ...).
+    criterion : str
+        The criterion, in words.
+    judge : callable
+        ``value -> verdict`` (a function of :mod:`paper_figs.criteria`).
+    why : str
+        Why the criterion decides the claim.
+    per_lm : bool, optional
+        The JSON holds several LMs (``lms``): one value per LM.
+    only_main : str, optional
+        Non-empty when the measurement exists only in the synthetic column: why the others are n/a.
+    show : callable, optional
+        ``value -> short text`` (default 4 significant digits).
+    """
 
     claim: str
     section: str
@@ -1140,7 +1168,13 @@ SETUP = [
 
 
 def needed_scripts() -> list[str]:
-    """The scripts whose JSON the report reads."""
+    """The scripts whose JSON the report reads.
+
+    Returns
+    -------
+    list of str
+        Sorted script names (those of every claim of ``CLAIMS``, and ``fig_matched``).
+    """
     names = set()
     for c in CLAIMS:
         if c.script is not None:
@@ -1171,10 +1205,25 @@ def _lms_of(d: dict) -> list[str]:
 
 
 def evaluate_claims(out: pathlib.Path, column: str | None = None, main: pathlib.Path | None = None, skip_lms=()) -> list[dict]:
-    """Each claim's measurements and verdicts from the JSON files in ``out``: ``verdict`` (the
-    column's: the worst over its LMs), ``cells`` (one per LM).  ``column``: the LM of a further
-    column (``main``: the synthetic column's folder, read for a several-LM JSON that holds it);
-    ``skip_lms``: LMs the main column leaves to their own columns."""
+    """Each claim's measurements and verdicts from the JSON files in ``out``.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The folder of the scripts' JSON.
+    column : str, optional
+        The LM of a further column (None: the synthetic presets' main column).
+    main : pathlib.Path, optional
+        The main column's folder, read for a several-LM JSON that holds ``column``.
+    skip_lms : collection of str, optional
+        LMs the main column leaves to their own columns.
+
+    Returns
+    -------
+    list of dict
+        Per claim of ``CLAIMS``: ``claim``, ``verdict`` (the column's: the worst over its LMs) and ``cells`` (one per
+        LM: ``lm``, ``value``, ``verdict``, and a ``note`` where nothing was measured).
+    """
     rows = []
     order = [REFUTED, MIXED, NOT_REPRODUCED, NA, REPRODUCED]
     for c in CLAIMS:
@@ -1464,8 +1513,26 @@ def _stealing(out: pathlib.Path) -> list[str]:
 def render(
     out: pathlib.Path, quick: bool = False, proofs_report: pathlib.Path = pathlib.Path("proofs_check/report.md"), columns: dict[str, pathlib.Path] | None = None
 ) -> str:
-    """The markdown report (docs/reproduction.md): the synthetic presets' outputs in ``out`` and
-    one column per ``columns`` entry (LM name -> folder of its outputs)."""
+    """The markdown report (docs/reproduction.md).
+
+    The synthetic presets' outputs in ``out`` and one column per ``columns`` entry.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The folder of the synthetic presets' JSON.
+    quick : bool, optional
+        Whether the outputs are of a quick run (said in the header: verdicts indicative only).
+    proofs_report : pathlib.Path, optional
+        The proofs_check report the page links and summarises.
+    columns : dict of str to pathlib.Path, optional
+        LM name -> folder of its outputs (one further column each).
+
+    Returns
+    -------
+    str
+        The markdown page.
+    """
     mode = "--quick " if quick else ""
     columns = columns or {}
     main_rows = evaluate_claims(out, skip_lms=tuple(columns))

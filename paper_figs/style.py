@@ -36,12 +36,34 @@ def apply():
 
 
 def algo_of(label: str) -> str:
-    """The algorithm a series label starts with (``"srl delta=2 (KL 0.35)"`` -> ``"srl"``)."""
+    """The algorithm a series label starts with (``"srl delta=2 (KL 0.35)"`` -> ``"srl"``).
+
+    Parameters
+    ----------
+    label : str
+        A series label.
+
+    Returns
+    -------
+    str
+        Its first word (the label itself when empty).
+    """
     return label.split()[0] if label.split() else label
 
 
 def record(algo: str):
-    """The registry record of ``algo`` (None for a name that is not an algorithm)."""
+    """The registry record of ``algo`` (None for a name that is not an algorithm).
+
+    Parameters
+    ----------
+    algo : str
+        An algorithm name.
+
+    Returns
+    -------
+    sims.watermarks.registry.Algorithm or None
+        Its record (colour, marker, ...), with the tournament algorithms registered.
+    """
     from sims.watermarks import registry
 
     try:
@@ -80,19 +102,67 @@ class Series:
 
 
 def series(label: str, styles: Series | None = None) -> dict:
-    """Plot keywords of one series (a fresh :class:`Series` unless ``styles`` is given)."""
+    """Plot keywords of one series (a fresh :class:`Series` unless ``styles`` is given).
+
+    Parameters
+    ----------
+    label : str
+        The series label.
+    styles : Series, optional
+        The figure's styles, so that variants of one algorithm take distinct line styles.
+
+    Returns
+    -------
+    dict
+        ``color``, ``marker``, ``ls`` (and ``lw``, ``zorder`` for DualGA, ``mfc`` for odd variants).
+    """
     return (styles or Series())(label)
 
 
 def reference(ax, y: float, label: str, *, ls="--", color=REFERENCE_COLOR, horizontal=True):
-    """A labelled reference line (its label goes to the legend)."""
+    """A labelled reference line (its label goes to the legend).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    y : float
+        Where the line is.
+    label : str
+        Its legend label.
+    ls : str, optional
+        Line style.
+    color : str, optional
+        Colour (default :data:`REFERENCE_COLOR`).
+    horizontal : bool, optional
+        ``axhline`` (True) or ``axvline``.
+
+    Returns
+    -------
+    matplotlib.lines.Line2D
+    """
     draw = ax.axhline if horizontal else ax.axvline
     return draw(y, color=color, ls=ls, lw=1.1, label=label, zorder=1)
 
 
 def legend_below(fig, axes=None, ncol=3, skip=()):
-    """One legend for the figure under its panels, each label once (from ``axes``, default all of them); labels in
-    ``skip`` are left out.  Returns the legend."""
+    """One legend for the figure under its panels, each label once.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; its layout is tightened to leave room for the legend.
+    axes : sequence of matplotlib.axes.Axes, optional
+        Panels whose labels are collected (default all of them).
+    ncol : int, optional
+        Legend columns.
+    skip : collection of str, optional
+        Labels left out (and every label starting with ``_``).
+
+    Returns
+    -------
+    matplotlib.legend.Legend
+    """
     handles, labels = [], []
     for ax in axes if axes is not None else fig.axes:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -104,8 +174,26 @@ def legend_below(fig, axes=None, ncol=3, skip=()):
 
 
 def title(fig, what: str, lm=None, n=None, T=None, n_what="texts"):
-    """The figure's title: ``what``, then the LM (a synthetic preset named as :func:`paper_figs._data.display` names it)
-    and the sample (n texts of T tokens) where known."""
+    """The figure's title: ``what``, then the LM and the sample where known.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure.
+    what : str
+        What it shows.
+    lm : str, optional
+        The LM (a synthetic preset named as :func:`paper_figs._data.display` names it).
+    n, T : int, optional
+        The sample: n texts (or other units, ``n_what``) of T tokens.
+    n_what : str, optional
+        What ``n`` counts.
+
+    Returns
+    -------
+    matplotlib.text.Text
+        The suptitle.
+    """
     from paper_figs._data import display
 
     parts = [f"LM {display(lm)}" if lm else "", f"n = {n} {n_what}" if n else "", f"T = {T} tokens" if T else ""]

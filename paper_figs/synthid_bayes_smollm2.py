@@ -40,7 +40,26 @@ TITLE = "SynthID-Text's Bayesian detector on SmolLM2-135M-Instruct texts: fitted
 
 
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """Exact two-sided binomial confidence interval of a rate ``k / n``."""
+    """Exact two-sided binomial confidence interval of a rate ``k / n``.
+
+    Parameters
+    ----------
+    k : int
+        Successes, in [0, n].
+    n : int
+        Trials, >= 1.
+    level : float, optional
+        Confidence level.
+
+    Returns
+    -------
+    lo, hi : float
+
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``n`` is out of range.
+    """
     from scipy.stats import beta
 
     if not (0 <= k <= n) or n < 1:
@@ -73,6 +92,24 @@ def _g(gen, key: int, m: int, h: int = 4):
 
 
 def main(argv=None) -> dict:
+    """Train and calibrate SynthID-Text's Bayesian detector on SmolLM2 texts (module docstring).
+
+    Options: ``--probe`` (time generation only), ``--n-train``, ``--n-test``, ``--n-null`` (unwatermarked texts,
+    half calibration half test), ``--T``, ``--m`` (tournament layers), ``--fpr``, ``--batch``, ``--threads`` and
+    ``--out`` (default ``docs/results-synthid``); the full run writes ``tab_synthid_bayes_smollm2.json`` and
+    ``.md`` there.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None reads the command line.
+
+    Returns
+    -------
+    dict
+        The results (rates with their counts and Clopper-Pearson intervals), also printed as JSON; empty with
+        ``--probe``.
+    """
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--probe", action="store_true", help="time generation only")
     ap.add_argument("--n-train", type=int, default=24)

@@ -31,7 +31,18 @@ CONFIDENCE = 0.95
 
 
 def excess(res) -> np.ndarray:
-    """Per replication: average KL minus OPT at the replication's own realised DG (nan where that DG is infeasible)."""
+    """Per replication: average KL minus OPT at the replication's own realised DG (nan where that DG is infeasible).
+
+    Parameters
+    ----------
+    res : sims.reduced.runner.ReducedResult
+        A controller's run (its per-replication average KL and DG).
+
+    Returns
+    -------
+    numpy.ndarray
+        (reps,) KL excess over the hindsight optimum (:func:`sims.reduced.online.hindsight_opt`).
+    """
     from sims.reduced import online
     from sims.reduced.gprocess import parse_spec
     from sims.reduced.runner import OPT_TOL
@@ -44,6 +55,23 @@ def excess(res) -> np.ndarray:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Run DualGA and backpressure in the reduced simulator and tabulate their KL excess over the hindsight frontier.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: T = 5000 and 8 replications, instead of 1e5 and 32.
+    lms : sequence of str, optional
+        Ignored (the reduced simulator has no LM).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_backpressure.png, tab_backpressure.json and tab_backpressure.md
+        (:func:`paper_figs._out.write`).
+    """
     from scipy import stats
 
     from paper_figs import criteria as cr

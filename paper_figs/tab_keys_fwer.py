@@ -35,8 +35,22 @@ SIZES = dict(quick=((100, 50), (40, 30)), full=((5000, 100), (100, 50)))  # (tex
 
 
 def fwer_rows(quick: bool, sizes=None, log=None) -> list[dict]:
-    """One row per (family, K); ``sizes`` = ((n, T) of the other families, (n, T) of keyed orders), default
-    :data:`SIZES`; ``log`` receives each row as it is done."""
+    """One row per (family, K): the family-wise error of Holm's step-down and of the uncorrected test on null texts.
+
+    Parameters
+    ----------
+    quick : bool
+        Small sizes and K in 10, 100 (else up to 1000).
+    sizes : tuple, optional
+        ((n, T) of the other families, (n, T) of keyed orders), default :data:`SIZES`.
+    log : callable, optional
+        Receives each row as it is done.
+
+    Returns
+    -------
+    list of dict
+        Per (algorithm, K): its family, LM, n, T, and the ``holm`` and ``uncorrected`` rates with 95 % intervals.
+    """
     import sims
     from sims.detect import multiple
     from sims.detect.families import detectors
@@ -65,7 +79,17 @@ def fwer_rows(quick: bool, sizes=None, log=None) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
-    """The markdown table of :func:`fwer_rows`' rows, with the method and the command."""
+    """The markdown table of :func:`fwer_rows`' rows, with the method and the command.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The rows.
+
+    Returns
+    -------
+    str
+    """
     md = md_table(["algo (family)", "LM", "keys K", "null texts x tokens", "Holm FWER (count)", "95% CI", "uncorrected (count)", "95% CI"],
                   [[f"{r['algo']} ({r['family']})", r["lm"], r["K"], f"{r['n']} x {r['T']}", f"{r['holm']:.4g} ({round(r['holm'] * r['n'])})",
                     f"[{r['holm_ci'][0]:.3g}, {r['holm_ci'][1]:.3g}]", f"{r['uncorrected']:.4g} ({round(r['uncorrected'] * r['n'])})",
@@ -81,6 +105,28 @@ def table(rows: list[dict]) -> str:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, sizes=None, log=None) -> list[pathlib.Path]:
+    """Tabulate the family-wise error over many keys of every detector family (:func:`fwer_rows`).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 100 texts of 50 tokens (keyed orders 40 of 30) and K in 10, 100, instead of 5000 of 100 (100 of
+        50) and K up to 1000.
+    lms : sequence of str, optional
+        Ignored.
+    sizes : tuple, optional
+        ((n, T) of the other families, (n, T) of keyed orders); default :data:`SIZES`.
+    log : callable, optional
+        Receives each row as it is done.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_keys_fwer.png, tab_keys_fwer.json and tab_keys_fwer.md
+        (:func:`paper_figs._out.write`).
+    """
     rows = fwer_rows(quick, sizes, log)
     return write(out_dir, "tab_keys_fwer", dict(alpha=ALPHA, seed=SEED, quick=quick, rows=rows), table(rows), TITLE)
 

@@ -33,7 +33,13 @@ GROUPS = {"exact": "red-green and EMS (exact binomial / Gamma tails)", "uw": "UW
 
 
 def detectors() -> list[tuple[str, str, float | None]]:
-    """(name, algo whose detector scores, gamma) for each distinct detector."""
+    """(name, algo whose detector scores, gamma) for each distinct detector.
+
+    Returns
+    -------
+    list of (str, str, float or None)
+        Red-green at SRL's, DualGA's and ATW's gammas, EMS's Gamma tail, and the UW keyed orders.
+    """
     import theory
     from sims.core import defaults
 
@@ -44,7 +50,17 @@ def detectors() -> list[tuple[str, str, float | None]]:
 
 
 def group(algo: str) -> str:
-    """The detector group of ``algo``: ``uw`` for the keyed-order tests, else ``exact``."""
+    """The detector group of ``algo``: ``uw`` for the keyed-order tests, else ``exact``.
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm.
+
+    Returns
+    -------
+    str
+    """
     return "uw" if algo.startswith("uw-") else "exact"
 
 
@@ -79,8 +95,30 @@ def _tests(dets: list[dict]) -> dict:
 
 
 def null_counts(lm: str, n: int, T: int, n_uw: int, previous: dict | None = None, log=print) -> list[dict]:
-    """Each detector's rejection counts on LM ``lm``: a synthetic preset draws ``n`` (UW: ``n_uw``)
-    fresh texts per detector under seed 10000 + its index; a real LM one shared sample of ``n``."""
+    """Each detector's rejection counts on LM ``lm``.
+
+    A synthetic preset draws ``n`` (UW: ``n_uw``) fresh texts per detector under seed 10000 + its index; a real LM
+    one shared sample of ``n``.
+
+    Parameters
+    ----------
+    lm : str
+        The LM.
+    n, T : int
+        Null texts and tokens per text.
+    n_uw : int
+        Null texts of the UW keyed-order detectors.
+    previous : dict, optional
+        Counts of an earlier run, by (lm, detector, seed, n, T), reused instead of recomputed.
+    log : callable, optional
+        Receives one line per detector.
+
+    Returns
+    -------
+    list of dict
+        Per detector: name, algo, gamma, group, seed, n, T, whether the sample is shared, and ``rejections``
+        (count per level).
+    """
     previous = previous or {}
     real = not is_synthetic(lm)
     oracle = figure_lm(lm)
@@ -99,8 +137,26 @@ def null_counts(lm: str, n: int, T: int, n_uw: int, previous: dict | None = None
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
-    """Quick: 64 texts x 50 tokens per detector (UW 16) on news; else 8192 x 200 (UW :data:`UW_N`) on news and
-    lfqa; a real LM one shared sample of ``--real-n`` x ``--real-T``."""
+    """Count the false positives of each exact detector on independent null texts and tabulate them.
+
+    Quick: 64 texts x 50 tokens per detector (UW 16) on news; else 8192 x 200 (UW :data:`UW_N`) on news and
+    lfqa; a real LM one shared sample of ``--real-n`` x ``--real-T``.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, ``news`` and ``lfqa`` full).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_null_fpr.png, tab_null_fpr.json and tab_null_fpr.md (:func:`paper_figs._out.write`);
+        the full run resumes from a previous tab_null_fpr.json.
+    """
     from paper_figs import criteria as cr
 
     lms = tuple(lms or (("news",) if quick else ("news", "lfqa")))

@@ -38,8 +38,27 @@ KEEP = ("tpr_at_1e-4", "tpr_at_1e-4_lo", "tpr_at_1e-4_hi", "tpr_at_1e-6", "kl_pe
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None, name: str = "tab_performance") -> list[pathlib.Path]:
-    """Quick: 6 configurations, 16 texts x 100 tokens; else the grid's 20 x 500 texts x 200 tokens (each with 500 controls).
-    A real LM runs the quick configurations at :data:`paper_figs._data.REAL_SIZE`."""
+    """Run the grid of Table exp_performance and tabulate TPR at FPR 1e-4 / 1e-6 and KL per configuration.
+
+    Quick: 6 configurations, 16 texts x 100 tokens; else the grid's 20 x 500 texts x 200 tokens (each with 500 controls).
+    A real LM runs the quick configurations at :data:`paper_figs._data.REAL_SIZE`.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes (see above) instead of the paper's.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first two are used (default the grid's).
+    name : str, optional
+        The output name (``tab_performance_ext`` for the second LM).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_performance.md and tab_performance.json.
+    """
     from paper_figs._data import is_synthetic, label
     from paper_figs._sweep import run_grid, sweep_grid
     from sims.experiments.evaluate import clopper_pearson

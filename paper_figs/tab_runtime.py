@@ -34,6 +34,22 @@ def _plain(lm: str, _algo: str, n: int, T: int, seed: int, **_):
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Time end-to-end generation of each watermark on one LM and tabulate the overhead over no watermark.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: 16 texts of 60 tokens at V = 2000 and 2 repetitions, instead of 16 of 300 and 5.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_runtime.png, tab_runtime.json and tab_runtime.md (:func:`paper_figs._out.write`).
+    """
     lm = (lms or ("news",))[0]
     n, T, reps = (16, 60, 2) if quick else (16, 300, 5)
     n, T = sized(lm, n, T)

@@ -25,6 +25,23 @@ QUICK = dict(V=256, T=16, n_eval=40, h=2, Ns=(100, 300))
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Tabulate the spoof success of the window attacker and of the scheme-aware attacker for each seeding scheme on one LM.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Small sizes: ``QUICK``'s sizes (V = 256, 16 tokens, 100 and 300 stolen texts), instead of ``FULL``'s.
+    lms : sequence of str, optional
+        LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_stealing_aware.png, tab_stealing_aware.json and tab_stealing_aware.md
+        (:func:`paper_figs._out.write`).
+    """
     from sims import steal
     from sims.experiments.evaluate import clopper_pearson
     from sims.lm.synthetic import open_synthetic

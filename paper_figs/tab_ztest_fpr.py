@@ -26,7 +26,22 @@ LEVELS = (1e-2, 1e-4, 1e-6)
 
 
 def z_size(T: int, gamma: float, alpha: float) -> float:
-    """Exact P_H0(z >= z_alpha) for T i.i.d. Bernoulli(gamma) colours (0 where no count reaches z_alpha)."""
+    """Exact P_H0(z >= z_alpha) for T i.i.d. Bernoulli(gamma) colours (0 where no count reaches z_alpha).
+
+    Parameters
+    ----------
+    T : int
+        Tokens.
+    gamma : float
+        The null green probability.
+    alpha : float
+        The nominal level.
+
+    Returns
+    -------
+    float
+        The z-test's exact size.
+    """
     from scipy.stats import norm
 
     from sims.detect.stats.nulls import binom_logsf
@@ -38,6 +53,23 @@ def z_size(T: int, gamma: float, alpha: float) -> float:
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+    """Tabulate the z-test's exact size under the i.i.d. null against its nominal level (exact binomial law, no simulation).
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder the files are written to.
+    quick : bool
+        Unused: the table is exact.
+    lms : sequence of str, optional
+        Ignored.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written: tab_ztest_fpr.png, tab_ztest_fpr.json and tab_ztest_fpr.md
+        (:func:`paper_figs._out.write`).
+    """
     cells = [dict(T=T, gamma=g, alpha=a, size=z_size(T, g, a)) for T in LENGTHS for g in GAMMAS for a in LEVELS]
     for c in cells:
         c["ratio"] = c["size"] / c["alpha"]

@@ -21,7 +21,13 @@ from proofs_check._check import Check
 
 
 def modules() -> list[str]:
-    """Names of the check modules, sorted."""
+    """Names of the check modules, sorted.
+
+    Returns
+    -------
+    list of str
+        The modules of :mod:`proofs_check` whose name starts with ``check_``.
+    """
     return sorted(m.name for m in pkgutil.iter_modules(proofs_check.__path__) if m.name.startswith("check_"))
 
 
@@ -30,7 +36,25 @@ def _fmt(x: float) -> str:
 
 
 def render(rows: list[dict], quick: bool, seed: int, seconds: float) -> str:
-    """The markdown report: table, findings, notes, justifications."""
+    """The markdown report: table, findings, notes, justifications.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The checks as :meth:`proofs_check._check.Check.as_dict` rows.
+    quick : bool
+        Whether the run used ``--quick`` (named in the header).
+    seed : int
+        The run's seed.
+    seconds : float
+        Wall time of the run.
+
+    Returns
+    -------
+    str
+        The markdown of ``report.md``: a table of every check, then the findings (rows whose result ends in
+        ``(finding)``), the notes, the failed checks and how each quantity is computed.
+    """
     n_ok = sum(r["passed"] for r in rows)
     lines = [
         "# proofs_check report",
@@ -77,7 +101,22 @@ def _run_module(name: str, quick: bool, seed: int) -> list[Check]:
 
 
 def main(argv=None) -> int:
-    """Run the checks, print the table, write report.md and report.json; 1 if any check fails."""
+    """Run the checks, print the table, write report.md and report.json.
+
+    Options: ``--quick`` (small sizes), ``--out DIR`` (default ``out/proofs_check``), ``--only NAME``
+    (repeatable), ``--seed S`` (default 0), ``--update-report`` (also copy report.md to
+    ``proofs_check/report.md``).  A module that raises is reported as a failed check.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None reads the command line.
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every check passed, 1 if any failed.
+    """
     ap = argparse.ArgumentParser(prog="python -m proofs_check", description=proofs_check.__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (< 3 minutes)")
     ap.add_argument("--out", type=pathlib.Path, default=pathlib.Path("out/proofs_check"), help="folder for report.md and report.json")

@@ -108,7 +108,20 @@ def _scattered(gen, kind: str, m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Oracle worst-case attacks on DualGA texts vs the bounds (and the two slips)."""
+    """Oracle worst-case attacks on DualGA texts vs the bounds (and the two slips).
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 8 DualGA texts of 200 tokens instead of 64.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     lm = open_synthetic("lfqa", vocab_size=4000)
     n, T = (8 if quick else 64), 200
     gen = generate_synthetic(lm, "dualga", n=n, T=T, seed=int(rng.integers(2**31)), key=7, Delta=0.3)

@@ -55,7 +55,25 @@ gamma = {gamma}
 
 
 def sizes(n_max: int, alpha: float, gamma: float) -> np.ndarray:
-    """Exact size of the test p <= alpha at each number of scored tokens 0..n_max (0 for n <= 1: p = 1)."""
+    r"""Exact size of the test p <= alpha at each number of scored tokens 0..n_max (0 for n <= 1: p = 1).
+
+    The size at n is :math:`P(\mathrm{Bin}(n, \gamma) \ge k_\alpha(n))`, :math:`k_\alpha(n)` the smallest count
+    whose tail is :math:`\le \alpha`.
+
+    Parameters
+    ----------
+    n_max : int
+        The largest number of scored tokens.
+    alpha : float
+        The level.
+    gamma : float
+        The null green probability.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n_max + 1,) sizes, each <= alpha.
+    """
     out = np.zeros(n_max + 1)
     for n in range(2, n_max + 1):
         tail = np.exp(binom_logsf(np.arange(n + 2), n, gamma))
@@ -64,6 +82,20 @@ def sizes(n_max: int, alpha: float, gamma: float) -> np.ndarray:
 
 
 def run(quick: bool, rng) -> list[Check]:
+    """The empirical FPR of the exact red-green test over null texts run through the sweep engine (module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 1e5 null texts at alpha = 1e-3 in this process, instead of 1e7 at 1e-6 on a local Dask cluster.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     import pyarrow.parquet as pq
 
     N, alpha, chunk = (100_000, 1e-3, 10_000) if quick else (10_000_000, 1e-6, 100_000)

@@ -36,7 +36,20 @@ def _instance(rng, T: int, V: int):
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """CVXPY's general optimum vs the one-boost optimum on random instances; Lemma one_step_k."""
+    """CVXPY's general optimum vs the one-boost optimum on random instances; Lemma one_step_k.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 4 random instances instead of 20.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     n_inst = 4 if quick else 20
     spread = red_spread = boost_gap = val = 0.0
     for _ in range(n_inst):

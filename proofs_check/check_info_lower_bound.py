@@ -44,7 +44,20 @@ def _gof(tokens: np.ndarray, q_seq: np.ndarray, V: int) -> tuple[float, float]:
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Validate the enumerated model against sims.watermarks.generate, then Le Cam vs BH for every watermark."""
+    """Validate the enumerated model against sims.watermarks.generate, then Le Cam vs BH for every watermark.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 20000 Monte Carlo texts and sequences of 3 tokens, instead of 200000 and 4.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     lm = open_synthetic("tiny")
     V, key, prompt = lm.vocab_size, 31, np.array([1])
     n = 20000 if quick else 200000

@@ -60,7 +60,20 @@ def _replay(lm, gen, algo: str, prm: dict) -> tuple[np.ndarray, np.ndarray, floa
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Enumeration on the tiny LM; Monte Carlo unbiasedness on the tiny and a 2000-token LM."""
+    """Enumeration on the tiny LM; Monte Carlo unbiasedness on the tiny and a 2000-token LM.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: enumeration over 3 tokens and fewer Monte Carlo texts (4000 instead of 40000; 150 of 30 tokens instead of 1500 of 100).
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     lm = open_synthetic("tiny")
     prompt, T, key = np.array([2]), 3 if quick else 4, 17
     worst = 0.0

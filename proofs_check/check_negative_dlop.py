@@ -18,7 +18,20 @@ RESULT = "prop:negative_DLoP"
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """DLoP < 0 and KL > 0 for the construction of the proof, by enumeration."""
+    """DLoP < 0 and KL > 0 for the construction of the proof, by enumeration.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: unused: the construction is enumerated exactly in both modes.
+    rng : numpy.random.Generator
+        Unused (the checks are deterministic); passed as to every check module.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     lm = open_synthetic("tiny")
     T, prompt = 3, np.array([4])
     p, _, _ = sequence_laws(None, lm, 0, prompt, T)

@@ -90,13 +90,49 @@ QUICK = (2, 7, 12, 16, 18, 21, 23, 25, 26, 28)  # srl, dualga, attacked dualga, 
 
 
 def simulated_texts(algo, params, lm, att, T, n, seed):
-    """n watermarked texts of T tokens (attacked if asked), under ``SIM_KEY``."""
+    """n watermarked texts of T tokens (attacked if asked), under ``SIM_KEY``.
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm.
+    params : dict
+        Its parameters.
+    lm : str
+        A synthetic LM preset or fitted LM.
+    att : str or None
+        ``"substitution:RATE"``, or None (unattacked).
+    T, n : int
+        Tokens per text and texts.
+    seed : int
+        Seed of the texts (the attack's is ``seed + 1``).
+
+    Returns
+    -------
+    sims.core.record.Generation
+    """
     gen = generate_synthetic(open_synthetic(lm), algo, n=n, T=T, seed=seed, key=SIM_KEY, **params)
     return gen if att is None else attack(gen, "substitution", float(att.split(":")[1]), seed + 1)
 
 
 def simulated_tpr(algo, params, lm, fpr, score_name, att, T, n, seed):
-    """Number of n watermarked texts of T tokens (attacked if asked) that the exact test flags at fpr."""
+    """Number of n watermarked texts of T tokens (attacked if asked) that the exact test flags at fpr.
+
+    Parameters
+    ----------
+    algo, params, lm, att, T, n, seed
+        As :func:`simulated_texts`.
+    fpr : float
+        The level.
+    score_name : str or None
+        The detection score: ``"lr"``, an EMS score (``ems-ars``, ``ems-log``, ...), or None (the algorithm's
+        default detector).
+
+    Returns
+    -------
+    int
+        Texts with log10 p <= log10 ``fpr``.
+    """
     model = open_synthetic(lm)
     gen = simulated_texts(algo, params, lm, att, T, n, seed)
     if score_name == "lr":
@@ -110,6 +146,21 @@ def simulated_tpr(algo, params, lm, fpr, score_name, att, T, n, seed):
 
 
 def run(quick: bool, rng):
+    """The planner's power at its tokens for power 0.5 against the simulated TPR, per setting, then :func:`run_dedup`.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: the settings of ``QUICK`` with 100 texts each, instead of all with 600.
+    rng : numpy.random.Generator
+        Unused: the simulations have their own fixed seeds (``SIM_SEED``).
+
+    Yields
+    ------
+    proofs_check._check.Check
+        One row per setting (power in the Clopper-Pearson interval of the simulated TPR, widened by
+        ``MODEL_TOL``), then the rows of :func:`run_dedup`.
+    """
     n = 100 if quick else 600
     for j, (algo, params, lm, fpr, score_name, att) in enumerate(SETTINGS):
         if quick and j not in QUICK:
@@ -126,8 +177,24 @@ def run(quick: bool, rng):
 
 
 def planned_dedup_effect(algo, params, lm, fpr, att, T):
-    """(power with dedup, power with dedup minus power without) of the planner at T, both on the dedup LM sample
-    (:func:`sims.plan.lm_sample`), so that the difference is the mask's alone."""
+    """The planner's power with dedup at T and its dedup effect, both on the dedup LM sample.
+
+    Both powers are computed on :func:`sims.plan.lm_sample`, so that the difference is the mask's alone.
+
+    Parameters
+    ----------
+    algo, params, lm, fpr, att
+        The setting (as :func:`simulated_tpr`).
+    T : int
+        Tokens per text.
+
+    Returns
+    -------
+    power : float
+        The planner's power with dedup.
+    effect : float
+        Power with dedup minus power without.
+    """
     g, d, D = params.get("gamma"), params.get("delta"), params.get("Delta")
     info = algo_params(algo, **params)[1]
     gam = float(info["gamma"])
@@ -139,10 +206,23 @@ def planned_dedup_effect(algo, params, lm, fpr, att, T):
 
 
 def run_dedup(quick: bool):
-    """The planner with ``dedup`` against simulation: its power in the simulated TPR's interval (as above), and
-    its dedup effect (power with dedup minus without) in the paired simulated effect's interval: the same texts
-    detected with and without dedup, the shares that only one detector flags each in a Clopper-Pearson interval
-    at level 1 - (1 - LEVEL) / 2 (Bonferroni: the difference's interval has level >= LEVEL)."""
+    """The planner with ``dedup`` against simulation.
+
+    Its power in the simulated TPR's interval (as :func:`run`), and its dedup effect (power with dedup minus
+    without) in the paired simulated effect's interval: the same texts detected with and without dedup, the
+    shares that only one detector flags each in a Clopper-Pearson interval at level 1 - (1 - LEVEL) / 2
+    (Bonferroni: the difference's interval has level >= LEVEL).
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: the settings of ``DEDUP_QUICK`` with 400 texts each, instead of all with 600.
+
+    Yields
+    ------
+    proofs_check._check.Check
+        Two rows per setting: the power and the dedup effect.
+    """
     n = 400 if quick else 600
     for j, (algo, params, lm, fpr, att) in enumerate(DEDUP_SETTINGS):
         if quick and j not in DEDUP_QUICK:
@@ -168,11 +248,36 @@ def run_dedup(quick: bool):
 
 
 def diagnose_dedup(j: int, n: int = 256, seed: int = 777) -> dict:
-    """Why a ``DEDUP_SETTINGS[j]`` row misses: the planner at its T on its own 64-text LM sample, the same planner
-    computed on ``n`` fresh watermarked texts (``seed``, the simulation's key) text by text, and the realised
-    detections of those texts, with and without dedup; and the planned and realised green counts of the scored
-    tokens (a gap there is a bias of the planner's per-token model, a gap between the two planner powers its
-    sampling error).  ``python -m proofs_check.check_power_plan --diagnose J [--n N] [--seed S]``."""
+    """Why a ``DEDUP_SETTINGS[j]`` row misses.
+
+    The planner at its T on its own 64-text LM sample, the same planner computed on ``n`` fresh watermarked
+    texts (``seed``, the simulation's key) text by text, and the realised detections of those texts, with and
+    without dedup; and the planned and realised green counts of the scored tokens (a gap there is a bias of the
+    planner's per-token model, a gap between the two planner powers its sampling error).
+    ``python -m proofs_check.check_power_plan --diagnose J [--n N] [--seed S]``.
+
+    Parameters
+    ----------
+    j : int
+        Index into ``DEDUP_SETTINGS`` (an unattacked setting).
+    n : int, optional
+        Fresh texts.
+    seed : int, optional
+        Their seed.
+
+    Returns
+    -------
+    dict
+        ``T``; the powers ``planner``, ``planner_on_texts``, ``realised`` (with dedup) and
+        ``planner_on_texts_plain``, ``realised_plain`` (without); the green counts ``planned_green_scored``,
+        ``planned_green_all``, ``realised_green_all``, ``realised_green_scored``; ``scored`` tokens per text; and
+        ``realised_by_count`` (the share whose green count reaches the critical count).
+
+    Raises
+    ------
+    ValueError
+        If the setting is attacked.
+    """
     algo, params, lm, fpr, att = DEDUP_SETTINGS[j]
     if att is not None:
         raise ValueError(f"diagnose_dedup handles unattacked settings; DEDUP_SETTINGS[{j}] has attack {att!r}")

@@ -33,8 +33,27 @@ Z = 3.09  # one-sided normal quantile at level 1e-3
 
 
 def stopping_times(gamma: float, Delta: float, R: int, rng, alpha: float = ALPHA) -> np.ndarray:
-    """First crossing of the redgreen e-process on R texts of i.i.d. Bernoulli(gamma + Delta) colours
-    (nan if a text never crosses within 8x the upper bound)."""
+    """First crossing of the redgreen e-process on R texts of i.i.d. Bernoulli(gamma + Delta) colours.
+
+    Parameters
+    ----------
+    gamma : float
+        The null green probability.
+    Delta : float
+        The green excess of the texts.
+    R : int
+        Texts.
+    rng : numpy.random.Generator
+        The colours' generator.
+    alpha : float, optional
+        The level (default ``ALPHA``).
+
+    Returns
+    -------
+    numpy.ndarray
+        (R,) stopping times (1-based), nan where a text never crosses within 8x the upper bound of
+        :func:`theory.sequential.stopping_time_bounds`.
+    """
     T = int(8 * stopping_time_bounds(Delta, gamma, alpha)["upper"]) + 10
     thr = sequential.linear_thresholds(sequential.bernoulli_mixture(gamma), T, alpha)[1:]
     k = np.cumsum(rng.random((R, T)) < gamma + Delta, axis=1)
@@ -43,7 +62,20 @@ def stopping_times(gamma: float, Delta: float, R: int, rng, alpha: float = ALPHA
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Mean simulated stopping time against the upper and lower bounds, per (gamma, Delta)."""
+    """Mean simulated stopping time against the upper and lower bounds, per (gamma, Delta).
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 400 simulated texts per (gamma, Delta) instead of 2000.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     R = 400 if quick else 2000
     settings = [(0.25, d) for d in (0.1, 0.2, 0.3)] + [(theory.gamma_star(d), d) for d in (0.2, 0.3)]
     out = []

@@ -32,7 +32,20 @@ PROCESSES = (("i.i.d. Beta(2,2)", "beta:2,2"), ("regime switching", "regime:0.00
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Slopes of regret and violation, and the proof's pathwise steps, on three G processes."""
+    """Slopes of regret and violation, and the proof's pathwise steps, on three G processes.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: horizons up to 1e5 (5 of them), 32 replications and two G processes, instead of up to 1e6 (7), 64 and three.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     Ts = np.unique(np.logspace(3, 5 if quick else 6, 5 if quick else 7).astype(int))
     reps = 32 if quick else 64
     out = []

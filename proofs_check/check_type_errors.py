@@ -37,7 +37,20 @@ def _exact_rates(n: int, gamma: float, Delta: float, z0: float) -> tuple[float, 
 
 
 def run(quick: bool, rng) -> list[Check]:
-    """Simulated and exact error rates against the bounds, and the two findings."""
+    """Simulated and exact error rates against the bounds, and the two findings.
+
+    Parameters
+    ----------
+    quick : bool
+        ``--quick``: 20000 simulated texts instead of 200000.
+    rng : numpy.random.Generator
+        The module's generator, seeded ``[seed, crc32(module name)]`` by ``python -m proofs_check``.
+
+    Returns
+    -------
+    list of proofs_check._check.Check
+        One row of the report per quantity checked: measured against claimed at the stated tolerance.
+    """
     out = []
     n = 20000 if quick else 200000
     T, gamma, z0 = 200, 0.5, 1.5

@@ -82,6 +82,23 @@ def _version() -> str:
 
 
 def __getattr__(name: str):
+    """A public name of ``sims`` (PEP 562), imported from its module on first use and kept in the package's globals.
+
+    Parameters
+    ----------
+    name : str
+        A name of :data:`__all__` (its home module in ``_HOMES``), or ``__version__`` (read by ``_version``).
+
+    Returns
+    -------
+    object
+        The function, class, constant or module the name stands for.
+
+    Raises
+    ------
+    AttributeError
+        If ``name`` is not a public name of the package.
+    """
     if name == "__version__":
         globals()[name] = value = _version()
         return value
@@ -95,4 +112,11 @@ def __getattr__(name: str):
 
 
 def __dir__():
+    """The package's names for ``dir(sims)``: its globals, every public name (imported or not) and ``__version__``.
+
+    Returns
+    -------
+    list of str
+        Sorted.
+    """
     return sorted(set(globals()) | set(__all__) | {"__version__"})

@@ -62,10 +62,29 @@ def _folder_problem(name: str, path: pathlib.Path, folder: pathlib.Path, what: s
 
 
 def writable_file(name: str, path: pathlib.Path | None) -> pathlib.Path | None:
-    """``path`` if a file can be written there (its folder exists and a file can be created in it,
-    it is not a folder, an existing file can be opened for writing); ValueError naming ``--name``
-    otherwise.  ``None`` passes through.  Checked by creating and removing a temporary file in the
-    folder, so read-only and special file systems (/proc, /sys) are refused before any work."""
+    """``path`` if a file can be written there; ValueError naming ``--name`` otherwise.
+
+    A file can be written there when its folder exists and a file can be created in it, it is not a
+    folder, and an existing file can be opened for writing.  Checked by creating and removing a temporary
+    file in the folder, so read-only and special file systems (/proc, /sys) are refused before any work.
+
+    Parameters
+    ----------
+    name : str
+        The option's name without dashes, for the message (``"out"`` gives ``--out``).
+    path : pathlib.Path or str or None
+        The file to be written; ``None`` (an option not given) passes through.
+
+    Returns
+    -------
+    pathlib.Path or None
+        ``path`` as a :class:`pathlib.Path`, or None when ``path`` is None.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is a folder, its folder does not exist, or the file cannot be created or opened there.
+    """
     if path is None:
         return None
     path = pathlib.Path(path)
@@ -82,9 +101,28 @@ def writable_file(name: str, path: pathlib.Path | None) -> pathlib.Path | None:
 def writable_folder(name: str, path: pathlib.Path, *, create: bool = True) -> pathlib.Path:
     """``path`` if it is, or can be made, a writable folder; ValueError naming ``--name`` otherwise.
 
-    ``create=True`` makes it here; ``create=False`` leaves the file system as it was (the nearest
-    existing parent must be a folder in which a file can be created), for a caller that creates it
-    only once the rest of its input is accepted."""
+    Parameters
+    ----------
+    name : str
+        The option's name without dashes, for the message.
+    path : pathlib.Path or str
+        The folder.
+    create : bool, optional
+        True (default): make the folder (and its parents) here.  False: leave the file system as it was
+        (the nearest existing parent must be a folder in which a file can be created), for a caller that
+        creates it only once the rest of its input is accepted.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a :class:`pathlib.Path`.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is a file, lies under a file, cannot be created, or no file can be created in it (or,
+        with ``create=False``, in its nearest existing parent).
+    """
     path = pathlib.Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"--{name} must be a folder; got {str(path)!r} (a file)")
@@ -105,7 +143,13 @@ def writable_folder(name: str, path: pathlib.Path, *, create: bool = True) -> pa
 
 
 def available_bytes() -> int | None:
-    """Memory available to a new allocation (``MemAvailable`` of /proc/meminfo), or None where unknown."""
+    """Memory available to a new allocation (``MemAvailable`` of /proc/meminfo), or None where unknown.
+
+    Returns
+    -------
+    int or None
+        Bytes available, or None where /proc/meminfo cannot be read or has no ``MemAvailable`` line.
+    """
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -117,7 +161,20 @@ def available_bytes() -> int | None:
 
 
 def check_memory(nbytes: int, what: str) -> None:
-    """Refuse a run whose arrays (``nbytes``) would not fit in the memory available now."""
+    """Refuse a run whose arrays would not fit in the memory available now (:func:`available_bytes`).
+
+    Parameters
+    ----------
+    nbytes : int
+        Bytes the run's arrays need.
+    what : str
+        What needs them, for the message (``"100 texts of 200 tokens"``).
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` exceeds the available memory; nothing is checked where that is unknown.
+    """
     free = available_bytes()
     if free is not None and nbytes > free:
         raise ValueError(f"{what} would need {nbytes / 2**30:.1f} GiB of memory; {free / 2**30:.1f} GiB are available: "
@@ -133,7 +190,18 @@ def _bound(x: int | None, inf: str) -> str:
 
 
 def int_range(lo: int | None = None, hi: int | None = None) -> str:
-    """``[lo, hi)`` as the messages write it (``None``: unbounded; a large power of two as ``2**k``)."""
+    """``[lo, hi)`` as the messages write it (``None``: unbounded; a large power of two as ``2**k``).
+
+    Parameters
+    ----------
+    lo, hi : int or None, optional
+        The bounds of the half-open range; None writes ``(-inf`` and ``inf)``.
+
+    Returns
+    -------
+    str
+        The range, e.g. ``"[0, 2**64)"`` or ``"[1, inf)"``.
+    """
     return f"{'[' if lo is not None else '('}{_bound(lo, '-inf')}, {_bound(hi, 'inf')})"
 
 
@@ -154,8 +222,27 @@ def _as_int(value, lo: int | None, hi: int | None) -> int | None:
 
 
 def int_in(name: str, value, lo: int | None = None, hi: int | None = None) -> int:
-    """``value`` as an integer in [lo, hi) (``None``: unbounded); ``ValueError`` otherwise, in the
-    one wording of every integer option: ``--NAME must be an integer in [lo, hi); got VALUE``."""
+    """``value`` as an integer in [lo, hi), refused in the one wording of every integer option.
+
+    Parameters
+    ----------
+    name : str
+        The option's name without dashes, for the message.
+    value : int or str
+        An int or its decimal string (a bool is refused).
+    lo, hi : int or None, optional
+        The half-open range; None: unbounded on that side.
+
+    Returns
+    -------
+    int
+        The integer.
+
+    Raises
+    ------
+    ValueError
+        ``--NAME must be an integer in [lo, hi); got VALUE`` if ``value`` is not an integer in the range.
+    """
     v = _as_int(value, lo, hi)
     if v is None:
         raise ValueError(f"--{name} must be an integer in {int_range(lo, hi)}; got {value!r}")
@@ -163,11 +250,41 @@ def int_in(name: str, value, lo: int | None = None, hi: int | None = None) -> in
 
 
 def integer(lo: int | None = None, hi: int | None = None):
-    """argparse ``type=``: an integer in [lo, hi), refused in the wording of :func:`int_in`
-    (``--NAME must be an integer in [lo, hi); got VALUE``; :class:`sims.cli.main.Parser` puts the
-    option's name first)."""
+    """An argparse ``type=`` that parses an integer in [lo, hi).
+
+    Refused values raise in the wording of :func:`int_in` (``--NAME must be an integer in [lo, hi); got
+    VALUE``; :class:`sims.cli.main.Parser` puts the option's name first).
+
+    Parameters
+    ----------
+    lo, hi : int or None, optional
+        The half-open range; None: unbounded on that side.
+
+    Returns
+    -------
+    callable
+        ``parse(value: str) -> int``, raising :class:`argparse.ArgumentTypeError` on a value that is not an
+        integer in the range; its ``__name__`` names the range (argparse shows it in messages).
+    """
 
     def parse(value: str) -> int:
+        """An option's text as an integer in the half-open range its :func:`integer` was made with.
+
+        Parameters
+        ----------
+        value : str
+            The option's text (a decimal integer; surrounding spaces are ignored).
+
+        Returns
+        -------
+        int
+            The integer.
+
+        Raises
+        ------
+        argparse.ArgumentTypeError
+            ``must be an integer in [lo, hi); got VALUE`` if it is not an integer in the range.
+        """
         v = _as_int(value, lo, hi)
         if v is None:
             raise argparse.ArgumentTypeError(f"must be an integer in {int_range(lo, hi)}; got {value!r}")
@@ -177,6 +294,9 @@ def integer(lo: int | None = None, hi: int | None = None):
     return parse
 
 
+#: argparse ``type=`` of an option that takes an integer in [1, inf) (:func:`integer`).
 positive_int = integer(1)  # an integer in [1, inf)
+#: argparse ``type=`` of a watermark key: an integer in [0, 2**64) (:func:`integer`).
 KEY = integer(0, 2**64)  # a watermark key
+#: argparse ``type=`` of a random seed: an integer in [0, inf) (:func:`integer`).
 SEED = integer(0)  # a random seed

@@ -34,13 +34,28 @@ import json
 import pathlib
 
 from sims.cli.checks import SEED, int_in, integer, writable_file
-from sims.cli.text_input import SCHEMES, piece_maker, text_fields, marks_under_key, text_input
+from sims.cli.text_input import SCHEMES, marks_under_key, piece_maker, text_fields, text_input
 from sims.core import defaults
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "was this text watermarked? a decision per text at a false-positive rate, from an .npz or raw text"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims detect`` to ``p``.
+
+    The positional ``file`` (a generation ``.npz``) or ``--text`` (raw text) with ``--lm`` (its tokenizer)
+    and ``--scheme``; ``--key`` (one key, or ``K1,K2,...`` tested with Holm's step-down) or ``--key-file``;
+    ``--sequential`` (anytime-valid detection); ``--gamma``, ``--h``, ``--seeding`` (raw text's green
+    lists); ``--vocab-size``, ``--algo``, ``--score`` and ``--stat`` (an ``.npz``'s detector); ``--dedup``;
+    ``--no-normalize``; ``--fpr``; ``--json``; ``--html`` (the coloured report); ``--table-seed`` and
+    ``--table-size`` (the transformers SynthID scheme).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser (or a plain one, :func:`build_arguments`); modified in place.
+    """
     p.add_argument("file", nargs="?", type=pathlib.Path, help="a .npz written by `python -m sims generate` (or use --text)")
     p.add_argument("--text", default=None, help="raw text: FILE.txt (one text), FILE.jsonl (one {\"text\": ...} per line) or - (stdin)")
     p.add_argument("--lm", default=None, help="with --text: whose tokenizer, 'smollm2' or a local transformers folder")
@@ -129,7 +144,27 @@ def _score_npz(args, key: int, fpr: float, want_marks: bool):
 
 
 def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
-    """The detection document of an .npz (``sims detect FILE.npz --key KEY --fpr FPR --json``)."""
+    """The detection document of an .npz (``sims detect FILE.npz --key KEY --fpr FPR --json``).
+
+    Parameters
+    ----------
+    file : pathlib.Path
+        A generation ``.npz``.
+    key : str or int
+        The detection key, in [0, 2**64).
+    fpr : str or float
+        The false-positive rate of the decision, in (0, 1).
+
+    Returns
+    -------
+    dict
+        The document of :mod:`sims.detect.documents.detect_json` (schema ``wmstats.detect`` version 1).
+
+    Raises
+    ------
+    ValueError
+        If the key or the rate is out of range or the file's arguments do not agree.
+    """
     from sims.detect.stats.marks import check_fpr
 
     args = build_arguments([str(file), "--key", str(key), "--fpr", str(fpr)])
@@ -137,7 +172,18 @@ def decisions(file: pathlib.Path, key: str, fpr: str) -> dict:
 
 
 def build_arguments(argv: list[str]) -> argparse.Namespace:
-    """This subcommand's arguments parsed from ``argv``."""
+    """This subcommand's arguments parsed from ``argv`` (a plain parser with :func:`add_arguments`).
+
+    Parameters
+    ----------
+    argv : list of str
+        The subcommand's arguments, without ``python -m sims detect``.
+
+    Returns
+    -------
+    argparse.Namespace
+        The parsed options, defaults filled in.
+    """
     p = argparse.ArgumentParser()
     add_arguments(p)
     return p.parse_args(argv)
@@ -214,6 +260,31 @@ def _print_rows(doc: dict, cols: list[tuple[str, str, int]]) -> None:
 
 
 def run(args) -> int:
+    """Detect the watermark of ``--key`` in each text and print a decision per text.
+
+    One key on an ``.npz``: the algorithm's detector family (or ``--score``'s family) at ``--fpr``; one key
+    on ``--text``: the scheme's red-green marks (SynthID's g-values for ``transformers-synthid``), scored
+    with the exact null; ``--sequential`` or several keys go to :mod:`sims.cli.detect_anytime`.  Prints a
+    table, or with ``--json`` the document; ``--html`` also writes the coloured report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        On bad input (the exit status is then 2, :func:`sims.cli.main.main`): neither or both of ``FILE.npz``
+        and ``--text``, no key, repeated keys, ``--fpr`` outside (0, 1), ``--score`` or ``--stat`` with
+        ``--text``, ``--sequential`` with several keys, an ``--html`` that cannot be written, or options that
+        do not match the file.
+    """
     from sims.detect.documents.html import render
     from sims.detect.stats.marks import check_fpr
 

@@ -36,8 +36,41 @@ def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces):
 
 
 def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *, input: str, key: int, algo: str, dedup: bool, pieces=None, **fields):
-    """The ``--sequential`` document of red-green marks, and (with ``pieces`` = (context, text) pieces per
-    text) the marked texts of its HTML report."""
+    """The ``--sequential`` document of red-green marks, and the marked texts of its HTML report.
+
+    The e-process of the Bernoulli(``g_eff``) null (:mod:`sims.detect.anytime.sequential_laws`); a text is
+    flagged at the first token where it reaches 1/alpha.
+
+    Parameters
+    ----------
+    green, scored : array_like
+        (n, T) marks per token.
+    lengths : array_like of int
+        Tokens per text.
+    g_eff : float
+        The null green probability.
+    alpha : float
+        The level, in (0, 1).
+    input : str
+        What the texts were read from, for the document.
+    key : int
+        The key tested.
+    algo : str
+        The algorithm named in the document.
+    dedup : bool
+        Whether repeated (context, token) pairs were scored once.
+    pieces : tuple of (list, list) or None, optional
+        (context pieces, text pieces) per text, for the HTML report; None: no report.
+    **fields
+        Further fields of the document (scheme, gamma, h, ...).
+
+    Returns
+    -------
+    doc : dict
+        The sequential document (:func:`sims.detect.documents.decision.sequential_document_from`).
+    marked : list of sims.detect.documents.html.MarkedText or None
+        The marked texts with their running anytime-valid log10 p-value, or None without ``pieces``.
+    """
     from sims.detect.anytime import sequential
     from sims.detect.anytime.sequential_laws import bernoulli_law, sequential_values
     from sims.detect.documents import decision
@@ -55,8 +88,44 @@ def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *,
 
 
 def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: str, algo: str, gamma, dedup: bool, pieces=None, **fields):
-    """The many-keys document from red-green ``marks`` (one (green, scored) pair per key), and (with
-    ``pieces``) the marked texts of the HTML report (each text's best key)."""
+    """The many-keys document from red-green ``marks``, and the marked texts of its HTML report.
+
+    Each key's exact binomial log10 p-value and Holm's step-down over the keys
+    (:func:`sims.detect.documents.decision.keys_document_from`).
+
+    Parameters
+    ----------
+    marks : list of (numpy.ndarray, numpy.ndarray)
+        One (green, scored) pair of (n, T) boolean marks per key.
+    lengths : array_like of int
+        Tokens per text.
+    keys : list of int
+        The keys tested.
+    g_eff : float
+        The null green probability.
+    fpr : float
+        The family-wise error rate of the decision, in (0, 1).
+    input : str
+        What the texts were read from.
+    algo : str
+        The algorithm named in the document.
+    gamma : float or None
+        The green-list ratio, for the document.
+    dedup : bool
+        Whether repeated (context, token) pairs were scored once.
+    pieces : tuple of (list, list) or None, optional
+        (context pieces, text pieces) per text; None: no report.
+    **fields
+        Further fields of the document.
+
+    Returns
+    -------
+    doc : dict
+        The many-keys document.
+    marked : list of sims.detect.documents.html.MarkedText or None
+        Each text marked under its best key, with the running prefix log10 p-value plus log10 K
+        (Bonferroni), or None without ``pieces``.
+    """
     from sims.detect.documents import decision
     from sims.detect.stats.nulls import LN10, binom_logsf
 
@@ -83,7 +152,23 @@ def _prefix(green, scored, lengths, g_eff):
 
 
 def text_anytime(args, keys: list[int], fpr: float):
-    """``--text`` with ``--sequential`` or several keys: (document, marked texts or None)."""
+    """``--text`` with ``--sequential`` or several keys.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect``.
+    keys : list of int
+        The keys (one with ``--sequential``).
+    fpr : float
+        The level (sequential) or family-wise error (several keys).
+
+    Returns
+    -------
+    tuple
+        (document, marked texts or None): :func:`sequential_from_marks` or :func:`keys_from_marks` of the
+        texts' marks; the SynthID scheme's tournament e-process document with None.
+    """
     from sims.cli.text_input import marks_under_key, text_fields, text_input
 
     if args.scheme == "transformers-synthid":  # its keys are one argument: only --sequential leads here
@@ -106,7 +191,30 @@ def text_anytime(args, keys: list[int], fpr: float):
 
 
 def npz_marks(gen, key: int, dedup: bool, gamma=None):
-    """Red-green (green, scored, lengths, g_eff) of a generation under ``key`` (for ``--html``)."""
+    """Red-green marks of a generation under ``key`` (for ``--html``).
+
+    Parameters
+    ----------
+    gen : sims.core.record.Generation
+        The generation.
+    key : int
+        The key.
+    dedup : bool
+        Whether repeated (context, token) pairs are scored once.
+    gamma : float or None, optional
+        The green-list ratio; None: the generation's.
+
+    Returns
+    -------
+    green : numpy.ndarray
+        (n, T) bool, the green tokens.
+    scored : numpy.ndarray
+        (n, T) bool, the tokens scored.
+    lengths : numpy.ndarray
+        Tokens per text.
+    g_eff : float
+        The null green probability.
+    """
     from sims.detect.stats import scores
 
     m = gen.meta
@@ -121,7 +229,33 @@ def npz_marks(gen, key: int, dedup: bool, gamma=None):
 
 
 def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
-    """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors)."""
+    """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``file``, ``dedup``, ``gamma``, ``sequential``).
+    gen : sims.core.record.Generation
+        The generation.
+    algo : str
+        The detector's algorithm.
+    keys : list of int
+        The keys tested.
+    fpr : float
+        The level or family-wise error.
+
+    Returns
+    -------
+    marked : list of sims.detect.documents.html.MarkedText
+        The marked texts of the report.
+    ids : bool
+        Whether the display pieces are token ids (:func:`sims.cli.text_input.piece_maker`).
+
+    Raises
+    ------
+    ValueError
+        If the algorithm's detector family does not colour red-green tokens.
+    """
     from sims.cli.text_input import piece_maker
     from sims.detect import families
 

@@ -10,10 +10,22 @@ from sims.cli.generate import add_algo_arguments, algo_kwargs, check_size, gener
 from sims.cli.lms import open_lm
 from sims.cli.main import emit
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "generate + detect: KL, DG, TPR at FPR 1e-4 / 1e-6, empirical FPR with its CI"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims evaluate`` to ``p``.
+
+    Those of :func:`sims.cli.generate.add_algo_arguments` (LM, algorithm and its parameters, ``--n``,
+    ``--T``, ``--seed``, ``--key``, the real-LM options), and ``--n-null`` (unwatermarked texts for the
+    empirical FPR, default ``--n``), ``--dedup`` (score each (context, token) pair once) and ``--json``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     add_algo_arguments(p)
     p.add_argument("--n-null", type=integer(1), default=None, help="unwatermarked texts for the empirical FPR (default: --n)")
     p.add_argument("--dedup", action="store_true", help="score each (context, token) pair once")
@@ -21,6 +33,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Generate watermarked and unwatermarked texts, detect them and print the metrics.
+
+    Runs :func:`sims.experiments.evaluate.evaluate` (KL and DG per token, TPR at FPR 1e-4 / 1e-6, the
+    empirical FPR with its Clopper-Pearson interval) and prints its result as a table or, with ``--json``,
+    one JSON object (:func:`sims.cli.main.emit`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If the texts would not fit in memory (:func:`sims.cli.generate.check_size`) or a parameter is not
+        one the algorithm takes.
+    """
     check_size(args, args.n + (args.n if args.n_null is None else max(0, args.n_null)))
     from sims.experiments.evaluate import evaluate
 

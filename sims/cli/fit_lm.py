@@ -16,10 +16,24 @@ import pathlib
 
 from sims.cli.checks import SEED, integer, writable_file
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "fit a synthetic LM to a real LM's next-token statistics (needs torch)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims fit-lm`` to ``p``.
+
+    ``--lm`` (the real LM, default ``smollm2``), ``--prompts`` (lfqa, news or a JSONL file), ``--n``
+    prompts, ``--T`` sampled tokens per prompt, ``--order`` (the fitted LM's context width), ``--seed``,
+    ``--out`` (the fitted LM, ``.npz``, required), ``--stats-out`` (the recorded statistics),
+    ``--reference-out`` (SRL / DualGA reference runs on the real LM, JSON) and ``--reference-n`` (texts per
+    reference configuration).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     p.add_argument("--lm", default="smollm2", help="real LM: smollm2, a random test model (random-llama, ...), or a local transformers folder")
     p.add_argument("--prompts", default="lfqa", help="lfqa, news, or a JSONL file with a 'prompt' field")
     p.add_argument("--n", type=integer(1), default=64, help="prompts (one sampled text each)")
@@ -33,6 +47,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Record a real LM's per-token statistics, fit a synthetic LM to them and save it.
+
+    Runs :func:`sims.torch_backend.lm_stats.record_stats`, fits with :func:`sims.lm.fitted.fit` and saves
+    with :func:`sims.lm.fitted.save_fit`; with ``--stats-out`` also saves the statistics, with
+    ``--reference-out`` also runs :func:`sims.torch_backend.lm_stats.reference_runs` and writes their
+    summary.  Prints one JSON line: the output paths, the fit's vocabulary size, bump scale and latent
+    parameters, and the real LM's mean entropy.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If ``--out`` does not end in ``.npz`` or an output path cannot be written.
+    """
     import numpy as np
 
     from sims.lm import fitted

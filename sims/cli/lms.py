@@ -6,11 +6,27 @@ from __future__ import annotations
 
 from sims.lm.kind import LM_CHOICES
 
+#: Help text of the ``--lm`` option: the kinds of LM it names (:data:`sims.lm.kind.LM_CHOICES`).
 LM_HELP = "LM: " + LM_CHOICES
 
 
 def open_lm(name: str, dtype: str | None = None):
-    """The LM ``name`` (:func:`sims.get_lm`), a real one's weights in ``dtype`` (a torch dtype's name)."""
+    """The LM ``name`` (:func:`sims.get_lm`), a real one's weights in ``dtype``.
+
+    Parameters
+    ----------
+    name : str
+        What ``--lm`` names: a synthetic preset, a fitted ``.npz``, ``smollm2``, a random test model or a
+        local transformers folder.
+    dtype : str or None, optional
+        A torch dtype's name (one of :data:`sims.cli.generate.DTYPES`); None: the LM's default (torch is
+        then not imported here).
+
+    Returns
+    -------
+    sims.lm.door.LM
+        The opened LM.
+    """
     from sims.lm.door import get_lm
 
     if dtype is None:

@@ -23,6 +23,8 @@ import sys
 from sims.cli import threads as threads_mod
 from sims.core import progress
 
+#: Subcommand name -> (its module, its one-line summary for ``python -m sims --help``); a module is imported only
+#: when its subcommand is chosen.
 COMMANDS: dict[str, tuple[str, str]] = {
     "reduced": ("sims.cli.reduced", "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"),
     "generate": ("sims.cli.generate", "watermarked text from a synthetic or real LM, saved as .npz"),
@@ -41,6 +43,16 @@ class Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr (exit status 2), not a usage block."""
 
     def error(self, message: str):
+        """Exit with one line on stderr and status 2 (no usage block).
+
+        An option's range check (:func:`sims.cli.checks.integer`, ``--threads``) is worded as the checks that run
+        later: ``--key must be an integer in [0, 2**64); got 'abc'``, not ``argument --key: must be ...``.
+
+        Parameters
+        ----------
+        message : str
+            argparse's message.
+        """
         # an option's range check (sims.cli.checks.integer, --threads) in the wording of the checks
         # that run later: "--key must be an integer in [0, 2**64); got 'abc'", not "argument --key: must be ..."
         m = re.fullmatch(r"argument (\S+): (must be .*)", message, flags=re.S)
@@ -63,7 +75,17 @@ class _Version(argparse.Action):
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
-    """``--threads`` and ``--quiet``, which every subcommand takes."""
+    """Add ``--threads`` and ``--quiet``, which every subcommand takes, to ``p`` (a group named ``run``).
+
+    ``--threads N`` (an integer in [1, cores], :func:`sims.cli.threads.parse`; default
+    :func:`sims.cli.threads.default_threads`) sets torch's and Numba's threads; ``--quiet`` hides the
+    progress bar on stderr.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        A subcommand's parser; modified in place.
+    """
     g = p.add_argument_group("run")
     g.add_argument("--threads", type=threads_mod.parse, default=None,
                    help=f"CPU threads of torch and Numba, in [1, {os.cpu_count()}] (default: {threads_mod.DEFAULT_HELP})")
@@ -71,6 +93,22 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser of ``python -m sims``, with the full options of the subcommand ``selected`` only.
+
+    Every subcommand of :data:`COMMANDS` gets a sub-parser with its summary; only the selected one has its
+    module imported, its options added (``add_arguments`` and :func:`add_common_arguments`) and its ``run``
+    stored as the parsed namespace's ``_run``, so ``python -m sims --help`` imports no subcommand.
+
+    Parameters
+    ----------
+    selected : str or None, optional
+        The subcommand named on the command line, or None (none named: the top-level help).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        A :class:`Parser` (errors are one line on stderr, exit status 2) with ``--version``.
+    """
     parser = Parser(prog="python -m sims", description="Watermarking simulators on synthetic and real LMs.")
     parser.add_argument("--version", action=_Version, help="print the version of wmstats and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -87,7 +125,15 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
 
 
 def emit(out: dict, as_json: bool) -> None:
-    """Print a result as one JSON object or as an aligned key/value table."""
+    """Print a result as one JSON object or as an aligned key/value table (one ``key value`` line per item).
+
+    Parameters
+    ----------
+    out : dict
+        The result; JSON-serialisable when ``as_json``.
+    as_json : bool
+        True: ``json.dumps(out)`` on one line; False: the table.
+    """
     if as_json:
         print(json.dumps(out))
     else:
@@ -101,6 +147,25 @@ def _fail(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``python -m sims`` on ``argv`` and return its exit status.
+
+    Parses the arguments (:func:`build_parser`), sets the threads (:func:`sims.cli.threads.apply`) and runs
+    the subcommand under a progress bar (none with ``--quiet``).  Bad input never shows a traceback: a
+    ``ValueError``, an ``OSError`` (a file that cannot be read or written) and ``MemoryError`` each print one
+    ``error: ...`` line on stderr.
+
+    Parameters
+    ----------
+    argv : list of str or None, optional
+        The arguments after ``python -m sims``; None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: the subcommand's (0 on success; ``sweep`` returns 1 when tasks failed), 2 on bad
+        input or when no subcommand is given (the help is printed), 130 on Ctrl-C, 0 when the reader of
+        stdout went away (``| head``).  An argument that does not parse exits 2 from the parser itself.
+    """
     argv = sys.argv[1:] if argv is None else argv
     selected = next((a for a in argv if a in COMMANDS), None)
     parser = build_parser(selected)

@@ -19,10 +19,23 @@ import pathlib
 from sims.cli.checks import KEY, integer
 from sims.core import defaults
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "tokens per text needed for a power at a false-positive rate, from the LM's per-token law (closed forms)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims plan`` to ``p``.
+
+    ``--algo`` (srl, hard, dualga or ems; required), ``--lm`` (synthetic preset or fitted LM), the
+    algorithm's ``--Delta`` / ``--delta`` / ``--gamma``, ``--fpr`` (default 1e-6) and ``--power`` (default
+    0.9) of the test, ``--score`` (the detection score), ``--attack`` (``substitution:RATE``), ``--dedup``,
+    ``--T`` (also the power at this length), ``--key``, ``--plot`` (the power curve, PNG) and ``--json``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     p.add_argument("--algo", required=True, help="srl, hard, dualga or ems")
     p.add_argument("--lm", default="news", help="synthetic preset or fitted LM (e.g. smollm2-fit)")
     p.add_argument("--Delta", type=float, default=None, help="DualGA's target DG")
@@ -40,6 +53,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Print the tokens per text needed for the power at the false-positive rate (:func:`sims.plan.plan`).
+
+    Prints the plan as a table or, with ``--json``, one JSON object; with ``--plot`` also draws the power
+    against the text length on a grid of 60 lengths up to twice the tokens needed and writes it as a PNG
+    (the plan then carries ``plot``, its path).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If the algorithm, score, attack or a parameter is not one the planner accepts.
+    """
     from sims.cli.main import emit
     from sims.plan import plan
 

@@ -9,10 +9,24 @@ from sims.cli.main import emit
 from sims.reduced.gprocess import SPEC_HELP
 from sims.reduced.online import ONLINE_ALGOS
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "online DualGA / SRL / backpressure on G_t sequences vs the hindsight optimum"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims reduced`` to ``p``.
+
+    ``--algo`` (an online controller of :data:`sims.reduced.online.ONLINE_ALGOS`), ``--G`` (the G_t
+    process, :data:`sims.reduced.gprocess.SPEC_HELP`), ``--T`` steps per replication, ``--reps``,
+    ``--seed``, ``--Delta`` (the DG target), DualGA's step size ``--eta`` and ``--eta-mode``, the initial
+    dual variable ``--lam1``, SRL's ``--delta``, ``--gamma``, the projection bound ``--M`` of lambda,
+    ``--no-opt`` (skip the hindsight optimum) and ``--json``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     p.add_argument("--algo", choices=sorted(ONLINE_ALGOS), default="dualga")
     p.add_argument("--G", default="beta:2,2", metavar="SPEC", help=f"G_t process: {SPEC_HELP}")
     p.add_argument("--T", type=integer(1), default=10**5, help="steps per replication")
@@ -32,6 +46,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Run the online controller on the G_t process against the hindsight optimum and print the summary.
+
+    Runs :func:`sims.reduced.runner.simulate` and prints :meth:`~sims.reduced.runner.ReducedResult.summary`
+    as a table or, with ``--json``, one JSON object.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If the G_t specification or a parameter is invalid.
+    """
     from sims.reduced.runner import simulate
 
     res = simulate(

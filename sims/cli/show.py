@@ -18,10 +18,21 @@ import pathlib
 from sims.cli.checks import integer, writable_file
 from sims.core import defaults
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "print or export the texts of an .npz (decoded words for a real LM) with the key's decision"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims show`` to ``p``.
+
+    The positional ``file`` (a generation ``.npz``), ``--key`` (default: the file's own), ``--fpr``,
+    ``--index`` (only these texts) and ``--jsonl`` (write one JSON object per text instead of printing).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     p.add_argument("file", type=pathlib.Path, help="a .npz written by `python -m sims generate` or `attack`")
     p.add_argument("--key", default=None, help="detection key in [0, 2**64) (default: the key the file was generated with)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
@@ -30,14 +41,43 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def decoder(meta: dict):
-    """A function from token ids to their text for the LM of a generation's ``meta`` (:meth:`sims.lm.door.LM.decode`:
-    token ids joined by spaces where it has no tokenizer)."""
+    """A function from token ids to their text for the LM of a generation's ``meta``.
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's meta (its ``lm`` names the LM, :func:`sims.lm.door.lm_of`).
+
+    Returns
+    -------
+    callable
+        :meth:`sims.lm.door.LM.decode`: the tokenizer's text, or the ids joined by spaces where the LM has
+        no tokenizer.
+    """
     from sims.lm.door import lm_of
 
     return lm_of(meta).decode
 
 
 def run(args) -> int:
+    """Print each text of ``args.file`` (prompt, reply and the key's decision), or export them as JSONL.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If ``--jsonl`` cannot be written, an ``--index`` is outside the file's texts, or the key or the rate
+        is out of range.
+    """
     from sims.cli import detect
     from sims.core.record import Generation
 

@@ -22,10 +22,23 @@ import argparse
 from sims.cli.checks import KEY, SEED, integer
 from sims.core import defaults
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "steal green lists from N watermarked texts, then spoof and scrub (owner's exact detector)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims steal`` to ``p``.
+
+    ``--lm``, ``--vocab-size``, ``--algo`` (one of :data:`sims.steal.STEALABLE_ALGOS`) and the registry
+    parameters those algorithms take, ``--h``, ``--n-stolen`` (one or more N), ``--T``, ``--n-eval``, the
+    spoofer's ``--boost``, the scrubber's ``--budget``, ``--no-base``, the spoof test's ``--n-calibration``
+    and ``--spoof-level``, a real LM's ``--prompts`` and ``--batch``, ``--key``, ``--seed`` and ``--json``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     from sims.cli.lms import LM_HELP
     from sims.steal import STEALABLE_ALGOS
     from sims.watermarks import registry
@@ -54,6 +67,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Steal green lists from ``--n-stolen`` texts and print one point per N.
+
+    On a synthetic LM each point is :func:`sims.steal.attack_point` (the estimate's accuracy, spoofing and
+    scrubbing) with the owner's spoof test (:func:`sims.steal.spoof_test_power`) as ``spoof_test_*``
+    fields; on a real LM it is the green-list estimate's accuracy (:func:`sims.steal.estimate_curve`).
+    Each point is printed as a table or one JSON line (:func:`sims.cli.main.emit`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    ValueError
+        If a parameter is not one the algorithm takes, or ``--prompts`` / ``--batch`` is given with a
+        synthetic LM.
+    """
     from sims.cli.main import emit
     from sims.lm.door import get_lm
     from sims.watermarks import registry

@@ -8,10 +8,23 @@ import sys
 
 from sims.cli.checks import integer, writable_folder
 
+#: The subcommand's one-line summary (``python -m sims --help`` and this subcommand's description).
 HELP = "run a grid of experiments (TOML) on a local Dask cluster or a running one; Parquet rows + summary"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the options of ``python -m sims sweep`` to ``p``.
+
+    The positional ``grid`` (a TOML file, see ``examples/sweep_quick.toml``), ``--out`` (the results
+    folder, required), ``--scheduler`` (address of a running Dask scheduler; default a local cluster),
+    ``--workers`` (processes of the local cluster; 0 runs in this process) and ``--force`` (replace the
+    results of another grid in ``--out``).
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser; modified in place.
+    """
     p.add_argument("grid", type=pathlib.Path, help="grid file (see examples/sweep_quick.toml)")
     p.add_argument("--out", type=pathlib.Path, required=True, help="results folder (chunks/, summary.parquet, summary.md)")
     p.add_argument("--scheduler", default=None, help="address of a running scheduler, e.g. tcp://HOST:8786 (default: a local cluster)")
@@ -20,6 +33,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    """Run the grid of ``args.grid`` (:func:`sims.sweep.run_sweep`), writing its chunks and summary to ``args.out``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of :func:`add_arguments`.
+
+    Returns
+    -------
+    int
+        The exit status: 0 when every task finished, 1 when some failed (their message on stderr; the
+        finished chunks are kept).
+
+    Raises
+    ------
+    ValueError
+        If the grid is not an existing file or is invalid (:func:`sims.sweep.grid.load_grid`), or ``--out``
+        cannot be made a writable folder.
+    """
     from sims.sweep import run_sweep
     from sims.sweep.grid import load_grid
 

@@ -16,14 +16,33 @@ import numpy as np
 from sims.core import defaults
 from sims.core import seeding as seeding_mod
 
+#: The schemes ``sims detect --text`` scores: the package's green lists, and transformers' lefthash, SynthID and selfhash
+#: watermarks.
 SCHEMES = ("wmstats", "transformers-lefthash", "transformers-synthid", "transformers-selfhash")
 
 
 def read_texts(source: str, generated: list | None = None) -> list[str]:
     """Texts of ``--text``: ``-`` (stdin, one text), ``.jsonl`` (one ``{"text": ...}`` per line), else one text per file.
 
-    ``generated``, if a list, receives each text's ``"ids"`` field (the token ids an LM generated,
-    as ``sims show --jsonl`` writes them), or None where a line has none."""
+    Parameters
+    ----------
+    source : str
+        ``-``, a ``.jsonl`` file or any other text file (read as UTF-8).
+    generated : list or None, optional
+        If a list, receives each JSONL text's ``"ids"`` field (the token ids an LM generated, as ``sims
+        show --jsonl`` writes them), or None where a line has none.
+
+    Returns
+    -------
+    list of str
+        The texts, none empty.
+
+    Raises
+    ------
+    ValueError
+        If the file does not exist or is not UTF-8, a JSONL line is not an object with a string ``text``,
+        a JSONL file holds no text, or a text is blank.
+    """
     generated = [] if generated is None else generated
     if source == "-":
         texts = [sys.stdin.read()]
@@ -59,9 +78,22 @@ def read_texts(source: str, generated: list | None = None) -> list[str]:
 
 
 def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
-    """One line saying how many tokens of each text re-encoded to other ids than the LM generated
-    (decoded text need not re-encode to the sampled ids: a tokenizer merges or splits pieces its own
-    way), or None when every text with ``ids`` re-encoded to them exactly."""
+    """One line saying how many tokens of each text re-encoded to other ids than the LM generated.
+
+    Decoded text need not re-encode to the sampled ids: a tokenizer merges or splits pieces its own way.
+
+    Parameters
+    ----------
+    rows : list of numpy.ndarray
+        The re-encoded token ids of each text.
+    generated : list
+        The ids each text was generated with (:func:`read_texts`), or None for a text without them.
+
+    Returns
+    -------
+    str or None
+        The note (at most three texts named), or None when every text with ids re-encoded to them exactly.
+    """
     import difflib
 
     diffs = []
@@ -78,7 +110,28 @@ def retokenization_note(rows: list[np.ndarray], generated: list) -> str | None:
 
 
 def text_input(args) -> argparse.Namespace:
-    """The texts of ``--text`` tokenised: ``rows``, ``pieces``, ``lengths`` (scored tokens), ``V``, ``gamma``, ``h``, ``c`` (context ids per text)."""
+    """The texts of ``--text`` normalised and tokenised with the tokenizer of ``--lm``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``text``, ``lm``, ``scheme``, ``gamma``, ``h``, ``seeding``,
+        ``normalize``); ``args.normalization`` is set (:func:`normalized`).
+
+    Returns
+    -------
+    argparse.Namespace
+        ``rows`` (token ids per text), ``pieces`` (their display pieces), ``lengths`` (scored tokens per
+        text), ``V`` (the vocabulary size), ``gamma``, ``h`` and ``c`` (context tokens per text: ``h``, or
+        ``h - 1`` for transformers' selfhash).
+
+    Raises
+    ------
+    ValueError
+        If the scheme is unknown, ``--lm`` is missing or has no tokenizer, gamma is outside (0, 1), ``h`` is
+        too small for the scheme, ``--seeding`` is given with a transformers scheme, or the texts cannot be
+        read (:func:`read_texts`).
+    """
     from sims.lm.real.model import load_tokenizer
     from sims.torch_backend.detect_text import lm_vocab_size, tokenize
 
@@ -108,7 +161,29 @@ def text_input(args) -> argparse.Namespace:
     return argparse.Namespace(rows=rows, pieces=pieces, lengths=np.array([max(0, len(r) - c) for r in rows]), V=V, gamma=gamma, h=h, c=c)
 
 def marks_under_key(args, t, key: int):
-    """Green and scored (n, T) of the texts ``t`` (:func:`text_input`) under ``key``, and the null green probability."""
+    """Green and scored marks of the texts ``t`` under ``key``, and the null green probability.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``scheme``, ``dedup``, ``seeding``, ``lm``).
+    t : argparse.Namespace
+        The tokenised texts (:func:`text_input`).
+    key : int
+        The detection key.
+
+    Returns
+    -------
+    green, scored : numpy.ndarray
+        (n, T) boolean marks per token.
+    g_eff : float
+        The probability a token is green under the null (transformers' schemes: ``floor(V gamma) / V``).
+
+    Raises
+    ------
+    ValueError
+        If a token id is not below the vocabulary size (tokenizer and model disagree).
+    """
     from sims.detect.documents.text_marks import redgreen_text_marks
     from sims.torch_backend.detect_text import lefthash_marks
 
@@ -131,8 +206,23 @@ def marks_under_key(args, t, key: int):
 
 
 def normalized(args, texts: list[str]) -> list[str]:
-    """``texts`` through :func:`sims.core.unicode_text.normalize_text` (zero-width removal, NFKC, the homoglyph
-    map) unless ``--no-normalize``; what changed is kept in ``args.normalization`` for the document."""
+    """``texts`` through :func:`sims.core.unicode_text.normalize_text` unless ``--no-normalize``.
+
+    Zero-width removal, NFKC and the homoglyph map; what changed is kept in ``args.normalization`` for the
+    document (``applied``, characters changed in all and by each pass, per text).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options (``normalize``); ``args.normalization`` is set.
+    texts : list of str
+        The texts read.
+
+    Returns
+    -------
+    list of str
+        The normalised texts (``texts`` itself with ``--no-normalize``).
+    """
     if not getattr(args, "normalize", True):
         args.normalization = dict(applied=False)
         return texts
@@ -145,21 +235,57 @@ def normalized(args, texts: list[str]) -> list[str]:
 
 
 def text_fields(args) -> dict:
-    """The document's fields of ``--text`` beyond the scores: :func:`seeding_field` and ``normalization``
-    (whether the texts were normalised, characters changed in all and by each pass, per text)."""
+    """The document's fields of ``--text`` beyond the scores.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options, after :func:`normalized`.
+
+    Returns
+    -------
+    dict
+        :func:`seeding_field` and ``normalization`` (whether the texts were normalised, characters changed in
+        all and by each pass, per text) where it was recorded.
+    """
     norm = getattr(args, "normalization", None)
     return {**seeding_field(args), **({} if norm is None else {"normalization": norm})}
 
 
 def seeding_field(args) -> dict:
-    """The document's ``seeding`` field of ``--text``: the scheme of ``--seeding`` where other than lefthash, else none."""
+    """The document's ``seeding`` field of ``--text``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options (``seeding``).
+
+    Returns
+    -------
+    dict
+        ``{"seeding": scheme}`` where ``--seeding`` is other than lefthash, else empty.
+    """
     seeding = getattr(args, "seeding", None)
     return {} if seeding in (None, "lefthash") else {"seeding": seeding}
 
 
 def piece_maker(meta: dict):
-    """(token ids -> display pieces, whether the pieces are ids): the words each token adds for an LM
-    with a tokenizer (``meta``: a generation's), else the ids."""
+    """A function from token ids to display pieces for the LM of a generation's ``meta``.
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's meta.
+
+    Returns
+    -------
+    make : callable
+        Token ids -> display pieces: the words each token adds for an LM with a tokenizer
+        (:func:`sims.torch_backend.detect_text.id_text_pieces`), else the ids
+        (:func:`sims.detect.documents.html.id_pieces`).
+    ids : bool
+        Whether the pieces are ids.
+    """
     from sims.detect.documents.html import id_pieces
     from sims.lm.door import lm_of
 

@@ -13,11 +13,18 @@ import argparse
 import os
 import sys
 
+#: How ``--help`` describes the default of ``--threads`` (:func:`default_threads`).
 DEFAULT_HELP = "the idle cores: core count less the 1-minute load average, at least 1"
 
 
 def cores() -> int:
-    """Cores this process may run on."""
+    """Cores this process may run on (its CPU affinity; the CPU count where affinity is unknown).
+
+    Returns
+    -------
+    int
+        The number of cores, at least 1.
+    """
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -25,7 +32,13 @@ def cores() -> int:
 
 
 def default_threads() -> int:
-    """Idle cores now: :func:`cores` less the rounded one-minute load average, in [1, cores]."""
+    """Idle cores now: :func:`cores` less the rounded one-minute load average, in [1, cores].
+
+    Returns
+    -------
+    int
+        The default of ``--threads`` (:func:`cores` where the load average is unknown).
+    """
     n = cores()
     try:
         load = os.getloadavg()[0]
@@ -35,7 +48,23 @@ def default_threads() -> int:
 
 
 def parse(value: str) -> int:
-    """``--threads``: an integer in [1, cores]."""
+    """argparse ``type=`` of ``--threads``: an integer in [1, cores].
+
+    Parameters
+    ----------
+    value : str
+        The option's text.
+
+    Returns
+    -------
+    int
+        The number of threads.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``value`` is not an integer in [1, :func:`cores`].
+    """
     try:
         n = int(value)
     except ValueError:
@@ -46,8 +75,21 @@ def parse(value: str) -> int:
 
 
 def apply(n: int | None) -> int:
-    """Give torch and Numba (now, or when each is first imported) ``n`` threads (default
-    :func:`default_threads`); returns the number used."""
+    """Give torch and Numba (now, or when each is first imported) ``n`` threads.
+
+    Sets ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS``, torch's threads if it is imported, and Numba's
+    threads (its ``NUMBA_NUM_THREADS`` before it is imported, capped by that variable's value).
+
+    Parameters
+    ----------
+    n : int or None
+        Threads to use; None: :func:`default_threads`.
+
+    Returns
+    -------
+    int
+        The number of threads used.
+    """
     n = default_threads() if n is None else int(n)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # read by torch when it is imported
         os.environ[var] = str(n)

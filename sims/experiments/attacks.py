@@ -39,9 +39,14 @@ from sims.core.record import Generation
 from sims.experiments._attack_kernels import most_probable_outside
 from sims.lm.synthetic import SyntheticLM
 
+#: The attack kinds on tokens: ``deletion``, ``insertion``, ``substitution`` (uniform edits of a share ``rate`` of the
+#: tokens), ``synonym``, ``entropy`` and ``color`` (substitutions that read the LM or the key), ``paraphrase``
+#: (spans of :data:`SPAN` tokens drawn again from the LM).
 KINDS = ("deletion", "insertion", "substitution", "synonym", "entropy", "color", "paraphrase")
 LM_KINDS = ("entropy", "color", "paraphrase")  #: they ask the LM's next-token probabilities
 WORST_KINDS = ("worst_deletion", "worst_insertion", "worst_edit")  #: the worst cases of the paper's robustness bounds
+#: Tokens per span of the ``paraphrase`` attack: ``ceil(m / SPAN)`` spans are drawn again from the LM for ``m``
+#: attacked tokens.
 SPAN = 4
 
 

@@ -25,8 +25,11 @@ from sims.generation.any_lm import generate
 from sims.lm.door import get_lm
 from sims.watermarks import registry
 
+#: The false-positive rates at which :func:`evaluate` reports the TPR (``tpr_at_1e-4``, ``tpr_at_1e-6``) and the
+#: empirical FPR of the unwatermarked texts.
 FPRS = (1e-4, 1e-6)
 NULL_SEED_OFFSET = 1_000_003  #: unwatermarked texts use seed + this offset
+#: Confidence level of the Clopper-Pearson intervals of the TPR and the empirical FPR.
 CI_LEVEL = 0.95
 TTD_LEVEL = 1e-4  #: tokens_to_detect: prefix p-value at or below this level from then on
 
@@ -101,7 +104,7 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         Any LM (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``, SmolLM2, a random
         test model, a model folder) or the opened object.
     algo : one of :data:`sims.watermarks.generate.ALGOS` except "none" (:mod:`sims.watermarks.registry`)
-    n, T, seed, key :
+    n, T, seed, key, n_null : int
         ``n`` watermarked texts of ``T`` tokens (:func:`sims.watermarks.generate.generate_synthetic`, seed ``seed``);
         ``n_null`` (default ``n``) unwatermarked texts of the same LM with seed
         ``seed + NULL_SEED_OFFSET``, scored with the same key and detector (a real LM's after the
@@ -169,9 +172,24 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
                      det_seconds=det_s, return_arrays=return_arrays, quality=qual)
 
 def check_watermark(algo: str, **params) -> None:
-    """Refuse an algorithm that is no watermark (unknown, or the control "none"), a parameter
-    it does not take (:func:`sims.watermarks.registry.check_params`) and a value out of its range
-    (:func:`sims.watermarks.registry.resolve_params`), before any text is drawn."""
+    """Refuse an algorithm that is no watermark, a parameter it does not take and a value out of its range.
+
+    Checked before any text is drawn.
+
+    Parameters
+    ----------
+    algo : str
+        A registry name (:func:`sims.watermarks.registry.names`).
+    **params
+        The algorithm's parameters as given.
+
+    Raises
+    ------
+    ValueError
+        If ``algo`` is unknown or is the control ``"none"``, takes no parameter of that name
+        (:func:`sims.watermarks.registry.check_params`) or a value is out of its range
+        (:func:`sims.watermarks.registry.resolve_params`).
+    """
     registry.get(algo)
     if algo == registry.NULL:
         raise ValueError(f"algo must be one of {tuple(a for a in registry.names() if a != registry.NULL)}; got {algo!r}")
@@ -180,8 +198,23 @@ def check_watermark(algo: str, **params) -> None:
 
 
 def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
-    """Tokens to detect (prefix p <= TTD_LEVEL from then on) of each text; None for detectors
-    without exact prefix p-values."""
+    """Tokens to detect of each text (red-green and EMS detectors).
+
+    The first prefix length from which the prefix p-value stays at or below :data:`TTD_LEVEL`.
+
+    Parameters
+    ----------
+    gen : sims.core.record.Generation
+        Watermarked texts.
+    dedup : bool, optional
+        Score each (context, token) pair once.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        (n,) tokens to detect, 1-based (:func:`sims.detect.stats.scores.tokens_to_detect`; nan for a text whose
+        full-length p-value is above the level), or None for a detector family without exact prefix p-values.
+    """
     algo, m = gen.meta["algo"], gen.meta
     family = families.of(algo)
     if not family.prefix:
@@ -194,8 +227,42 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
 
 def summarize(gen, res, res0, ttd, *, lm: str, n_null: int, seed: int, key: int, dedup: bool, gen_seconds: float,
               det_seconds: float, return_arrays: bool = False, quality: dict | None = None) -> dict:
-    """The result dict of :func:`evaluate` (synthetic or real LM: the same keys) from the
-    watermarked texts ``gen``, their scores ``res``, the null scores ``res0`` and tokens to detect."""
+    """The result dict of :func:`evaluate` from the watermarked texts, their scores, the null scores and tokens to detect.
+
+    Synthetic or real LM: the same keys.
+
+    Parameters
+    ----------
+    gen : sims.core.record.Generation
+        The watermarked texts (their KL, DG and entropy records).
+    res, res0 : sims.detect.stats.scores.DetectResult
+        Scores of the watermarked and of the unwatermarked (null) texts.
+    ttd : numpy.ndarray or None
+        Tokens to detect per text (:func:`redgreen_ttd`).
+    lm : str
+        The LM's name.
+    n_null : int
+        Unwatermarked texts.
+    seed, key : int
+        The generation's seed and key.
+    dedup : bool
+        Whether repeated (context, token) pairs were scored once.
+    gen_seconds, det_seconds : float
+        Time taken to generate and to detect the watermarked texts (the throughputs).
+    return_arrays : bool, optional
+        Also return the per-text arrays under ``arrays``.
+    quality : dict or None, optional
+        The quality numbers (:func:`sims.experiments.quality.quality`), merged in.
+
+    Returns
+    -------
+    dict
+        ``lm``, ``algo``, ``n``, ``n_null``, ``T``, ``seed``, ``key``, ``dedup``, ``params``, ``detector``;
+        KL per token and realised DG (mean and per-text standard deviation), mean entropy, median log10 p,
+        mean z, texts too short to score; TPR and empirical FPR at each of :data:`FPRS` with Clopper-Pearson
+        intervals at :data:`CI_LEVEL`; the median tokens to detect; tokens per second generated and
+        detected; the quality numbers.
+    """
     algo = gen.meta["algo"]
     n, T = gen.tokens.shape
     gen_s, det_s = gen_seconds, det_seconds

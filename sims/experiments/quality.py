@@ -53,8 +53,28 @@ def _texts(tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ngrams(tokens, lengths, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every n-gram inside each text's length: (text index, start position, gram id), the gram ids
-    numbering the distinct n-grams over all texts (equal ids iff equal n-grams)."""
+    """Every n-gram inside each text's length, with ids numbering the distinct n-grams over all texts.
+
+    Parameters
+    ----------
+    tokens : array_like of int
+        (texts, T) token ids (padding -1 past a text's length).
+    lengths : array_like of int or None
+        Tokens per text; None: every text has T.
+    n : int
+        The n-gram order, >= 1.
+
+    Returns
+    -------
+    text, start, gram : numpy.ndarray of int64
+        For each n-gram lying wholly inside its text: the text's index, its start position and its id
+        (equal ids iff equal n-grams); empty when T < n.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 1, ``tokens`` is not 2-d or ``lengths`` has the wrong shape or values outside [0, T].
+    """
     if int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
     n = int(n)
@@ -339,8 +359,23 @@ def t_interval(values, level: float = QUALITY_LEVEL) -> tuple[float, float, floa
 
 
 def per_text(tokens, lengths=None, logprobs=None) -> dict[str, np.ndarray]:
-    """Every quality number of each text (module docstring): ``perplexity`` (with ``logprobs``),
-    ``distinct_1`` .. ``distinct_3``, ``self_bleu`` (with at least two texts) and ``repetition_rate``."""
+    """Every quality number of each text (module docstring).
+
+    Parameters
+    ----------
+    tokens : array_like of int
+        (texts, T) token ids.
+    lengths : array_like of int or None, optional
+        Tokens per text; None: every text has T.
+    logprobs : array_like of float or None, optional
+        (texts, T) log-probabilities of the tokens under the unwatermarked LM; None: no perplexity.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        (texts,) arrays: ``perplexity`` (with ``logprobs``), ``distinct_1`` .. ``distinct_3``, ``self_bleu``
+        (with at least two texts) and ``repetition_rate``.
+    """
     tokens, lengths = _texts(tokens, lengths)
     out = {}
     if logprobs is not None:
@@ -354,7 +389,23 @@ def per_text(tokens, lengths=None, logprobs=None) -> dict[str, np.ndarray]:
 
 
 def summary(values: dict[str, np.ndarray], level: float = QUALITY_LEVEL, prefix: str = "") -> dict:
-    """``{prefix + name: mean, prefix + name + "_ci95": [lo, hi]}`` of per-text values (:func:`t_interval`)."""
+    """Each per-text quality number as its mean over texts with a Student-t interval (:func:`t_interval`).
+
+    Parameters
+    ----------
+    values : dict of str to numpy.ndarray
+        Per-text values (:func:`per_text`).
+    level : float, optional
+        Confidence level (default :data:`QUALITY_LEVEL`).
+    prefix : str, optional
+        Prefix of every key (``"null_"`` for the unwatermarked texts).
+
+    Returns
+    -------
+    dict
+        ``{prefix + name: mean, prefix + name + "_ci95": [lo, hi]}`` (the suffix names the level in percent;
+        nan bounds with fewer than two texts).
+    """
     out = {}
     tag = f"_ci{round(level * 100):d}"
     for k, v in values.items():

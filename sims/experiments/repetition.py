@@ -23,6 +23,8 @@ import numpy as np
 
 from sims.lm.synthetic import LOOP_P, LOOP_V, loop_lm
 
+#: The n of the repetition ground truth: a position is repeated when it lies in an n-gram already seen earlier in
+#: the same text.
 NGRAM = 4
 
 
@@ -156,7 +158,24 @@ def monitor(lam: np.ndarray, *, level: float, rise: float, window: int = 8) -> n
 
 
 def precision_recall(flags: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
-    """Precision TP / #flagged and recall TP / #true (each 0 when its denominator is 0)."""
+    """Precision TP / #flagged and recall TP / #true (each 0 when its denominator is 0).
+
+    Parameters
+    ----------
+    flags : array_like of bool
+        The positions flagged (:func:`monitor`).
+    truth : array_like of bool
+        The repeated positions (:func:`repeated_ngram_mask`), of the same shape.
+
+    Returns
+    -------
+    precision, recall : float
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ.
+    """
     flags, truth = np.asarray(flags, dtype=bool), np.asarray(truth, dtype=bool)
     if flags.shape != truth.shape:
         raise ValueError(f"flags and truth must have the same shape; got {flags.shape} and {truth.shape}")
@@ -165,10 +184,23 @@ def precision_recall(flags: np.ndarray, truth: np.ndarray) -> tuple[float, float
 
 
 def tune_monitor(lam: np.ndarray, truth: np.ndarray, levels=None, rises=None, window: int = 8) -> dict:
-    """Grid search of (level, rise) maximising F1 = 2PR / (P + R) against ``truth`` on one set of texts.
+    r"""Grid search of the monitor's (level, rise) maximising F1 = 2PR / (P + R) against ``truth`` on one set of texts.
 
-    Default grids: level in linspace(2, 15, 27), rise in linspace(0.25, 5, 20).  Returns
-    dict(level, rise, window, f1, precision, recall) of the best pair (first one on ties).
+    Parameters
+    ----------
+    lam : numpy.ndarray
+        (n, T) DualGA's dual-variable trace :math:`\lambda_t`.
+    truth : numpy.ndarray
+        (n, T) bool, the repeated positions.
+    levels, rises : array_like or None, optional
+        The grids; default level in linspace(2, 15, 27), rise in linspace(0.25, 5, 20).
+    window : int, optional
+        The monitor's look-back window (fixed, not searched).
+
+    Returns
+    -------
+    dict
+        ``level``, ``rise``, ``window``, ``f1``, ``precision``, ``recall`` of the best pair (the first on ties).
     """
     levels = np.linspace(2.0, 15.0, 27) if levels is None else np.asarray(levels, dtype=float)
     rises = np.linspace(0.25, 5.0, 20) if rises is None else np.asarray(rises, dtype=float)
@@ -182,16 +214,40 @@ def tune_monitor(lam: np.ndarray, truth: np.ndarray, levels=None, rises=None, wi
     return best
 
 
+#: The algorithms (with their parameters) whose repetition rate :func:`study` measures on the looping LM; DualGA
+#: is run at the study's target ``Delta``.
 ALGOS_STUDIED = (("none", {}), ("srl", dict(delta=2.0)), ("dualga", {}), ("ems", {}), ("uw-delta", {}), ("atw", dict(delta=2.0)))
 
 
 def study(*, vocab_size: int = LOOP_V, p_loop: float = LOOP_P, n: int = 64, T: int = 300, Delta: float = 0.2,
           caps=(15.0, 6.0, 4.0, 3.0), key: int = 3) -> dict:
-    """Repetition of every algorithm, the lambda monitor tuned on seed 0 and scored on seed 1,
-    and the cap mitigation (repetition, KL, DG, detection for each M) on seed 1.
+    """Repetition of every algorithm, the lambda monitor and the cap mitigation on the looping LM.
 
-    Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)`` with DualGA at target ``Delta``
-    (gamma = gamma*(Delta), eta = 0.5), ``n`` texts of ``T`` tokens, watermark key ``key``.
+    Everything runs on :func:`loop_lm` ``(vocab_size, p_loop)``: the repetition rate of each of
+    :data:`ALGOS_STUDIED` (seed 0); the monitor tuned on DualGA's texts of seed 0 (:func:`tune_monitor`) and
+    scored on those of seed 1; and DualGA at target ``Delta`` with each projection bound M of ``caps`` (seed 1).
+
+    Parameters
+    ----------
+    vocab_size : int, optional
+        The looping LM's vocabulary size.
+    p_loop : float, optional
+        The looping LM's loop probability.
+    n, T : int, optional
+        Texts per run and tokens per text.
+    Delta : float, optional
+        DualGA's DG target.
+    caps : sequence of float, optional
+        The projection bounds M of lambda tried as mitigation (15 is the paper's).
+    key : int, optional
+        Watermark key.
+
+    Returns
+    -------
+    dict
+        The LM and settings; ``repetition`` (algorithm -> repetition rate); ``monitor`` (the tuned pair,
+        precision and recall on seed 1 with the base rate, mean lambda at repeated and other positions);
+        ``mitigation``: per M, the repetition rate, KL per token, realised DG, median log10 p and TPR at FPR 1e-4.
     """
     from sims.detect.families import detectors
     from sims.watermarks import registry

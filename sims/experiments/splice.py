@@ -15,10 +15,29 @@ from sims.experiments.attacks import _pack, _rows
 
 
 def splice(wm: Generation, plain: Generation, seed: int) -> tuple[Generation, np.ndarray]:
-    """Paste text i of ``wm`` whole into text i of ``plain`` at a uniform place (``numpy.random.default_rng(seed)``).
+    """Paste text i of ``wm`` whole into text i of ``plain`` at a uniform place.
 
-    Returns the spliced texts (``wm``'s record, ``plain``'s prompts, per-token records nan, the attack
-    recorded in ``meta["attacks"]``) and each passage's first position.
+    Parameters
+    ----------
+    wm : sims.core.record.Generation
+        The watermarked passages.
+    plain : sims.core.record.Generation
+        The host texts, as many as ``wm``'s, of the same vocabulary.
+    seed : int
+        Seed of ``numpy.random.default_rng`` choosing the places.
+
+    Returns
+    -------
+    spliced : sims.core.record.Generation
+        ``wm``'s record with ``plain``'s prompts, the per-token records nan and the attack recorded in
+        ``meta["attacks"]`` (kind ``splice``, rate: the mean watermarked share).
+    start : numpy.ndarray of int64
+        (n,) each passage's first position.
+
+    Raises
+    ------
+    ValueError
+        If ``wm`` and ``plain`` hold different numbers of texts or vocabulary sizes.
     """
     if wm.tokens.shape[0] != plain.tokens.shape[0]:
         raise ValueError(f"plain must hold as many texts as wm ({wm.tokens.shape[0]}); got {plain.tokens.shape[0]}")

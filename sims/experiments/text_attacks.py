@@ -132,10 +132,33 @@ def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm=None) -> G
 
 
 def attack_text(text: str, kind: str, rate: float, rng: np.random.Generator) -> tuple[str, int]:
-    """One character attack (``typo``, ``homoglyph``, ``zero-width``) on a string: ``round(rate * m)`` of its
-    ``m`` eligible words (module docstring), chosen uniformly without replacement, get one edit each.
+    """One character attack (``typo``, ``homoglyph``, ``zero-width``) on a string.
 
-    Returns the attacked text and the number of words edited.
+    ``round(rate * m)`` of its ``m`` eligible words (module docstring), chosen uniformly without replacement,
+    get one edit each.
+
+    Parameters
+    ----------
+    text : str
+        The text.
+    kind : {"typo", "homoglyph", "zero-width"}
+        The attack.
+    rate : float
+        Share of the eligible words edited, in [0, 1].
+    rng : numpy.random.Generator
+        The randomness.
+
+    Returns
+    -------
+    text : str
+        The attacked text.
+    edited : int
+        The number of words edited.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is not a character attack.
 
     Examples
     --------
@@ -198,7 +221,18 @@ def _word_like(lm) -> np.ndarray:
 
 
 def emoji_ids(lm) -> np.ndarray:
-    """The emoji's token ids: :data:`EMOJI` as the LM's tokenizer encodes it, else the token ``V - 1``."""
+    """The emoji's token ids.
+
+    Parameters
+    ----------
+    lm : sims.lm.door.LM
+        The LM.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        :data:`EMOJI` as the LM's tokenizer encodes it, else the one token ``V - 1``.
+    """
     tok = lm.tokenizer
     if tok is None:
         return np.array([lm.vocab_size - 1], dtype=np.int64)
@@ -206,7 +240,30 @@ def emoji_ids(lm) -> np.ndarray:
 
 
 def emoji_generation(gen: Generation, lm, rate: float, seed: int) -> Generation:
-    """The ``emoji`` attack (module docstring): ``gen``'s texts drawn again with emojis in the context, then removed."""
+    """The ``emoji`` attack (module docstring): ``gen``'s texts drawn again with emojis in the context, then removed.
+
+    Parameters
+    ----------
+    gen : sims.core.record.Generation
+        The watermarked texts (their algorithm, key, parameters and prompts are reused).
+    lm : sims.lm.door.LM
+        The LM they were drawn from.
+    rate : float
+        Chance of an emoji after each word-like token, in [0, 1].
+    seed : int
+        Seed of the new draws.
+
+    Returns
+    -------
+    sims.core.record.Generation
+        The texts without the emojis, per-token records nan, the attack in ``meta["attacks"]`` (``n_changed``:
+        emojis inserted).
+
+    Raises
+    ------
+    ValueError
+        If the algorithm has no NumPy reference step in the registry.
+    """
     from sims.watermarks import registry
 
     m = gen.meta
@@ -246,7 +303,30 @@ def emoji_generation(gen: Generation, lm, rate: float, seed: int) -> Generation:
 
 
 def copy_paste(gen: Generation, lm, rate: float, seed: int) -> Generation:
-    """The ``copy-paste`` attack (module docstring): a watermarked span pasted into unwatermarked text."""
+    """The ``copy-paste`` attack (module docstring): a watermarked span pasted into unwatermarked text.
+
+    Parameters
+    ----------
+    gen : sims.core.record.Generation
+        The watermarked texts.
+    lm : sims.lm.door.LM
+        Their LM, which draws the unwatermarked host texts.
+    rate : float
+        The unwatermarked share, in [0, 1]: 0 leaves the texts, 1 leaves no watermarked token.
+    seed : int
+        Seed of the span, the host texts and the place.
+
+    Returns
+    -------
+    sims.core.record.Generation
+        The spliced texts, per-token records nan, the attack in ``meta["attacks"]`` (``n_changed``: plain
+        tokens).
+
+    Raises
+    ------
+    ValueError
+        If the rate keeps no watermarked token of some texts and some of others (texts of unequal lengths).
+    """
     m = gen.meta
     rng = np.random.default_rng(seed)
     rows = token_attacks._rows(gen)
@@ -274,5 +354,16 @@ def copy_paste(gen: Generation, lm, rate: float, seed: int) -> Generation:
 
 
 def key_of(meta: dict) -> int:
-    """The generation's key as :meth:`LM.generate` takes it."""
+    """The generation's key as :meth:`LM.generate` takes it.
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's meta.
+
+    Returns
+    -------
+    int
+        ``meta["key"]`` as an int.
+    """
     return int(meta["key"])

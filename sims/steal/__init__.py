@@ -63,6 +63,8 @@ from sims.steal import spoof_test
 from sims.watermarks import registry
 from sims.watermarks.generate import generate_synthetic, sample_prompts
 
+#: The algorithms a stealing attacker can learn (:func:`sims.watermarks.registry.names` with ``stealable=True``):
+#: those whose colours are a per-window green list the frequency-ratio estimate can recover.
 STEALABLE_ALGOS = registry.names(stealable=True)
 BASE_SEED_OFFSET = 2_000_003  #: the attacker's base-LM texts
 EVAL_SEED_OFFSET = 3_000_017  #: held-out base text for the accuracy of the estimate
@@ -104,7 +106,20 @@ class GreenEstimate:
     pair_green: np.ndarray
 
     def predict(self, names: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-        """Is each (window name, token) pair in the estimated green list?"""
+        """Is each (window name, token) pair in the estimated green list?
+
+        Parameters
+        ----------
+        names : numpy.ndarray
+            uint64 public window names (:func:`sims.core.windows.window_names`).
+        tokens : numpy.ndarray
+            Token ids, broadcast with ``names``.
+
+        Returns
+        -------
+        numpy.ndarray
+            bool; False for a pair never seen.
+        """
         q = windows.pair_names(np.asarray(names, dtype=np.uint64), tokens)
         i = np.minimum(np.searchsorted(self.pair_keys, q), max(self.pair_keys.size - 1, 0))
         if self.pair_keys.size == 0:
@@ -112,7 +127,12 @@ class GreenEstimate:
         return (self.pair_keys[i] == q) & self.pair_green[i]
 
     def mean_list_size(self) -> float:
-        """Average estimated green-list size over the windows seen."""
+        """Average estimated green-list size over the windows seen.
+
+        Returns
+        -------
+        float
+        """
         return float(self.green.sum() / max(1, self.names.size))
 
 
@@ -143,7 +163,7 @@ def _pair_counts(tokens: np.ndarray, prompts: np.ndarray, h: int):
 
 def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: int | None = None, h: int | None = None,
                    prior: float = 1.0, threshold: float = 0.0, min_count: int = 1) -> GreenEstimate:
-    """The frequency-ratio estimate of the green lists (module docstring) from the first ``n_stolen`` texts.
+    r"""The frequency-ratio estimate of the green lists (module docstring) from the first ``n_stolen`` texts.
 
     Parameters
     ----------
@@ -155,8 +175,20 @@ def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: 
         Texts used, in [1, wm.n] (default all).
     h : int, optional
         Context width assumed (default the scheme's, ``wm.meta["h"]``).
-    prior, threshold, min_count :
-        :math:`\\beta > 0`, :math:`\\tau`, :math:`m \\ge 1` of the module docstring.
+    prior, threshold, min_count : float, float, int
+        :math:`\beta > 0`, :math:`\tau`, :math:`m \ge 1` of the module docstring.
+
+    Returns
+    -------
+    GreenEstimate
+        The estimated lists: per window seen, its pairs' scores :math:`s(c, k)` and whether
+        :math:`k \in \hat G(c)`.
+
+    Raises
+    ------
+    ValueError
+        If ``h`` < 1, ``n_stolen`` exceeds the texts given, ``prior`` <= 0, ``min_count`` < 1, or the texts
+        come from another vocabulary or lack ``h`` prompt tokens.
     """
     V = int(wm.meta["vocab_size"])
     h = int(wm.meta.get("h", 1) if h is None else h)
@@ -204,15 +236,33 @@ def estimate_accuracy(est: GreenEstimate, key, gamma: float, texts: Generation, 
                       seeding: str = seeding_mod.DEFAULT) -> dict:
     """The estimate against the key's true green lists on the (window, token) pairs of ``texts``.
 
-    ``prf_name``: the owner's keyed PRF, ``"splitmix64"`` (:mod:`sims.core.prf`, ``key`` in
-    [0, 2**64)) or ``"siphash"`` (:mod:`sims.core.prf_crypto`, a 128-bit ``key``); ``seeding`` the owner's
-    seeding scheme (:mod:`sims.core.seeding`; the colour of a pair is a function of its window and token under
-    every scheme, so the attacker's per-window estimate is scored the same way).
+    Parameters
+    ----------
+    est : GreenEstimate
+        The attacker's estimate (:func:`estimate_green`).
+    key : int
+        The owner's key: in [0, 2**64) for ``"splitmix64"``, 128 bits for ``"siphash"``.
+    gamma : float
+        The owner's green-list ratio.
+    texts : Generation
+        Held-out texts whose (window, token) pairs are scored.
+    prf_name : {"splitmix64", "siphash"}, optional
+        The owner's keyed PRF (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    seeding : str, optional
+        The owner's seeding scheme (:mod:`sims.core.seeding`; the colour of a pair is a function of its window
+        and token under every scheme, so the attacker's per-window estimate is scored the same way).
 
-    Returns ``accuracy`` (balanced: the mean of the true-green and true-red rates, 0.5 = no
-    knowledge, 1 = perfect), ``precision`` (true-green share of the pairs estimated green),
-    ``recall`` (estimated-green share of the true-green pairs) and ``coverage`` (share of
-    positions whose window the attacker has seen).
+    Returns
+    -------
+    dict
+        ``accuracy`` (balanced: the mean of the true-green and true-red rates, 0.5 = no knowledge, 1 =
+        perfect), ``precision`` (true-green share of the pairs estimated green), ``recall`` (estimated-green
+        share of the true-green pairs) and ``coverage`` (share of positions whose window the attacker has seen).
+
+    Raises
+    ------
+    ValueError
+        If ``prf_name`` is unknown or ``key`` is not valid for it.
     """
     names = windows.window_names(texts.tokens, texts.prompts, est.h)
     pred = est.predict(names, texts.tokens)
@@ -244,11 +294,29 @@ def estimate_curve(wm: Generation, held_out: Generation, n_values, *, base: Gene
     ``held_out`` with the owner's key, gamma and PRF (``wm.meta``).  Works for any source of
     :class:`Generation` records (synthetic LMs, or a real LM through the torch backend).
 
+    Parameters
+    ----------
+    wm : Generation
+        The owner's watermarked texts (the haul).
+    held_out : Generation
+        Unwatermarked texts of the base LM on which the accuracy is measured.
+    n_values : sequence of int
+        The numbers N of texts stolen (at least one).
+    base : Generation, optional
+        The attacker's base-LM texts.
+    **estimate_kw
+        Further arguments of :func:`estimate_green` (``h``, ``prior``, ``threshold``, ``min_count``).
+
     Returns
     -------
     list of dict
         Per N (ascending): n_stolen, green_estimate_accuracy / _precision / _recall,
         window_coverage, mean_estimated_list_size.
+
+    Raises
+    ------
+    ValueError
+        If ``n_values`` is empty or an N exceeds the texts given.
     """
     n_values = sorted(int(v) for v in n_values)
     if not n_values:
@@ -382,12 +450,41 @@ def _as_owner(tokens: np.ndarray, prompts: np.ndarray, meta: dict, extra: dict) 
 
 def spoof(lm: SyntheticLM, est: GreenEstimate, owner_meta: dict, *, n: int, T: int, seed: int, boost: float = 4.0,
           prompts: np.ndarray | None = None, prompt_len: int | None = None) -> Generation:
-    """``n`` texts of the base LM boosted by ``boost`` towards the estimated green lists.
+    r"""``n`` texts of the base LM boosted by ``boost`` towards the estimated green lists.
 
     The returned :class:`Generation` carries ``owner_meta`` (the owner's algorithm, key, gamma,
     h), so :func:`sims.detect.families.detectors.score` scores it with the owner's detector; records are nan.
     AutoCov (its record's ``alternating``) is spoofed by alternating: ``-boost`` after a
     token the attacker believes green.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The base LM (exact probabilities at every step).
+    est : GreenEstimate
+        The attacker's estimate, of ``lm``'s vocabulary.
+    owner_meta : dict
+        The owner's generation meta.
+    n, T : int
+        Texts and tokens per text, >= 1.
+    seed : int
+        Seed of the prompts and of the draws.
+    boost : float, optional
+        The logit boost :math:`\delta_s` >= 0.
+    prompts : numpy.ndarray, optional
+        (n, P) prompts; default sampled from the LM.
+    prompt_len : int, optional
+        Prompt length when sampled (default the LM's order + 1, at least ``est.h``).
+
+    Returns
+    -------
+    Generation
+        The spoofed texts with ``meta["spoofed"]`` (``n_stolen``, ``boost``).
+
+    Raises
+    ------
+    ValueError
+        If the vocabularies differ, ``boost`` < 0, ``n`` or ``T`` < 1, or ``prompts`` has the wrong shape or ids.
     """
     if lm.vocab_size != est.vocab_size:
         raise ValueError(f"lm vocab_size must equal the estimate's {est.vocab_size} (texts from another vocabulary); got {lm.vocab_size}")
@@ -412,6 +509,14 @@ def scrub(lm: SyntheticLM, est: GreenEstimate, gen: Generation, *, seed: int, bu
 
     Parameters
     ----------
+    lm : SyntheticLM
+        The base LM that re-samples the tokens.
+    est : GreenEstimate
+        The attacker's estimate, of ``lm``'s vocabulary.
+    gen : Generation
+        The watermarked texts to scrub.
+    seed : int
+        Seed of the draws.
     budget : float in [0, 1]
         Most tokens edited per text, as a share of its length.
     blind_rate : float in [0, 1], optional
@@ -420,7 +525,16 @@ def scrub(lm: SyntheticLM, est: GreenEstimate, gen: Generation, *, seed: int, bu
 
     Returns
     -------
-    (Generation, edit rate per text)
+    scrubbed : Generation
+        The rewritten texts: ``gen``'s meta with ``meta["scrubbed"]`` (``n_stolen``, ``budget``, ``blind_rate``); records nan.
+    edit_rate : numpy.ndarray
+        (n,) share of each text's tokens edited.
+
+    Raises
+    ------
+    ValueError
+        If the vocabularies differ, ``budget`` or ``blind_rate`` is outside [0, 1], or the prompts are shorter
+        than the LM's order.
     """
     _check_texts("scrubbed texts", gen, est.vocab_size, est.h)
     if lm.vocab_size != est.vocab_size:
@@ -443,8 +557,21 @@ def scrub(lm: SyntheticLM, est: GreenEstimate, gen: Generation, *, seed: int, bu
 # ------------------------------------------------------------------ experiment
 @dataclass
 class StealingTexts:
-    """Everything an experiment needs for one scheme: the owner's texts (the first ``n_stolen``
-    are stolen), base texts, held-out base text, fresh targets to scrub, and the LM."""
+    """Everything an experiment needs for one scheme (:func:`generate_stealing_texts`).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM.
+    wm : Generation
+        The owner's watermarked texts; the first ``n_stolen`` are stolen.
+    base : Generation
+        Unwatermarked texts of the base LM, as many.
+    held_out : Generation
+        Held-out base text on which the estimate's accuracy is measured.
+    targets : Generation
+        Fresh watermarked texts to scrub (and the genuine texts of the spoof test).
+    """
 
     lm: SyntheticLM
     wm: Generation
@@ -456,11 +583,47 @@ class StealingTexts:
 def generate_stealing_texts(lm: SyntheticLM, algo: str, *, n_max: int, T: int = 32, n_eval: int = 200, seed: int = 0, key: int = defaults.KEY,
               h: int = 1, prompt_len: int = 4, base: Generation | None = None, held_out: Generation | None = None,
               **params) -> StealingTexts:
-    """Generate ``n_max`` watermarked and ``n_max`` base texts of ``T`` tokens, plus ``n_eval``
-    held-out base texts and ``n_eval`` fresh watermarked targets (seeds offset as the constants say).
+    """The texts of one stealing experiment on a synthetic LM.
 
-    ``base`` and ``held_out`` (from an earlier haul of the same LM, sizes and seed: unwatermarked
-    text does not depend on the scheme) are reused instead of generated when given."""
+    ``n_max`` watermarked and ``n_max`` base texts of ``T`` tokens, plus ``n_eval`` held-out base texts and
+    ``n_eval`` fresh watermarked targets (seeds offset as the constants say).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM.
+    algo : str
+        One of :data:`STEALABLE_ALGOS`.
+    n_max : int
+        Watermarked (and base) texts, the largest N stolen.
+    T : int, optional
+        Tokens per text.
+    n_eval : int, optional
+        Held-out base texts and fresh targets.
+    seed : int, optional
+        Seed of the watermarked texts (the others at ``seed`` plus their offsets).
+    key : int, optional
+        The owner's key, in [0, 2**64).
+    h : int, optional
+        Context width of the green-list hash.
+    prompt_len : int, optional
+        Prompt tokens per text.
+    base, held_out : Generation, optional
+        Texts from an earlier haul of the same LM, sizes and seed (unwatermarked text does not depend on
+        the scheme), reused instead of generated.
+    **params
+        The algorithm's parameters.
+
+    Returns
+    -------
+    StealingTexts
+
+    Raises
+    ------
+    ValueError
+        If ``algo`` is not stealable, a parameter is not one it takes, the key is invalid, or a reused
+        ``base`` / ``held_out`` has the wrong shape or vocabulary.
+    """
     if not registry.get(algo).stealable:
         raise ValueError(f"algo must be one of {STEALABLE_ALGOS}; got {algo!r}")
     registry.check_params(algo, **params)
@@ -482,9 +645,31 @@ def attack_point(haul: StealingTexts, n_stolen: int, *, use_base: bool = True, b
                  level: float = LEVEL) -> dict:
     """Steal from the first ``n_stolen`` texts of ``haul``; spoof and scrub; score with the owner's detector.
 
-    Returns spoof_success (share of spoofed texts with p <= level), scrub_success (share of the
-    targets detected at ``level`` that are no longer detected after scrubbing), the realised
-    edit rate, the blind baseline at that rate, the estimate's accuracy, and the sizes.
+    Parameters
+    ----------
+    haul : StealingTexts
+        The texts (:func:`generate_stealing_texts`).
+    n_stolen : int
+        Texts stolen.
+    use_base : bool, optional
+        Whether the attacker has the base-LM texts.
+    boost : float, optional
+        The spoofer's logit boost.
+    budget : float, optional
+        The scrubber's largest edit share.
+    seed : int, optional
+        Seed of the spoofing and scrubbing draws.
+    level : float, optional
+        Detection level of success (default :data:`LEVEL`).
+
+    Returns
+    -------
+    dict
+        The scheme and sizes; ``spoof_success`` (share of spoofed texts with p <= level) and
+        ``spoof_median_log10_p``; ``scrub_success`` (share of the targets detected at ``level`` that are no
+        longer detected after scrubbing), ``scrub_edit_rate``, the blind baseline at that rate
+        (``scrub_blind_success``, ``scrub_blind_edit_rate``), ``detected_before``; the estimate's accuracy,
+        precision, recall, window coverage and mean list size.
     """
     m = haul.wm.meta
     est = estimate_green(haul.wm, haul.base if use_base else None, n_stolen=n_stolen)
@@ -511,7 +696,35 @@ def attack_point(haul: StealingTexts, n_stolen: int, *, use_base: bool = True, b
 
 def steal_curve(lm: SyntheticLM, algo: str, n_values, *, T: int = 32, n_eval: int = 200, seed: int = 0, key: int = defaults.KEY,
                 h: int = 1, boost: float = 4.0, budget: float = 0.5, use_base: bool = True, **params) -> list[dict]:
-    """:func:`attack_point` for each N in ``n_values`` (one haul of max(N) texts, prefixes stolen)."""
+    """:func:`attack_point` for each N in ``n_values`` (one haul of max(N) texts, prefixes stolen).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM.
+    algo : str
+        One of :data:`STEALABLE_ALGOS`.
+    n_values : sequence of int
+        The N stolen, ascending, positive.
+    T, n_eval, seed, key, h : int, optional
+        As in :func:`generate_stealing_texts`.
+    boost, budget : float, optional
+        The spoofer's boost and the scrubber's budget (:func:`attack_point`).
+    use_base : bool, optional
+        Whether the attacker has the base-LM texts.
+    **params
+        The algorithm's parameters.
+
+    Returns
+    -------
+    list of dict
+        One :func:`attack_point` per N.
+
+    Raises
+    ------
+    ValueError
+        If ``n_values`` is empty or not positive.
+    """
     n_values = sorted(int(v) for v in n_values)
     if not n_values or n_values[0] < 1:
         raise ValueError(f"n_values must be positive integers; got {n_values}")
@@ -521,8 +734,21 @@ def steal_curve(lm: SyntheticLM, algo: str, n_values, *, T: int = 32, n_eval: in
 
 
 def owner_texts(haul: StealingTexts, n: int, seed: int) -> Generation:
-    """``n`` fresh texts of the owner's scheme (the haul's LM, algorithm, parameters, key, length and
-    prompt length), sampling seed ``seed``: the owner's calibration texts for the spoof test."""
+    """``n`` fresh texts of the owner's scheme: the owner's calibration texts for the spoof test.
+
+    Parameters
+    ----------
+    haul : StealingTexts
+        Its LM, algorithm, parameters, key, text and prompt lengths are used.
+    n : int
+        Texts.
+    seed : int
+        Sampling seed.
+
+    Returns
+    -------
+    Generation
+    """
     m = haul.wm.meta
     params = registry.own(m["algo"], {k: m[k] for k in registry.PARAMS if m.get(k) is not None})
     return generate_synthetic(haul.lm, m["algo"], n=int(n), T=haul.wm.tokens.shape[1], seed=int(seed), key=m["key"], h=m["h"],
@@ -531,9 +757,9 @@ def owner_texts(haul: StealingTexts, n: int, seed: int) -> Generation:
 
 def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | None = None, n_calibration: int = 500, boost: float = 4.0,
                      seed: int = 0, level: float = 0.01) -> dict:
-    """The owner's spoof test (:mod:`sims.steal.spoof_test`) on genuine vs spoofed texts that the
-    watermark detector flags at ``LEVEL``: FPR (genuine flagged as spoofed at ``level``) and power,
-    with 95% Clopper-Pearson intervals.
+    """The owner's spoof test (:mod:`sims.steal.spoof_test`): its FPR and power.
+
+    Tested on genuine vs spoofed texts that the watermark detector flags at :data:`LEVEL`.
 
     The attacker steals the first ``n_stolen`` texts of the haul and spoofs ``n_eval`` texts; the
     owner's reference is its first ``n_reference`` watermarked texts (default all of the haul's: the
@@ -541,6 +767,36 @@ def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | N
     ``n_calibration`` fresh genuine texts it flags (seed offset ``CALIB_SEED_OFFSET``); the genuine
     texts tested are the haul's targets (another seed), so they and the calibration are exchangeable
     and the FPR is at most ``level`` in expectation.
+
+    Parameters
+    ----------
+    haul : StealingTexts
+        The texts.
+    n_stolen : int
+        Texts stolen.
+    n_reference : int, optional
+        The owner's reference texts, in [1, haul.wm.n].
+    n_calibration : int, optional
+        Fresh genuine texts drawn for calibration (those flagged are kept).
+    boost : float, optional
+        The spoofer's logit boost.
+    seed : int, optional
+        Seed of the draws.
+    level : float, optional
+        Level of the spoof test, in (0, 1).
+
+    Returns
+    -------
+    dict
+        The scheme and sizes (``n_reference``, ``n_calibration`` kept); ``genuine_flagged`` /
+        ``spoofed_flagged`` and ``genuine_mean_z`` / ``spoofed_mean_z``; ``fpr`` (genuine texts rejected as
+        spoofed) and ``power`` (spoofed texts rejected), each with its 95% Clopper-Pearson interval
+        (``fpr_ci95``, ``power_ci95``).
+
+    Raises
+    ------
+    ValueError
+        If ``n_reference``, ``n_calibration`` or ``level`` is out of range.
     """
     from sims.experiments.evaluate import clopper_pearson
 
@@ -577,8 +833,9 @@ def spoof_test_power(haul: StealingTexts, n_stolen: int, *, n_reference: int | N
 
 def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, key=defaults.KEY, h: int = defaults.H, prompts=None,
                 use_base: bool = False, batch: int | None = None, **params) -> tuple[Generation, Generation | None, Generation]:
-    """A stealing attacker's texts on any LM (:func:`sims.get_lm`): ``n`` watermarked texts of ``algo``,
-    optionally ``n`` base texts, and ``n_eval`` held-out base texts.
+    """A stealing attacker's texts on any LM (:func:`sims.get_lm`).
+
+    ``n`` watermarked texts of ``algo``, optionally ``n`` base texts, and ``n_eval`` held-out base texts.
 
     A synthetic LM: the texts of :func:`generate_stealing_texts` (prompts sampled from the LM).  A real LM: the
     held-out texts follow the last ``n_eval`` prompts of the set ``prompts`` (default lfqa; sampling
@@ -587,9 +844,45 @@ def steal_texts(lm, algo: str, *, n: int, n_eval: int, T: int, seed: int = 0, ke
     drawing from its own stream), the base texts likewise with seed ``seed + BASE_SEED_OFFSET``.
     Random test models (no tokenizer) draw ``n + n_eval`` random prompts.
 
+    Parameters
+    ----------
+    lm : sims.lm.door.LM
+        Any LM.
+    algo : str
+        The watermark.
+    n, n_eval : int
+        Watermarked (and base) texts, and held-out texts, >= 1.
+    T : int
+        Tokens per text.
+    seed : int, optional
+        Sampling seed.
+    key : int, optional
+        The owner's key.
+    h : int, optional
+        Context width of the green-list hash.
+    prompts : str, optional
+        A real LM's prompt set (lfqa, news or a JSONL file).
+    use_base : bool, optional
+        Also return the base texts.
+    batch : int, optional
+        A real LM's rows per forward pass.
+    **params
+        The algorithm's parameters.
+
     Returns
     -------
-    (wm, base or None, held_out) : Generation
+    wm : Generation
+        The watermarked texts.
+    base : Generation or None
+        The base texts, or None without ``use_base``.
+    held_out : Generation
+        The held-out base texts.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``n_eval`` < 1, ``prompts`` / ``batch`` are given with a synthetic LM, or ``n_eval`` is not
+        below the prompt set's size.
     """
     if int(n) < 1 or int(n_eval) < 1:
         raise ValueError(f"n and n_eval must be in [1, inf); got n={n}, n_eval={n_eval}")

@@ -76,13 +76,48 @@ SELF = np.uint64(0)
 
 
 def anchor_count(seeding: str, h: int) -> int:
-    """Anchors per position: 1 (left-hash, skip-gram), h (min-hash), h + 1 (self-hash)."""
+    """Anchors per position: 1 (left-hash, skip-gram), h (min-hash), h + 1 (self-hash).
+
+    Parameters
+    ----------
+    seeding : str
+        One of ``lefthash``, ``skipgram``, ``minhash``, ``selfhash``.
+    h : int
+        Context width.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If ``seeding`` is not a scheme of :mod:`sims.core.seeding`.
+    """
     seeding_mod.code(seeding)
     return {"lefthash": 1, "skipgram": 1, "minhash": int(h), "selfhash": int(h) + 1}[seeding]
 
 
 def anchors(tokens, prompts, h: int, seeding: str) -> np.ndarray:
-    """(n, T, K) uint64: the anchor names of every generated position (module docstring)."""
+    """The anchor names of every generated position (module docstring).
+
+    Parameters
+    ----------
+    tokens : array_like of int
+        (n, T) texts.
+    prompts : array_like of int
+        (n, P) their prompts, P >= h.
+    h : int
+        Context width.
+    seeding : str
+        The scheme assumed.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        (n, T, K), K = :func:`anchor_count`: the window's public name (left-hash), ``token + 1`` of the anchor
+        tokens, and :data:`SELF` (self-hash's last anchor).
+    """
     win = windows.windows(tokens, prompts, h)
     if seeding == "lefthash":
         return windows.window_names(tokens, prompts, h)[..., None]
@@ -97,9 +132,33 @@ def anchors(tokens, prompts, h: int, seeding: str) -> np.ndarray:
 
 @dataclass
 class AwareEstimate:
-    """Per (anchor, token) pair seen in either haul, sorted by anchor then token: ``wm_counts`` :math:`w`,
-    ``base_counts`` :math:`b` and ``posterior`` :math:`q(a, y)`; ``names`` (C,) sorted anchors with pairs
-    ``starts[i]:starts[i+1]`` and ``weights`` :math:`\\omega_a`; ``unseen_weight`` for an anchor not in ``names``."""
+    r"""The scheme-aware estimate (:func:`estimate_aware`).
+
+    Per (anchor, token) pair seen in either haul, sorted by anchor then token.
+
+    Parameters
+    ----------
+    seeding : str
+        The scheme assumed.
+    h, vocab_size, n_stolen : int
+        Context width, vocabulary size, texts stolen.
+    gamma : float
+        The scheme's green share.
+    names : numpy.ndarray
+        (C,) sorted anchors.
+    starts : numpy.ndarray
+        (C + 1,) anchor i's pairs are ``starts[i]:starts[i+1]``.
+    weights : numpy.ndarray
+        (C,) :math:`\omega_a` of each anchor.
+    unseen_weight : float
+        :math:`\omega` of an anchor not in ``names``.
+    tokens : numpy.ndarray
+        The pairs' tokens y.
+    wm_counts, base_counts : numpy.ndarray
+        :math:`w(a, y)` and :math:`b(a, y)`.
+    posterior : numpy.ndarray
+        :math:`q(a, y)` (:func:`pair_posterior`).
+    """
 
     seeding: str
     h: int
@@ -144,8 +203,24 @@ def _merge(wa, wy, wc, ba, by, bc):
 
 
 def pair_posterior(w, b, W, B, gamma: float, delta: float) -> np.ndarray:
-    """:math:`q(a, y)` (module docstring) from the pair's counts ``w``, ``b`` and its anchor's ``W``, ``B``
-    (arrays, broadcast); :math:`\\gamma` where the anchor is absent from either haul."""
+    r""":math:`q(a, y)` (module docstring): the posterior probability that y is green under anchor a.
+
+    Parameters
+    ----------
+    w, b : array_like
+        The pair's counts in the watermarked and base hauls.
+    W, B : array_like
+        Its anchor's counts over all tokens (broadcast with ``w``, ``b``).
+    gamma : float
+        The green share, the prior.
+    delta : float
+        The watermark's strength.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`q(a, y)` in (0, 1); :math:`\gamma` where the anchor is absent from either haul.
+    """
     w, b, W, B = (np.asarray(v, dtype=np.float64) for v in (w, b, W, B))
     rr = 1.0 / (1.0 + math.expm1(delta) * gamma)
     rg = math.exp(delta) * rr
@@ -158,8 +233,20 @@ def pair_posterior(w, b, W, B, gamma: float, delta: float) -> np.ndarray:
 
 
 def minhash_weights(w, b, starts) -> np.ndarray:
-    """:math:`\\omega_x = \\max(\\phi_x, 0)` per anchor (module docstring), from its pairs'
-    counts ``w``, ``b`` (anchor i's pairs at ``starts[i]:starts[i+1]``)."""
+    r""":math:`\omega_x = \max(\phi_x, 0)` per anchor (module docstring): how often a token is min-hash's seed.
+
+    Parameters
+    ----------
+    w, b : numpy.ndarray
+        Counts of the pairs, sorted by anchor.
+    starts : numpy.ndarray
+        Anchor i's pairs are ``starts[i]:starts[i+1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (C,) non-negative weights.
+    """
     first = starts[:-1]
     W = np.repeat(np.add.reduceat(w, first), np.diff(starts)).astype(np.float64)
     B = np.repeat(np.add.reduceat(b, first), np.diff(starts)).astype(np.float64)
@@ -184,6 +271,16 @@ def estimate_aware(wm: Generation, base: Generation, *, n_stolen: int | None = N
         The scheme the attacker assumes (default the owner's, ``wm.meta["seeding"]``: Kerckhoffs).
     gamma, delta : float, optional
         The scheme's green share in (0, 1) and strength in (0, inf) (default the owner's, ``wm.meta``).
+
+    Returns
+    -------
+    AwareEstimate
+
+    Raises
+    ------
+    ValueError
+        If ``base`` is not a Generation, ``n_stolen``, ``gamma`` or ``delta`` is out of range, the scheme is
+        unknown, or the texts come from another vocabulary.
     """
     V, h = int(wm.meta["vocab_size"]), int(wm.meta.get("h", 1))
     seeding = wm.meta.get("seeding", seeding_mod.DEFAULT) if seeding is None else seeding
@@ -218,8 +315,22 @@ def estimate_aware(wm: Generation, base: Generation, *, n_stolen: int | None = N
 
 
 def green_probability_reference(est: AwareEstimate, tokens, prompts, *, candidates=None) -> np.ndarray:
-    """(n, T) float: :math:`P(x, y)` at every generated position of ``tokens`` (NumPy; the spoof kernel's
-    rule), for its own token y or, when given, ``candidates[i, t]`` after the same window."""
+    r""":math:`P(x, y)` at every generated position of ``tokens`` (NumPy; the spoof kernel's rule).
+
+    Parameters
+    ----------
+    est : AwareEstimate
+        The estimate.
+    tokens, prompts : array_like of int
+        (n, T) texts and (n, P) prompts.
+    candidates : array_like of int, optional
+        (n, T) tokens to score after each position's window instead of its own token.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, T) float: :math:`\gamma` plus the weighted mean of :math:`q(a, y) - \gamma` over the anchors.
+    """
     A = anchors(tokens, prompts, est.h, est.seeding)
     tokens = tokens if candidates is None else candidates
     keys = windows.pair_names(est.names.repeat(np.diff(est.starts)), est.tokens)
@@ -235,8 +346,24 @@ def green_probability_reference(est: AwareEstimate, tokens, prompts, *, candidat
 
 
 def accuracy_aware(est: AwareEstimate, key: int, texts: Generation, *, threshold: float = 0.5) -> float:
-    """Balanced accuracy of :math:`P(x, y) > \\tau` (:func:`green_probability_reference`) against the key's
-    true colours (``est.seeding``) on ``texts``."""
+    r"""Balanced accuracy of :math:`P(x, y) > \tau` (:func:`green_probability_reference`) against the key's true colours.
+
+    Parameters
+    ----------
+    est : AwareEstimate
+        The estimate (its ``seeding`` gives the true colours).
+    key : int
+        The owner's key.
+    texts : Generation
+        Held-out texts.
+    threshold : float, optional
+        :math:`\tau`.
+
+    Returns
+    -------
+    float
+        The mean of the true-green and true-red rates (0.5: no knowledge).
+    """
     pred = green_probability_reference(est, texts.tokens, texts.prompts) > threshold
     win = windows.windows(texts.tokens, texts.prompts, est.h)
     truth = (seeding_mod.words(int(key), win, texts.tokens, est.seeding) >> np.uint64(11)) < np.uint64(prf.green_threshold(est.gamma))
@@ -248,10 +375,27 @@ def accuracy_aware(est: AwareEstimate, key: int, texts: Generation, *, threshold
 # ------------------------------------------------------------------ spoofing kernel
 @njit(cache=True)
 def best_boost_count(logits, P, boost, order):
-    """The k that maximises the forger's own expected green share :math:`\\sum_y r_k(y) P(y)` when it adds
-    ``boost`` to the logits of its k most-likely-green candidates (:math:`r_k` the softmax of the boosted
-    logits); ``order`` is filled with the candidates by decreasing ``P``, ties by id.  k = 0 (no boost) when
-    nothing helps."""
+    r"""The k that maximises the forger's own expected green share when it boosts its k most-likely-green candidates.
+
+    The share is :math:`\sum_y r_k(y) P(y)`, :math:`r_k` the softmax of the logits with ``boost`` added to the
+    k candidates of largest ``P`` (ties by id).
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        (V,) the base LM's logits.
+    P : numpy.ndarray
+        (V,) :math:`P(x, y)` of each candidate.
+    boost : float
+        The logit boost.
+    order : numpy.ndarray
+        (V,) int64, filled with the candidates by decreasing ``P``.
+
+    Returns
+    -------
+    int
+        k in [0, V]; 0 (no boost) when nothing helps.
+    """
     V = logits.shape[0]
     top = -np.inf
     for y in range(V):
@@ -331,9 +475,41 @@ def _spoof_aware_kernel(V, order, lm_seed, lm_params, levels, base, prompts, T, 
 
 def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, seed: int, boost: float = 4.0,
                 threshold: float | None = None, prompt_len: int | None = None) -> Generation:
-    """``n`` texts of the base LM boosted by ``boost`` towards the set S of the module docstring (``threshold``
-    None: the adaptive k), carrying the owner's meta so that :func:`sims.detect.families.detectors.score` scores them (prompts
-    and draws as :func:`sims.steal.spoof`'s)."""
+    """``n`` texts of the base LM boosted by ``boost`` towards the set S of the module docstring.
+
+    They carry the owner's meta so that :func:`sims.detect.families.detectors.score` scores them (prompts and
+    draws as :func:`sims.steal.spoof`'s).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The base LM.
+    est : AwareEstimate
+        The estimate, of ``lm``'s vocabulary.
+    owner_meta : dict
+        The owner's generation meta.
+    n, T : int
+        Texts and tokens per text, >= 1.
+    seed : int
+        Seed of the prompts and draws.
+    boost : float, optional
+        The logit boost, >= 0.
+    threshold : float, optional
+        Boost the candidates with :math:`P(x, y)` above it, in [0, 1); None: the adaptive k
+        (:func:`best_boost_count`).
+    prompt_len : int, optional
+        Prompt tokens (default the LM's order + 1, at least ``est.h``).
+
+    Returns
+    -------
+    Generation
+        The spoofed texts with ``meta["spoofed"]`` (``n_stolen``, ``boost``, ``aware``).
+
+    Raises
+    ------
+    ValueError
+        If the vocabularies differ, ``boost`` < 0, ``threshold`` is outside [0, 1) or ``n`` / ``T`` < 1.
+    """
     if lm.vocab_size != est.vocab_size:
         raise ValueError(f"lm vocab_size must equal the estimate's {est.vocab_size}; got {lm.vocab_size}")
     if not (boost >= 0.0 and math.isfinite(boost)):
@@ -352,9 +528,34 @@ def spoof_aware(lm, est: AwareEstimate, owner_meta: dict, *, n: int, T: int, see
 
 def attack_point_aware(haul: steal.StealingTexts, n_stolen: int, *, boost: float = 4.0, threshold: float | None = None, seed: int = 0,
                        level: float = steal.LEVEL, seeding: str | None = None) -> dict:
-    """Steal from the first ``n_stolen`` texts of ``haul`` with the scheme-aware estimate, spoof, score with the
-    owner's detector: spoof success (share of spoofed texts with p <= ``level``), median log10 p, balanced
-    accuracy, and the true green share of the spoofed tokens."""
+    """Steal with the scheme-aware estimate, spoof, and score with the owner's detector.
+
+    The estimate uses the first ``n_stolen`` texts of ``haul``.
+
+    Parameters
+    ----------
+    haul : sims.steal.StealingTexts
+        The texts.
+    n_stolen : int
+        Texts stolen.
+    boost : float, optional
+        The logit boost.
+    threshold : float, optional
+        As in :func:`spoof_aware`.
+    seed : int, optional
+        Seed of the spoofing draws.
+    level : float, optional
+        Detection level of success.
+    seeding : str, optional
+        The scheme assumed (default the owner's).
+
+    Returns
+    -------
+    dict
+        ``n_stolen``, ``seeding`` (the owner's), ``assumed``, ``boost``, ``threshold``, ``spoof_success`` (share
+        of spoofed texts with p <= ``level``), ``spoof_median_log10_p``, ``spoof_green_share`` (true green share
+        of the spoofed tokens), ``n_anchors`` and ``green_estimate_accuracy`` (balanced, on held-out text).
+    """
     m = haul.wm.meta
     est = estimate_aware(haul.wm, haul.base, n_stolen=n_stolen, seeding=seeding)
     n_eval, T = haul.targets.tokens.shape

@@ -66,7 +66,26 @@ class PairCounts:
 
     @classmethod
     def from_texts(cls, tokens, prompts, h: int) -> PairCounts:
-        """Counts of the (window, token) pairs of the texts (``tokens`` without -1 pads)."""
+        """Counts of the (window, token) pairs of the texts.
+
+        Parameters
+        ----------
+        tokens : array_like of int
+            (n, T) texts, without -1 pads.
+        prompts : array_like of int
+            (n, P) their prompts, P >= h.
+        h : int
+            Context width.
+
+        Returns
+        -------
+        PairCounts
+
+        Raises
+        ------
+        ValueError
+            If ``tokens`` holds -1 pads.
+        """
         tokens = np.asarray(tokens, dtype=np.int64)
         if np.any(tokens < 0):
             raise ValueError("reference tokens must not hold -1 pads (texts of unequal length)")
@@ -74,7 +93,18 @@ class PairCounts:
         return cls(int(h), names, counts.astype(np.int64))
 
     def count(self, names: np.ndarray) -> np.ndarray:
-        """Count of each pair name (0 if never seen)."""
+        """Count of each pair name (0 if never seen).
+
+        Parameters
+        ----------
+        names : numpy.ndarray
+            uint64 pair names (:func:`sims.core.windows.pair_names`).
+
+        Returns
+        -------
+        numpy.ndarray
+            int64 counts, of ``names``' shape.
+        """
         if self.names.size == 0:
             return np.zeros(np.shape(names), dtype=np.int64)
         i = np.minimum(np.searchsorted(self.names, names), self.names.size - 1)
@@ -82,8 +112,20 @@ class PairCounts:
 
 
 def rank_correlation(x: np.ndarray, g: np.ndarray) -> np.ndarray:
-    r""":math:`Z = \sqrt{n-1}\,\mathrm{corr}(\mathrm{midrank}(x), g)` of each row (module docstring);
-    0 for a row whose ``g`` or ``x`` is constant."""
+    r""":math:`Z = \sqrt{n-1}\,\mathrm{corr}(\mathrm{midrank}(x), g)` of each row (module docstring).
+
+    Parameters
+    ----------
+    x : array_like
+        (m, n) the per-token statistic (log of one plus the reference count).
+    g : array_like
+        (m, n) the green indicators.
+
+    Returns
+    -------
+    numpy.ndarray
+        (m,) Z; 0 for a row whose ``g`` or ``x`` is constant, and every row when n < 2.
+    """
     x = np.asarray(x, dtype=np.float64)
     g = np.asarray(g, dtype=np.float64)
     n = x.shape[1]
@@ -103,10 +145,22 @@ def spoof_statistic(tokens, prompts, key: int, gamma: float, reference: PairCoun
 
     Parameters
     ----------
-    tokens, prompts, h : token layout of :mod:`sims.detect.stats.scores`.
-    key, gamma, kind, vocab_size : the owner's watermark.
+    tokens, prompts, h : array_like, array_like, int
+        Token layout of :mod:`sims.detect.stats.scores`.
+    key, gamma, kind, vocab_size : int, float, str, int or None
+        The owner's watermark.
     reference : PairCounts
         The owner's pair counts, same ``h``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) :math:`Z` of each text (:func:`rank_correlation` of the log reference counts and the colours).
+
+    Raises
+    ------
+    ValueError
+        If ``reference`` is not a :class:`PairCounts`, its ``h`` differs, or ``tokens`` holds -1 pads.
     """
     if not isinstance(reference, PairCounts):
         raise ValueError(f"reference must be a PairCounts; got {type(reference).__name__}")
@@ -122,8 +176,29 @@ def spoof_statistic(tokens, prompts, key: int, gamma: float, reference: PairCoun
 
 @dataclass
 class SpoofTest:
-    """The owner's spoof test: its reference pair counts and the sorted :math:`Z` of its
-    calibration texts (module docstring).  Build with :meth:`fit`; :meth:`log10_p` tests texts."""
+    """The owner's spoof test: its reference pair counts and the sorted :math:`Z` of its calibration texts.
+
+    Build with :meth:`fit`; :meth:`log10_p` tests texts (module docstring).
+
+    Parameters
+    ----------
+    key : int
+        The owner's key.
+    gamma : float
+        Green-list ratio.
+    h : int
+        Context width.
+    kind : str
+        Green-list kind.
+    vocab_size : int or None
+        Vocabulary size.
+    reference : PairCounts
+        Counts of the reference texts' pairs.
+    calibration : numpy.ndarray
+        Sorted :math:`Z` of the calibration texts.
+    length : int
+        Tokens per calibration text (the null depends on it).
+    """
 
     key: int
     gamma: float
@@ -137,8 +212,37 @@ class SpoofTest:
     @classmethod
     def fit(cls, reference_tokens, reference_prompts, calibration_tokens, calibration_prompts, *, key: int, gamma: float, h: int = 1,
             kind: str = "bernoulli", vocab_size: int | None = None) -> SpoofTest:
-        """Count the reference's pairs and compute :math:`Z` on the calibration texts (the owner's
-        genuine texts, not in the reference, same length as the texts to test)."""
+        """Count the reference's pairs and compute :math:`Z` on the calibration texts.
+
+        The calibration texts are the owner's genuine texts, not in the reference, of the same length as the texts to
+        test.
+
+        Parameters
+        ----------
+        reference_tokens, reference_prompts : array_like of int
+            The owner's reference texts (what it served) and their prompts.
+        calibration_tokens, calibration_prompts : array_like of int
+            The calibration texts and their prompts.
+        key : int
+            The owner's key.
+        gamma : float
+            Green-list ratio.
+        h : int, optional
+            Context width.
+        kind : str, optional
+            Green-list kind.
+        vocab_size : int, optional
+            Vocabulary size.
+
+        Returns
+        -------
+        SpoofTest
+
+        Raises
+        ------
+        ValueError
+            If there is no calibration text or a text holds -1 pads.
+        """
         ref = PairCounts.from_texts(reference_tokens, reference_prompts, h)
         cal = spoof_statistic(calibration_tokens, calibration_prompts, key, gamma, ref, h=h, kind=kind, vocab_size=vocab_size)
         if cal.size < 1:
@@ -146,19 +250,58 @@ class SpoofTest:
         return cls(int(key), float(gamma), int(h), kind, vocab_size, ref, np.sort(cal), int(np.shape(calibration_tokens)[1]))
 
     def statistic(self, tokens, prompts) -> np.ndarray:
-        """:math:`Z` of each text."""
+        """:math:`Z` of each text (:func:`spoof_statistic` under the owner's watermark and reference).
+
+        Parameters
+        ----------
+        tokens, prompts : array_like of int
+            (n, T) texts and (n, P) prompts.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) Z.
+        """
         return spoof_statistic(tokens, prompts, self.key, self.gamma, self.reference, h=self.h, kind=self.kind, vocab_size=self.vocab_size)
 
     def log10_p(self, tokens, prompts) -> np.ndarray:
-        """log10 of the conformal p-value of each text (small: spoofed); texts of the calibration's length."""
+        """log10 of the conformal p-value of each text (small: spoofed); texts of the calibration's length.
+
+        Parameters
+        ----------
+        tokens, prompts : array_like of int
+            (n, T) texts and (n, P) prompts.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) log10 p-values (:func:`conformal_log10_p`).
+
+        Raises
+        ------
+        ValueError
+            If the texts' length differs from the calibration texts'.
+        """
         if np.shape(tokens)[1] != self.length:
             raise ValueError(f"texts must have the calibration texts' length {self.length} (the null depends on it); got {np.shape(tokens)[1]}")
         return conformal_log10_p(self.statistic(tokens, prompts), self.calibration)
 
 
 def conformal_log10_p(z: np.ndarray, calibration: np.ndarray) -> np.ndarray:
-    r"""log10 of :math:`(1 + \#\{j : Z_j \ge z\}) / (M + 1)` for each z, ``calibration`` = the
-    M calibration statistics sorted ascending."""
+    r"""log10 of the conformal p-value :math:`(1 + \#\{j : Z_j \ge z\}) / (M + 1)` of each z.
+
+    Parameters
+    ----------
+    z : array_like
+        Statistics of the texts tested.
+    calibration : numpy.ndarray
+        The M calibration statistics, sorted ascending.
+
+    Returns
+    -------
+    numpy.ndarray
+        log10 p-values, in [log10(1 / (M + 1)), 0] (small: spoofed).
+    """
     M = calibration.size
     at_least = M - np.searchsorted(calibration, np.asarray(z, dtype=np.float64), side="left")
     return np.log10((1.0 + at_least) / (M + 1.0))

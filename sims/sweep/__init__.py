@@ -44,12 +44,26 @@ from sims.sweep.chunk import run_chunk
 from sims.sweep.grid import Grid, load_grid
 
 ALLOWED_FAILURES = 3  #: worker deaths a task may cause before it is reported as failed (a task that kills 4 workers is bad)
+#: Seconds to wait for a running scheduler (``scheduler="tcp://HOST:8786"``) to answer before the sweep is refused.
 CONNECT_TIMEOUT_S = 10
 
 
 def tasks(grid: Grid) -> dict[str, dict]:
-    """Every task of the grid by its chunk file's stem, in grid order (``real``: the configuration's LM
-    runs on the torch backend, :func:`sims.lm.kind.is_real`)."""
+    """Every task of the grid by its chunk file's stem, in grid order.
+
+    Parameters
+    ----------
+    grid : sims.sweep.grid.Grid
+        The validated grid.
+
+    Returns
+    -------
+    dict of str to dict
+        ``CONFIG-sSEED-cCHUNK`` -> the task :func:`sims.sweep.chunk.run_chunk` runs: the grid's shared
+        settings (``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``, ``prompt_len``, ``ttd_level``,
+        ``metrics``, ``attacks``, ``score``, ``sampler``), the ``config`` (with its ``id``), ``seed``, ``chunk``
+        and ``real`` (the configuration's LM runs on the torch backend, :func:`sims.lm.kind.is_real`).
+    """
     shared = dict(n=grid.n, T=grid.T, chunk_size=grid.chunk, key=grid.key, dedup=grid.dedup, controls=grid.controls,
                   prompt_len=grid.prompt_len, ttd_level=grid.ttd_level, metrics=list(grid.metrics), attacks=list(grid.attacks), score=grid.score,
                   sampler=grid.sampler)
@@ -62,7 +76,26 @@ def tasks(grid: Grid) -> dict[str, dict]:
 
 
 def prepare_dir(out: pathlib.Path, grid: Grid, force: bool) -> None:
-    """Create ``out`` for ``grid``; refuse one that holds another grid's results unless ``force`` (then clear them)."""
+    """Create ``out`` for ``grid``; refuse one that holds another grid's results unless ``force`` (then clear them).
+
+    Writes ``grid.json`` (the grid's hash, file, canonical form and dedup rules) and removes temporary files
+    a client that died left in ``chunks/``.
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The results folder.
+    grid : sims.sweep.grid.Grid
+        The grid to run.
+    force : bool
+        Replace the results of another grid (its chunks and summary are deleted).
+
+    Raises
+    ------
+    ValueError
+        If ``out`` holds results of a grid with another hash, or chunk files without ``grid.json``, and
+        ``force`` is False.
+    """
     chunks = out / "chunks"
     meta = out / "grid.json"
     if meta.exists():
@@ -89,7 +122,22 @@ def _atomic_write_text(path: pathlib.Path, text: str) -> None:
 
 
 def write_chunk(out: pathlib.Path, name: str, cols: dict) -> pathlib.Path:
-    """Write one task's rows to ``out/chunks/NAME.parquet`` atomically (temporary file, then rename)."""
+    """Write one task's rows to ``out/chunks/NAME.parquet`` atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    out : pathlib.Path
+        The results folder (its ``chunks/`` exists, :func:`prepare_dir`).
+    name : str
+        The task's name (:func:`tasks`).
+    cols : dict of str to numpy.ndarray
+        The rows as columns of equal length (:func:`sims.sweep.chunk.run_chunk`).
+
+    Returns
+    -------
+    pathlib.Path
+        The chunk file written.
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 

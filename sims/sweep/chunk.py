@@ -47,11 +47,27 @@ from sims.watermarks.null_sampler import generate_null
 
 UNIFORM_V = 32000  #: vocabulary of lm = "uniform" (the presets' size)
 NULL_STREAM = 1  #: chunk_seed(s, k, NULL_STREAM): the control texts; 2 + a: attack number a
+#: The registry parameters written as one float column each (nan where the configuration's algorithm has none).
 PARAM_COLUMNS = tuple(registry.PARAMS)
 
 
 def chunk_seed(seed: int, chunk: int, stream: int = 0) -> int:
-    """The generator seed of chunk ``chunk`` under grid seed ``seed`` (63 bits of the counter PRF)."""
+    """The generator seed of chunk ``chunk`` under grid seed ``seed`` (63 bits of the counter PRF).
+
+    Parameters
+    ----------
+    seed : int
+        The grid seed.
+    chunk : int
+        The chunk's index.
+    stream : int, optional
+        0: the watermarked texts; :data:`NULL_STREAM`: the control texts; ``2 + a``: attack number ``a``.
+
+    Returns
+    -------
+    int
+        A seed in [0, 2**63), a function of (seed, chunk, stream) alone (:func:`sims.core.rng.stream_key`).
+    """
     return int(rng.stream_key(int(rng.stream_key(seed, chunk)), stream)) >> 1
 
 
@@ -130,11 +146,23 @@ def _draw(lm, algo: str, task: dict, **kw) -> Generation:
 def run_chunk(task: dict) -> dict[str, np.ndarray]:
     """The rows of one task as columns (numpy arrays of equal length).
 
-    ``task``: ``config`` (:meth:`~sims.sweep.grid.Config.as_dict` plus ``id``), ``seed``,
-    ``chunk`` and the grid's ``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``,
-    ``prompt_len``, ``ttd_level``, ``metrics``, ``attacks``.  The configuration's LM is opened by name
-    (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``, SmolLM2, a random test model or a
-    folder; a real LM's weights load once per worker process).
+    The configuration's LM is opened by name (:func:`sims.get_lm`: a synthetic preset, a fitted ``.npz``,
+    SmolLM2, a random test model or a folder; a real LM's weights load once per worker process).  The rows
+    are the chunk's texts, each attack of the grid on them, and, with ``controls``, as many unwatermarked
+    texts of the same LM (module docstring).
+
+    Parameters
+    ----------
+    task : dict
+        ``config`` (:meth:`~sims.sweep.grid.Config.as_dict` plus ``id``), ``seed``, ``chunk`` and the grid's
+        ``n``, ``T``, ``chunk_size``, ``key``, ``dedup``, ``controls``, ``prompt_len``, ``ttd_level``,
+        ``metrics``, ``attacks`` (and optionally ``score``, ``sampler``): one value of :func:`sims.sweep.tasks`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        The columns of the module docstring: the configuration and its parameters, ``seed``, ``chunk``,
+        ``text``, ``null``, ``attack`` and the grid's metrics per text.
     """
     cfg = task["config"]
     size = task["chunk_size"]

@@ -49,9 +49,13 @@ from sims.watermarks.generate import algo_params
 
 COMMON_PARAMS = registry.COMMON  #: gamma, h and green_kind set the green list every record uses
 NULL_LMS = ("uniform",)  #: i.i.d. uniform tokens (algorithm none only): the detector's cheapest null
+#: The metrics a grid records per text when it names none: the exact records' per-token means (``kl``, ``dg``,
+#: ``entropy``), the detector's ``z``, ``log10_p``, ``n_scored`` and ``score``, and ``tokens_to_detect``.
 DEFAULT_METRICS = ("kl", "dg", "entropy", "z", "log10_p", "n_scored", "score", "tokens_to_detect")
 PEEK_METRICS = ("peek_log10_p", "anytime_log10_p")  #: red-green: naive every-prefix testing vs the anytime-valid test (opt in)
+#: Every metric a grid's ``metrics`` may name: :data:`DEFAULT_METRICS` and :data:`PEEK_METRICS`.
 METRICS = DEFAULT_METRICS + PEEK_METRICS
+#: The top-level keys of a grid file with their defaults (None: no default; ``algo`` and ``attack`` are tables).
 SWEEP_KEYS = dict(lm="news", n=100, T=200, chunk=50, seeds=[0], key=defaults.KEY, dedup=True, controls=False, prompt_len=16,
                   fprs=list(FPRS), ttd_level=TTD_LEVEL, metrics=list(DEFAULT_METRICS), algo=None, attack=None, score=None, sampler=None)
 
@@ -67,6 +71,18 @@ def dedup_rule(algo: str, dedup: bool) -> str:
     scored g-values are then i.i.d. under the null); ``"generation"`` (off): the generation's own
     ``mask_repeated`` decides.  Sweep rows of such a family carry the rule in a ``dedup`` column; the grid's
     hash does not depend on it (the rule is a function of the algorithm and ``dedup``).
+
+    Parameters
+    ----------
+    algo : str
+        A registry algorithm.
+    dedup : bool
+        The grid's ``dedup``.
+
+    Returns
+    -------
+    str
+        ``"pairs"`` or ``"off"``, or the family's own rule (``"context-mask"`` or ``"generation"``).
     """
     from sims.detect import families
 
@@ -82,7 +98,17 @@ class GridError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """One configuration: an LM, an algorithm and its parameters as given (defaults filled at run time)."""
+    """One configuration: an LM, an algorithm and its parameters as given (defaults filled at run time).
+
+    Parameters
+    ----------
+    lm : str
+        Any LM of :func:`sims.get_lm`, or ``"uniform"`` (i.i.d. uniform tokens).
+    algo : str
+        A registry algorithm.
+    params : tuple
+        The parameters as sorted (name, value) pairs.
+    """
 
     lm: str
     algo: str
@@ -94,6 +120,12 @@ class Config:
         return self.lm not in NULL_LMS and is_real(self.lm)
 
     def as_dict(self) -> dict:
+        """The configuration as JSON-ready fields: ``lm``, ``algo`` and ``params`` (a dict).
+
+        Returns
+        -------
+        dict
+        """
         return dict(lm=self.lm, algo=self.algo, params=dict(self.params))
 
     @property
@@ -102,12 +134,54 @@ class Config:
         return hashlib.sha256(json.dumps(self.as_dict(), sort_keys=True).encode()).hexdigest()[:12]
 
     def label(self) -> str:
+        """A readable label: the LM, the algorithm and its parameters (``news srl delta=2, gamma=0.25``).
+
+        Returns
+        -------
+        str
+        """
         return f"{self.lm} {self.algo} " + ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.params)
 
 
 @dataclasses.dataclass(frozen=True)
 class Grid:
-    """A validated grid: configurations x seeds x chunks, and the settings every task shares."""
+    """A validated grid: configurations x seeds x chunks, and the settings every task shares.
+
+    Made by :func:`load_grid`; the fields are the grid file's keys (module docstring) after validation.
+
+    Parameters
+    ----------
+    path : str
+        The grid file (not part of the hash).
+    configs : tuple of Config
+        Every configuration, in file order.
+    n, T : int
+        Texts per (configuration, seed) and tokens per text.
+    chunk : int
+        Texts per task.
+    seeds : tuple of int
+        The grid seeds.
+    key : int
+        Watermark key.
+    dedup : bool
+        Score each (context, token) pair once (:func:`dedup_rule`).
+    controls : bool
+        Also score ``n`` unwatermarked texts per configuration and seed (the empirical FPR).
+    prompt_len : int
+        Prompt tokens of a synthetic LM's texts.
+    fprs : tuple of float
+        The levels of the summary's TPR and FPR.
+    ttd_level : float
+        Level of ``tokens_to_detect``.
+    metrics : tuple of str
+        Metrics recorded per text (:data:`METRICS`).
+    attacks : tuple of (str, float)
+        (kind, rate) of each attack run on every chunk.
+    score : str or None, optional
+        A registered score family replacing each algorithm's default detector, or None.
+    sampler : str or None, optional
+        ``"levels"``: the unwatermarked texts drawn by :mod:`sims.watermarks.null_sampler`; None: the generator.
+    """
 
     path: str
     configs: tuple[Config, ...]
@@ -128,10 +202,18 @@ class Grid:
 
     @property
     def n_chunks(self) -> int:
+        """Tasks per (configuration, seed): ``ceil(n / chunk)``."""
         return -(-self.n // self.chunk)
 
     def canonical(self) -> dict:
-        """Everything that determines the rows (not the file's path), JSON-ready."""
+        """Everything that determines the rows (not the file's path), JSON-ready.
+
+        Returns
+        -------
+        dict
+            The settings (``score`` and ``sampler`` only where set, so that older grids keep their hash) and
+            ``configs`` as :meth:`Config.as_dict`.
+        """
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("path", "configs")}
         for opt in ("score", "sampler"):  # grids without these keys keep their hash
             if d[opt] is None:
@@ -140,11 +222,18 @@ class Grid:
         return json.loads(json.dumps(d))
 
     def dedup_rules(self) -> dict[str, str]:
-        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``."""
+        """The dedup rule of each algorithm of the grid (:func:`dedup_rule`), as written to ``grid.json``.
+
+        Returns
+        -------
+        dict of str to str
+            Algorithm -> rule.
+        """
         return {c.algo: dedup_rule(c.algo, self.dedup) for c in self.configs}
 
     @property
     def hash(self) -> str:
+        """SHA-256 (hex) of the canonical JSON (:meth:`canonical`): a results folder holds the chunks of one grid hash."""
         return hashlib.sha256(json.dumps(self.canonical(), sort_keys=True).encode()).hexdigest()
 
 
@@ -267,7 +356,24 @@ def _attacks(loc: _Locator, tables: list) -> tuple[tuple[str, float], ...]:
 
 
 def load_grid(path) -> Grid:
-    """Read, validate and expand a grid file; raise :class:`GridError` (file, line, key) on bad input."""
+    """Read, validate and expand a grid file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML grid file (``examples/sweep_quick.toml``).
+
+    Returns
+    -------
+    Grid
+        The validated grid, its lists expanded to configurations (products, and ``zip`` tables zipped).
+
+    Raises
+    ------
+    GridError
+        On bad input, naming the file, the line and the key: invalid TOML, an unknown key, algorithm,
+        parameter, LM, attack or metric, or a value the generator would refuse.
+    """
     path = pathlib.Path(path)
     text = path.read_text()
     loc = _Locator(str(path), text)

@@ -21,7 +21,9 @@ import numpy as np
 from sims.experiments.evaluate import CI_LEVEL, _fpr_key, clopper_pearson
 from sims.sweep.grid import Grid
 
+#: The columns of the chunk files the summary reads (those a chunk lacks are skipped).
 READ = ("config", "null", "attack", "log10_p", "kl", "dg", "entropy", "z", "tokens_to_detect", "peek_log10_p", "anytime_log10_p")
+#: The optional prefix tests summarised: naive every-prefix testing (``peek``) and the anytime-valid test (``anytime``).
 PEEK = ("peek", "anytime")
 
 
@@ -32,7 +34,24 @@ def _rate_columns(prefix: str, k: int, n: int, a: float) -> dict:
 
 
 def summarize(grid: Grid, chunk_files: list[pathlib.Path]) -> list[dict]:
-    """One dict per (configuration, attack) in grid order (see module docstring)."""
+    """One dict per (configuration, attack) in grid order (see module docstring).
+
+    Parameters
+    ----------
+    grid : sims.sweep.grid.Grid
+        The grid.
+    chunk_files : list of pathlib.Path
+        Its chunk files, read one at a time.
+
+    Returns
+    -------
+    list of dict
+        Per (configuration, attack): ``config``, ``label``, ``lm``, ``algo``, ``attack``, ``n_texts``, the means
+        ``kl_per_token``, ``realized_dg``, ``mean_entropy``, ``z_mean``, ``median_log10_p``,
+        ``tokens_to_detect_median``; ``tpr_at_F`` with ``_lo`` / ``_hi`` Clopper-Pearson bounds at
+        :data:`~sims.experiments.evaluate.CI_LEVEL` for each level F of the grid; the peek / anytime rates where
+        recorded; with controls, ``n_null`` and ``empirical_fpr_at_F`` with bounds.
+    """
     import pyarrow.parquet as pq
 
     wm: dict[tuple[str, str], dict[str, list]] = {}
@@ -101,7 +120,20 @@ def _own_dedup(grid: Grid) -> str:
 
 
 def markdown(grid: Grid, rows: list[dict]) -> str:
-    """The summary as a markdown table (rates with their Clopper-Pearson intervals)."""
+    """The summary as a markdown table (rates with their Clopper-Pearson intervals).
+
+    Parameters
+    ----------
+    grid : sims.sweep.grid.Grid
+        The grid (its settings head the page).
+    rows : list of dict
+        The rows of :func:`summarize`.
+
+    Returns
+    -------
+    str
+        The markdown page of ``summary.md``.
+    """
     fk = [_fpr_key(a) for a in grid.fprs]
     head = ["configuration", "attack", "texts", "KL / token", "realised DG"] + [f"TPR at {k} [{int(CI_LEVEL * 100)}% CI]" for k in fk]
     if grid.controls:

@@ -10,5 +10,11 @@ import signal
 
 
 def dask_setup(worker) -> None:
-    """Ignore SIGINT in this worker process (its main thread runs the worker's event loop)."""
+    """Ignore SIGINT in this worker process (its main thread runs the worker's event loop).
+
+    Parameters
+    ----------
+    worker : distributed.Worker
+        The worker starting (Dask's preload hook passes it; unused).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)

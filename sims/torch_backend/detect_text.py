@@ -12,7 +12,34 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     """Score raw texts: the first ``h`` tokens of each text are its context, the rest are scored.
 
     Red-green algorithms (srl, dualga, atw, none) use the exact binomial test, EMS the Gamma
-    tail.  Token ids beyond the tokenizer's vocabulary raise.
+    tail.
+
+    Parameters
+    ----------
+    texts : list of str or str
+        The texts (a string is one text).
+    tokenizer : transformers tokenizer
+        The model's tokenizer (no special tokens are added); ``len(tokenizer)`` is the vocabulary size.
+    key : int
+        The detection key.
+    gamma : float
+        Green-list ratio (red-green algorithms).
+    algo : str, optional
+        The algorithm whose detector scores (its family's prefix statistic: EMS or the green count).
+    h : int, optional
+        Context width.
+    dedup : bool, optional
+        Score each (context, token) pair once.
+
+    Returns
+    -------
+    sims.detect.stats.scores.DetectResult
+        Per text: score, z, log10 p-value, tokens scored.
+
+    Raises
+    ------
+    ValueError
+        If a text tokenises to ``h`` tokens or fewer, or a token id is beyond the tokenizer's vocabulary.
     """
     if isinstance(texts, str):
         texts = [texts]
@@ -36,6 +63,20 @@ def tokenize(texts: list[str], tokenizer) -> tuple[list[np.ndarray], list[list[s
     With a fast tokenizer the pieces are cut from the text by the offset mapping (each piece
     runs from the previous token's end to this token's end, so the pieces join back to the
     text exactly); otherwise each token is decoded alone.
+
+    Parameters
+    ----------
+    texts : list of str
+        The texts.
+    tokenizer : transformers tokenizer
+        The model's tokenizer.
+
+    Returns
+    -------
+    ids : list of numpy.ndarray
+        int64 token ids per text.
+    pieces : list of list of str
+        The piece of text of each token.
     """
     ids, pieces = [], []
     for text in texts:
@@ -63,9 +104,25 @@ def lefthash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashin
     (its ``ignore_repeated_ngrams``) a token counts only at the first occurrence of its
     (context_width + 1)-gram.
 
+    Parameters
+    ----------
+    rows : list of numpy.ndarray
+        Token ids of each text.
+    vocab_size : int
+        The model's vocabulary size (its config's, :func:`lm_vocab_size`).
+    gamma : float
+        Its ``greenlist_ratio``.
+    hashing_key : int
+        Its ``hashing_key``.
+    context_width : int, optional
+        Its ``context_width``.
+    dedup : bool, optional
+        Its detector's ``ignore_repeated_ngrams``.
+
     Returns
     -------
-    green, scored : (n, T) bool, T = longest text minus context_width; padding is unscored.
+    green, scored : (n, T) bool
+        T = longest text minus context_width; padding is unscored.
     """
     from sims.torch_backend.processors import TransformersSRLProcessor
 
@@ -89,8 +146,22 @@ def lefthash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashin
 
 
 def lm_vocab_size(name: str, tokenizer) -> int:
-    """The model's vocabulary size (its config's ``vocab_size``, which transformers' watermark
-    permutes), read without loading weights; ``len(tokenizer)`` when there is no config."""
+    """The model's vocabulary size, read without loading weights.
+
+    Its config's ``vocab_size``, which transformers' watermark permutes.
+
+    Parameters
+    ----------
+    name : str
+        ``smollm2`` or a local transformers folder.
+    tokenizer : transformers tokenizer
+        Its tokenizer, the fallback.
+
+    Returns
+    -------
+    int
+        SmolLM2's known size, the folder's ``config.json`` ``vocab_size``, else ``len(tokenizer)``.
+    """
     import json
     import pathlib
 
@@ -110,6 +181,18 @@ def id_text_pieces(ids, tokenizer) -> list[str]:
     A token's piece is what decoding the ids up to it adds to decoding the ids before it; a token
     that ends in the middle of a character (byte-level vocabularies) adds nothing, and the next
     token carries the whole character.
+
+    Parameters
+    ----------
+    ids : sequence of int
+        Token ids.
+    tokenizer : transformers tokenizer
+        The tokenizer that decodes them.
+
+    Returns
+    -------
+    list of str
+        One piece per id.
     """
     ids = [int(t) for t in ids]
     pieces, before = [], ""

@@ -31,6 +31,7 @@ from sims.core.rng import stream_key
 from sims.torch_backend import prf_torch
 
 BLOCK = 2048  #: logits per Triton program (one chunk of the vocabulary); tiling measured in bench_gpu
+#: Warps per Triton program of the boost kernels (:class:`FusedBoost`'s default ``num_warps``).
 NUM_WARPS = 4
 FIELDS = ("kl", "G", "dg", "lam", "entropy")  #: rows of FusedBoost.records
 
@@ -45,7 +46,25 @@ def _f(x: torch.Tensor) -> torch.Tensor:
 
 
 def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact (KL, DG) of a soft boost ``delta`` (B,) at green masses ``G`` (B,)."""
+    r"""Exact (KL, DG) of a soft boost ``delta`` at green masses ``G``.
+
+    With :math:`e = e^{-\delta}`, the realised distribution gain is
+    :math:`\mathrm{DG} = G(1-G)(1-e) / (G + (1-G)e)` and the KL of the boosted distribution from p is
+    :math:`G f(\mathrm{DG}/G) + (1-G) f(-\mathrm{DG}/(1-G))`, :math:`f(x) = (1+x)\log(1+x) - x`; both 0 at
+    G in {0, 1}.
+
+    Parameters
+    ----------
+    delta : torch.Tensor
+        (B,) boosts.
+    G : torch.Tensor
+        (B,) green masses of p_t.
+
+    Returns
+    -------
+    kl, dg : torch.Tensor
+        (B,) each.
+    """
     e = torch.exp(-delta)
     dg = G * (1 - G) * (-torch.expm1(-delta)) / (G + (1 - G) * e)
     dg = torch.where((G <= 0) | (G >= 1), torch.zeros_like(dg), dg)
@@ -56,9 +75,23 @@ def soft_records(delta: torch.Tensor, G: torch.Tensor) -> tuple[torch.Tensor, to
 
 
 def inverse_cdf(logits: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
-    """Token ids (B,) drawn from ``softmax(logits)`` (B, V) by inverse CDF over token ids, with
-    the uniforms ``u`` (B,): the first id whose cumulative mass exceeds ``u`` times the total,
-    never an id of zero mass.  Both engines and every algorithm sample through this."""
+    """Token ids drawn from ``softmax(logits)`` by inverse CDF over token ids.
+
+    The first id whose cumulative mass exceeds ``u`` times the total, never an id of zero mass.  Both engines
+    and every algorithm sample through this.
+
+    Parameters
+    ----------
+    logits : torch.Tensor
+        (B, V) logits.
+    u : torch.Tensor
+        (B,) uniforms in (0, 1).
+
+    Returns
+    -------
+    torch.Tensor
+        (B,) int64 token ids.
+    """
     q = torch.softmax(logits.double(), dim=-1)
     cum = torch.cumsum(q, dim=-1)
     idx = torch.searchsorted(cum, (u * cum[:, -1])[:, None], right=True)
@@ -72,23 +105,55 @@ def _triton_installed() -> bool:
 
 
 def triton_usable(device: torch.device | str) -> bool:
-    """Whether the Triton kernels can run for tensors on ``device`` (CUDA, or the CPU under
-    Triton's interpreter, ``TRITON_INTERPRET=1``)."""
+    """Whether the Triton kernels can run for tensors on ``device``.
+
+    Parameters
+    ----------
+    device : torch.device or str
+        The tensors' device.
+
+    Returns
+    -------
+    bool
+        True where Triton is installed and the device is CUDA, or the CPU under Triton's interpreter
+        (``TRITON_INTERPRET=1``).
+    """
     if not _triton_installed():
         return False
     return torch.device(device).type == "cuda" or os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def boost_backend(device: torch.device | str) -> str:
-    """The fastest :class:`FusedBoost` backend for ``device``: "triton" on CUDA (Triton installed),
-    "numba" on the CPU, else "torch"."""
+    """The fastest :class:`FusedBoost` backend for ``device``.
+
+    Parameters
+    ----------
+    device : torch.device or str
+        The logits' device.
+
+    Returns
+    -------
+    str
+        ``"triton"`` on CUDA (Triton installed), ``"numba"`` on the CPU, else ``"torch"``.
+    """
     if default_backend(device) == "triton":
         return "triton"
     return "numba" if torch.device(device).type == "cpu" else "torch"
 
 
 def default_backend(device: torch.device | str) -> str:
-    """"triton" on CUDA when Triton is installed, else "torch" (the interpreter is opt-in)."""
+    """The default backend of :class:`FusedBoost` for ``device`` (the interpreter is opt-in).
+
+    Parameters
+    ----------
+    device : torch.device or str
+        The logits' device.
+
+    Returns
+    -------
+    str
+        ``"triton"`` on CUDA when Triton is installed, else ``"torch"``.
+    """
     return "triton" if torch.device(device).type == "cuda" and triton_usable(device) else "torch"
 
 
@@ -97,11 +162,14 @@ class FusedBoost:
 
     Parameters
     ----------
-    key, gamma, h : the green lists of :mod:`sims.core.prf` (stream GREEN, context width h).
+    key, gamma, h : int, float, int
+        The green lists of :mod:`sims.core.prf` (stream GREEN, context width h).
     vocab_size : int
         Columns watermarked; wider logits (padding) are copied unchanged.
     batch, steps : int
         Rows and record capacity.
+    device : torch.device or str
+        Where the buffers live (and the logits are): CUDA, or the CPU.
     lam1 : float
         Initial boost (SRL: its fixed delta; 0 with ``watermark=False``).
     Delta, eta, M : float
@@ -116,6 +184,12 @@ class FusedBoost:
         "auto" is :func:`default_backend` (Triton on CUDA, else tensor operations).
     block, num_warps : int
         Triton tiling: logits per program (a power of two) and warps per program.
+
+    Raises
+    ------
+    ValueError
+        If gamma, batch, steps, h or vocab_size is out of range, or the backend is unknown or cannot run on
+        ``device``.
     """
 
     def __init__(self, key: int, gamma: float, vocab_size: int, batch: int, steps: int, device, *, h: int = 1,
@@ -179,9 +253,20 @@ class FusedBoost:
         return out
 
     def sample(self, window: torch.Tensor, logits: torch.Tensor, tokens: torch.Tensor) -> None:
-        """Draw step t's tokens from the boosted distribution into ``tokens[:, t]`` (inverse CDF
-        over token ids, one uniform per row from the counter stream ``sample_key`` at index
-        t * B + row), shift them into ``window`` (B, h), record, and advance t."""
+        """Draw step t's tokens from the boosted distribution and advance t.
+
+        Inverse CDF over token ids, one uniform per row from the counter stream ``sample_key`` at index t * B + row;
+        the tokens go to ``tokens[:, t]`` and are shifted into ``window``; the step is recorded.
+
+        Parameters
+        ----------
+        window : torch.Tensor
+            (B, h) int64 context windows, updated in place.
+        logits : torch.Tensor
+            (B, >= V) the model's logits at step t.
+        tokens : torch.Tensor
+            (B, T) int64 output buffer.
+        """
         self._check(window, logits)
         if self.backend == "triton":
             self._kernels(window, logits, None, tokens)
@@ -248,12 +333,27 @@ class FusedBoost:
         self.nan_step.copy_(torch.where(bad.to(self.nan_step.device) & (self.nan_step < 0), self.t, self.nan_step))
 
     def nan_steps(self) -> torch.Tensor:
-        """(B,) first step (0-based) whose logits held a NaN, -1 where none."""
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none.
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return self.nan_step
 
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records of the steps taken, (B, t) each; raises ValueError naming the first step and
-        row whose logits held a NaN."""
+        """Records of the steps taken.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            (B, t) per field of :data:`FIELDS`; empty without a watermark.
+
+        Raises
+        ------
+        ValueError
+            Naming the first step and row whose logits held a NaN, or if more steps were taken than the records hold.
+        """
         check_nan(self.nan_step)
         n = int(self.t)
         if n > self.T:
@@ -264,15 +364,44 @@ class FusedBoost:
 
 
 def note_nan(first_step: torch.Tensor | None, x: torch.Tensor, step) -> torch.Tensor:
-    """(B,) first step whose logits held a NaN, -1 where none, after step ``step``'s logits ``x`` (B, V);
-    ``first_step`` None (or of another batch size) starts afresh.  Stays on the device (no host transfer)."""
+    """The first step whose logits held a NaN, per row, after step ``step``'s logits.
+
+    Stays on the device (no host transfer).
+
+    Parameters
+    ----------
+    first_step : torch.Tensor or None
+        (B,) int64 so far, -1 where none; None (or of another batch size) starts afresh.
+    x : torch.Tensor
+        (B, V) this step's logits.
+    step : int or torch.Tensor
+        This step's index.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,) int64, -1 where no NaN was seen.
+    """
     if first_step is None or first_step.shape[0] != x.shape[0]:
         first_step = torch.full((x.shape[0],), -1, dtype=torch.int64, device=x.device)
     return torch.where(torch.isnan(x).any(-1) & (first_step < 0), step, first_step)
 
 
 def check_nan(first_step: torch.Tensor | None, rows=None) -> None:
-    """Raise ValueError naming the first row (``rows[b]`` if given) and step whose logits held a NaN."""
+    """Raise ValueError naming the first row and step whose logits held a NaN.
+
+    Parameters
+    ----------
+    first_step : torch.Tensor or None
+        (B,) from :func:`note_nan`; None: nothing to check.
+    rows : sequence of int, optional
+        The rows' indices in the caller's numbering (``rows[b]`` is named); default the batch index.
+
+    Raises
+    ------
+    ValueError
+        If some row's logits held a NaN (the earliest step is named, with the count of rows affected).
+    """
     if first_step is None:
         return
     fs = first_step.cpu().numpy()
@@ -285,4 +414,15 @@ def check_nan(first_step: torch.Tensor | None, rows=None) -> None:
 
 
 def triton_next_pow2(n: int) -> int:
+    """The least power of two >= ``n``, for ``n`` >= 1: Triton's block sizes are powers of two.
+
+    Parameters
+    ----------
+    n : int
+        A size, >= 1.
+
+    Returns
+    -------
+    int
+    """
     return 1 << max(0, (int(n) - 1).bit_length())

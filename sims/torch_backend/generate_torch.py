@@ -30,12 +30,44 @@ PARAMS = tuple(p for p in registry.PARAMS if p != "gamma")  #: processor attribu
 
 
 def row_keys(seed: int, rows, device) -> torch.Tensor:
-    """Per row, the key of its sampling stream, ``stream_key(seed, row)``, as int64 (two's complement)."""
+    """Per row, the key of its sampling stream, ``stream_key(seed, row)``, as int64 (two's complement).
+
+    Parameters
+    ----------
+    seed : int
+        The generation's seed.
+    rows : iterable of int
+        The rows' indices in the whole generation (so a row's stream does not depend on its batch).
+    device : torch.device or str
+        Where the keys live.
+
+    Returns
+    -------
+    torch.Tensor
+        (len(rows),) int64.
+    """
     return torch.tensor([_s64(int(stream_key(seed, int(r)))) for r in rows], dtype=torch.int64, device=device)
 
 
 def processor_meta(processor, V: int, seed: int) -> dict:
-    """The ``Generation.meta`` of a processor's texts (the synthetic generator's keys)."""
+    """The ``Generation.meta`` of a processor's texts (the synthetic generator's keys).
+
+    Parameters
+    ----------
+    processor : object
+        A logits processor of :mod:`sims.torch_backend.processors` (or None-like: its missing attributes take the
+        unwatermarked defaults).
+    V : int
+        Vocabulary size sampled.
+    seed : int
+        The generation's seed.
+
+    Returns
+    -------
+    dict
+        ``algo``, ``key``, ``gamma``, ``h``, ``vocab_size``, ``green_kind``, ``seed``, the registry parameters the
+        processor holds, and ``prf`` / ``seeding`` / ``clusters`` where other than the defaults.
+    """
     meta = dict(algo=getattr(processor, "name", "none"), key=getattr(processor, "key", 0), gamma=getattr(processor, "gamma", 0.25),
                 h=getattr(processor, "h", 1), vocab_size=int(V), green_kind=getattr(processor, "green_kind", "bernoulli"), seed=int(seed))
     meta.update({k: float(getattr(processor, k)) for k in PARAMS if getattr(processor, k, None) is not None})
@@ -49,8 +81,21 @@ def processor_meta(processor, V: int, seed: int) -> dict:
 
 
 def records_or_nan(stacked: dict, B: int, T: int) -> dict:
-    """float64 host arrays (B, T) of every field of RECORDS (nan where the processor keeps none,
-    and past the steps it ran when a batch ended early)."""
+    """float64 host arrays of every field of RECORDS.
+
+    Parameters
+    ----------
+    stacked : dict of str to torch.Tensor
+        (B, t) records the processor kept.
+    B, T : int
+        Rows and tokens of the generation.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        (B, T) per field of :data:`sims.core.record.RECORDS`: nan where the processor keeps none, and past
+        the steps it ran when a batch ended early.
+    """
     out = {k: np.full((B, T), np.nan) for k in RECORDS}
     for k in RECORDS:
         if k in stacked:

@@ -36,9 +36,32 @@ STATS_KEY0 = 1000  #: the random keys of the G_t records are STATS_KEY0, STATS_K
 
 
 def prompt_batches(tok, prompts: str, n: int, max_batch: int = 16, vocab_size: int = 512, seed: int = 0) -> list[torch.LongTensor]:
-    """``n`` prompts of set ``prompts`` (``lfqa``, ``news`` or a JSONL file) as batches of equal length.
+    """``n`` prompts of set ``prompts`` as batches of equal length, the largest buckets of the set first.
 
-    A tokenizer-less model (``random-llama``, ...) gets random 8-token prompts.
+    Parameters
+    ----------
+    tok : transformers tokenizer or None
+        The tokenizer; None (a tokenizer-less model such as ``random-llama``): random 8-token prompts.
+    prompts : str
+        ``lfqa``, ``news`` or a JSONL file.
+    n : int
+        Prompts, >= 1.
+    max_batch : int, optional
+        Rows per batch at most.
+    vocab_size : int, optional
+        Ids of the random prompts.
+    seed : int, optional
+        Seed of the random prompts.
+
+    Returns
+    -------
+    list of torch.LongTensor
+        (rows, length) batches.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` < 1 or exceeds the prompts of the set.
     """
     if int(n) < 1:
         raise ValueError(f"n must be in [1, inf); got {n!r}")
@@ -68,7 +91,15 @@ def prompt_batches(tok, prompts: str, n: int, max_batch: int = 16, vocab_size: i
 
 
 class StatsRecorder:
-    """A pass-through processor that records the statistics of :func:`record_stats` at each step."""
+    """A pass-through processor that records the statistics of :func:`record_stats` at each step.
+
+    Parameters
+    ----------
+    vocab_size : int
+        V, the ids sampled.
+    n_keys : int, optional
+        Random keys of the G_t records (``STATS_KEY0 + k``).
+    """
 
     name = "none"
 
@@ -91,6 +122,13 @@ class StatsRecorder:
         return scores
 
     def stacked(self) -> dict[str, torch.Tensor]:
+        """The records of the steps taken.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            ``entropy``, ``top``, ``coll`` (B, t) and ``G25``, ``G50`` (B, t, n_keys).
+        """
         return {k: torch.stack(v, dim=1) for k, v in self.records.items()}
 
 
@@ -102,7 +140,36 @@ def _load(model_name: str):
 
 def record_stats(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int = 64, T: int = 200, seed: int = 0, n_keys: int = 4,
                  max_batch: int = 16) -> dict:
-    """Sample ``T`` tokens after ``n`` prompts and record the per-token statistics (module docstring)."""
+    """Sample ``T`` tokens after ``n`` prompts and record the per-token statistics (module docstring).
+
+    Parameters
+    ----------
+    model_name : str, optional
+        The real LM (:func:`sims.lm.real.model.load`).
+    prompts : str, optional
+        ``lfqa``, ``news`` or a JSONL file.
+    n : int, optional
+        Prompts (one text each).
+    T : int, optional
+        Tokens per text, >= 2.
+    seed : int, optional
+        Seed of the sampling.
+    n_keys : int, optional
+        Random keys of the G_t records.
+    max_batch : int, optional
+        Rows per forward pass.
+
+    Returns
+    -------
+    dict
+        (n, T) ``entropy``, ``top``, ``coll``; (n, T, n_keys) ``G25``, ``G50``; ``tokens``; ``prompt_lens``; and
+        ``meta`` (model, prompts, n, T, seed, vocab_size, n_keys, keys).
+
+    Raises
+    ------
+    ValueError
+        If ``T`` < 2 or ``n`` is out of range.
+    """
     if int(T) < 2:
         raise ValueError(f"T must be in [2, inf); got {T!r}")
     model, tok, V = _load(model_name)
@@ -127,6 +194,19 @@ REFERENCE_CONFIGS = tuple(("srl", dict(gamma=g, delta=d)) for g in (0.25, 0.5) f
 
 
 def config_name(algo: str, params: dict) -> str:
+    """The name of a reference configuration: the algorithm and its sorted parameters (``srl-delta2-gamma0.25``).
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm.
+    params : dict
+        Its parameters.
+
+    Returns
+    -------
+    str
+    """
     return algo + "".join(f"-{k}{v:g}" for k, v in sorted(params.items()))
 
 
@@ -134,8 +214,28 @@ def reference_runs(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int
                    configs=REFERENCE_CONFIGS, max_batch: int = 16) -> dict:
     """Watermarked generation on the real LM for each configuration: per-text KL, DG and log10 p.
 
-    Returns ``{config_name: dict(algo, params, kl, dg, log10_p)}`` with per-text arrays (length n),
-    and the summary of :func:`summarise`.
+    Parameters
+    ----------
+    model_name : str, optional
+        The real LM.
+    prompts : str, optional
+        The prompt set.
+    n, T : int, optional
+        Texts and tokens per text.
+    seed : int, optional
+        Sampling seed.
+    key : int, optional
+        Watermark key.
+    configs : sequence of (str, dict), optional
+        (algo, parameters) pairs (default :data:`REFERENCE_CONFIGS`).
+    max_batch : int, optional
+        Rows per forward pass.
+
+    Returns
+    -------
+    dict
+        ``{config_name: dict(algo, params, kl, dg, log10_p)}`` with per-text arrays (length n);
+        :func:`summarise` reduces them.
     """
     model, tok, V = _load(model_name)
     batches = prompt_batches(tok, prompts, n, max_batch, V, seed)
@@ -153,7 +253,19 @@ def reference_runs(model_name: str = "smollm2", prompts: str = "lfqa", *, n: int
 
 
 def summarise(runs: dict) -> dict:
-    """Means with standard errors over texts: KL per token, realised DG, TPR at FPR 1e-4."""
+    """Means with standard errors over texts: KL per token, realised DG, TPR at FPR 1e-4.
+
+    Parameters
+    ----------
+    runs : dict
+        :func:`reference_runs`'s output.
+
+    Returns
+    -------
+    dict
+        Per configuration: ``algo``, ``params``, ``n``, ``kl_per_token`` and ``kl_se``, ``realized_dg`` and
+        ``dg_se``, ``tpr_at_1e-4`` (log10 p <= -4) and ``tpr_se``.
+    """
     res = {}
     for name, r in runs.items():
         n = len(r["kl"])

@@ -17,11 +17,39 @@ from sims.core.record import Generation
 from sims.lm.real.prompts import encode
 from sims.torch_backend.generate_torch import generate_with_processor
 
+#: The chat instruction the model paraphrases under; ``{pct}`` is the rate in percent, ``{text}`` the text.
 INSTRUCTION = "Paraphrase the following text, replacing about {pct} percent of the words. Reply with the paraphrase only.\n\n{text}"
 
 
 def paraphrase(model, tokenizer, text: str, rate: float, *, seed: int = 0, max_tokens: int | None = None) -> dict:
-    """Rewrite ``text`` with the model; returns the paraphrase and a record of the attack."""
+    """Rewrite ``text`` with the model (unwatermarked, seeded).
+
+    Parameters
+    ----------
+    model : transformers causal LM
+        A chat model.
+    tokenizer : transformers tokenizer
+        Its tokenizer.
+    text : str
+        The text, not empty.
+    rate : float
+        Share of the words to replace, in [0, 1], stated in the instruction (:data:`INSTRUCTION`).
+    seed : int, optional
+        Sampling seed.
+    max_tokens : int, optional
+        Tokens generated at most (default 1.3 times the text's tokens plus 8).
+
+    Returns
+    -------
+    dict
+        ``text`` (the paraphrase, cut at the model's end of turn) and ``record`` (kind ``paraphrase-lm``, rate,
+        seed, tokens_in).
+
+    Raises
+    ------
+    ValueError
+        If ``rate`` is outside [0, 1] or ``text`` is empty.
+    """
     if not (0.0 <= float(rate) <= 1.0):
         raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
     if not text.strip():
@@ -39,10 +67,34 @@ def paraphrase(model, tokenizer, text: str, rate: float, *, seed: int = 0, max_t
 
 
 def paraphrase_generation(gen: Generation, rate: float, seed: int, model, tokenizer) -> Generation:
-    """Attack every text of ``gen`` (a real LM's) by :func:`paraphrase`: decode, rewrite with the
-    model (seed ``seed + i`` for text i), re-tokenise (no special tokens).  The prompts stay (the
-    first token's context is the prompt's last ``h`` tokens); records are nan, tokens padded
-    with -1 at the end, ``meta["attacks"]`` extended."""
+    """Attack every text of ``gen`` (a real LM's) by :func:`paraphrase`.
+
+    Decode, rewrite with the model (seed ``seed + i`` for text i), re-tokenise (no special tokens).
+
+    Parameters
+    ----------
+    gen : Generation
+        A real LM's texts.
+    rate : float
+        Share of the words to replace, in [0, 1].
+    seed : int
+        Seed of text 0's paraphrase.
+    model : transformers causal LM
+        The chat model.
+    tokenizer : transformers tokenizer
+        Its tokenizer.
+
+    Returns
+    -------
+    Generation
+        The prompts stay (the first token's context is the prompt's last ``h`` tokens); records are nan,
+        tokens padded with -1 at the end, ``meta["attacks"]`` extended.
+
+    Raises
+    ------
+    ValueError
+        If a paraphrase is empty.
+    """
     rows = []
     for i in range(gen.n):
         text = tokenizer.decode(torch.as_tensor(gen.text(i)), skip_special_tokens=True)

@@ -22,7 +22,22 @@ def _rounds(v0, v1, v2, v3, n: int):
 
 
 def context_state(key, windows: torch.Tensor, stream: int = prf.GREEN) -> torch.Tensor:
-    """:func:`sims.core.prf_crypto.context_state` for each row of ``windows`` (..., h): (..., 5) int64."""
+    """:func:`sims.core.prf_crypto.context_state` for each row of ``windows``: SipHash-2-4 absorbed up to the token.
+
+    Parameters
+    ----------
+    key : int
+        The 128-bit SipHash key (:func:`sims.core.prf_crypto.key_words`).
+    windows : torch.Tensor
+        (..., h) token ids, oldest first.
+    stream : int, optional
+        The PRF stream (default :data:`sims.core.prf.GREEN`).
+
+    Returns
+    -------
+    torch.Tensor
+        (..., 5) int64: the four SipHash words and the final length word.
+    """
     k0, k1 = prf_crypto.key_words(key)
     shape, dev = windows.shape[:-1], windows.device
     v0, v1, v2, v3 = (torch.full(shape, _s64(x), dtype=torch.int64, device=dev)
@@ -36,7 +51,20 @@ def context_state(key, windows: torch.Tensor, stream: int = prf.GREEN) -> torch.
 
 
 def token_bits(state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-    """SipHash-2-4 of (stream, context, token) from :func:`context_state` (broadcast), as int64."""
+    """SipHash-2-4 of (stream, context, token) from :func:`context_state` (broadcast), as int64.
+
+    Parameters
+    ----------
+    state : torch.Tensor
+        (..., 5) context states.
+    tokens : torch.Tensor
+        Token ids, broadcast with ``state[..., 0]``.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 words, bit for bit :mod:`sims.core.prf_crypto`'s.
+    """
     m = tokens.to(torch.int64)
     v0, v1, v2, v3 = _rounds(state[..., 0], state[..., 1], state[..., 2], state[..., 3] ^ m, 2)
     v0 = v0 ^ m
@@ -48,6 +76,21 @@ def token_bits(state: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
 
 
 def green_mask(state: torch.Tensor, vocab_size: int, gamma: float) -> torch.Tensor:
-    """Bernoulli(gamma) green lists (B, V) for context states ``state`` (B, 5)."""
+    """Bernoulli(gamma) green lists for context states ``state`` under the SipHash PRF.
+
+    Parameters
+    ----------
+    state : torch.Tensor
+        (B, 5) context states (:func:`context_state`).
+    vocab_size : int
+        V.
+    gamma : float
+        Green-list ratio in (0, 1).
+
+    Returns
+    -------
+    torch.Tensor
+        (B, V) bool.
+    """
     ks = torch.arange(vocab_size, device=state.device)
     return _srl(token_bits(state[:, None, :], ks[None, :]), 11) < prf.green_threshold(gamma)

@@ -29,15 +29,32 @@ from sims.torch_backend.static_decode import generate_static
 from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
+#: The decoding engines: ``loop`` (any causal LM, transformers forward) and ``static`` (Llama family, static KV
+#: cache, fused kernels).
 ENGINES = ("loop", "static")
 CPU_BATCH = 16  #: on a CPU, throughput stops growing around here (2-16 cores)
+#: Rows per forward pass at most on a GPU (:func:`default_batch`).
 MAX_BATCH = 256
 
 
 def default_batch(model, max_len: int) -> int:
-    """The batch the machine holds: on a CPU ``CPU_BATCH``; on a GPU the rows whose KV cache
-    (2 x layers x kv_heads x head_dim x ``max_len`` x dtype bytes) plus two float32 logit rows
-    fit in half the free memory, capped at ``MAX_BATCH``."""
+    """The batch the machine holds for texts of ``max_len`` tokens.
+
+    On a CPU :data:`CPU_BATCH`; on a GPU the rows whose KV cache (2 x layers x kv_heads x head_dim x ``max_len``
+    x dtype bytes) plus two float32 logit rows fit in half the free memory, capped at :data:`MAX_BATCH`.
+
+    Parameters
+    ----------
+    model : transformers causal LM
+        The model (its config and the device of its weights).
+    max_len : int
+        Prompt plus generated tokens per row.
+
+    Returns
+    -------
+    int
+        Rows per forward pass, >= 1.
+    """
     p = next(model.parameters())
     if p.device.type != "cuda":
         return CPU_BATCH
@@ -81,23 +98,41 @@ def generate_texts(model, prompts: list, T: int, algo: str, *, seed: int = 0, ke
     Parameters
     ----------
     model : transformers causal LM
-    prompts : list of 1-d id sequences (row i of the result is prompt i)
-    T, algo, seed, key, h, **params :
+        The model.
+    prompts : list of 1-d id sequences
+        Row i of the result is prompt i.
+    T, algo, seed, key, h, **params
         As :func:`sims.watermarks.generate.generate_synthetic` (``params``: gamma, delta, Delta, eta,
         lam1, M, tau, alpha, green_kind, prf, seeding; ``prf="siphash"`` takes a 128-bit ``key`` and is
         kept with the key in ``meta``, so that :func:`sims.score` detects with it; so is a ``seeding``
         scheme other than ``"lefthash"`` (:mod:`sims.core.seeding`), the green lists of the processor
         bit-identical to the synthetic generator's).
     batch : int, optional
-        Rows per forward pass (default :func:`default_batch`).
+        Rows per forward pass (default :func:`default_batch`); halved while a batch does not fit in memory.
     engine : {"loop", "static"}
+        The decoding engine (:data:`ENGINES`).
     vocab_size : int, optional
         Ids sampled (the tokenizer's length; default the model's).
     lm : str
         Name kept in ``meta["lm"]`` (how ``sims detect`` / ``attack`` reopen the model, :func:`sims.get_lm`).
+    show : bool, optional
+        Force the progress bar on (True) or off (False); None: as :func:`sims.core.progress.shown` and the terminal decide.
     stop_ids : collection of int
         End tokens (:func:`.model.stop_ids`; loop engine): a row ends at the first it samples
         (:func:`.generate_torch.generate_with_processor`).  Default none: every row has ``T`` tokens.
+
+    Returns
+    -------
+    Generation
+        The texts in prompt order, with the float64 records, the prompts left-padded to one width and ``meta``
+        (the algorithm's resolved parameters, ``lm``, ``batch`` used, ``engine``, ``seconds``).
+
+    Raises
+    ------
+    ValueError
+        If ``engine`` is unknown, ``stop_ids`` is given with the static engine, the algorithm or a parameter is
+        refused, a prompt does not fit the context window with ``T`` tokens, ``batch`` < 1, or even one row does
+        not fit in memory.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")

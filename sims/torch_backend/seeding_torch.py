@@ -19,7 +19,22 @@ def _umin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def token_hashes(key: int, tokens: torch.Tensor) -> torch.Tensor:
-    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens``."""
+    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens``.
+
+    The per-token hashes min-hash, skip-gram and self-hash seed from.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    tokens : torch.Tensor
+        Token ids, any shape.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 hashes of ``tokens``' shape.
+    """
     return prf_torch.context_hash(key, tokens.to(torch.int64)[..., None])
 
 
@@ -28,9 +43,21 @@ def _top_byte(words: torch.Tensor) -> torch.Tensor:
 
 
 def clusters(tokens: torch.Tensor, cluster_of: torch.Tensor | None = None) -> torch.Tensor:
-    """``semantic``'s cluster of every id of ``tokens``: ``cluster_of[tokens]`` (an LM's
-    :func:`sims.core.seeding.embedding_clusters`), or the public hash of the id when ``cluster_of`` is None or
-    empty; bit for bit :func:`sims.core.seeding.clusters`."""
+    """``semantic``'s cluster of every id of ``tokens``, bit for bit :func:`sims.core.seeding.clusters`.
+
+    Parameters
+    ----------
+    tokens : torch.Tensor
+        Token ids.
+    cluster_of : torch.Tensor, optional
+        (V,) an LM's clusters (:func:`sims.core.seeding.embedding_clusters`); None or empty: the public hash
+        of the id, modulo :data:`sims.core.seeding.CLUSTERS`.
+
+    Returns
+    -------
+    torch.Tensor
+        int64 clusters of ``tokens``' shape.
+    """
     t = tokens.to(torch.int64)
     if cluster_of is not None and cluster_of.numel():
         return cluster_of.to(device=t.device, dtype=torch.int64)[t]
@@ -39,8 +66,22 @@ def clusters(tokens: torch.Tensor, cluster_of: torch.Tensor | None = None) -> to
 
 
 def semantic_bits(key: int, windows: torch.Tensor, cluster_of: torch.Tensor | None = None) -> torch.Tensor:
-    """``semantic``'s sign pattern of each window (B, h) -> (B,), bit for bit :func:`sims.core.seeding.semantic_bits`
-    (``cluster_of`` as in :func:`clusters`)."""
+    """``semantic``'s sign pattern of each window, bit for bit :func:`sims.core.seeding.semantic_bits`.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key (it draws the hyperplanes).
+    windows : torch.Tensor
+        (B, h) token ids.
+    cluster_of : torch.Tensor, optional
+        As in :func:`clusters`.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,) int64: bit j is the sign of the window's summed centroid against hyperplane j.
+    """
     dev = windows.device
     j = torch.arange(seeding.DIM, device=dev, dtype=torch.int64)
     c = clusters(windows, cluster_of)
@@ -55,8 +96,29 @@ def semantic_bits(key: int, windows: torch.Tensor, cluster_of: torch.Tensor | No
 
 
 def seeds(key: int, windows: torch.Tensor, scheme: str, cluster_of: torch.Tensor | None = None) -> torch.Tensor:
-    """The seed of each window (B, h) -> (B,) for ``lefthash``, ``minhash``, ``skipgram``, ``semantic``
-    (``cluster_of`` as in :func:`clusters`)."""
+    """The seed of each window under ``lefthash``, ``minhash``, ``skipgram`` or ``semantic``.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : torch.Tensor
+        (B, h) token ids, oldest first.
+    scheme : str
+        The seeding scheme (:mod:`sims.core.seeding`).
+    cluster_of : torch.Tensor, optional
+        As in :func:`clusters`.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,) int64 seeds (context hashes for :func:`sims.torch_backend.prf_torch.green_mask`).
+
+    Raises
+    ------
+    ValueError
+        If ``scheme`` is unknown, or is ``selfhash`` (one seed per candidate: :func:`self_seeds`).
+    """
     c = seeding.code(scheme)
     if c == seeding.SELFHASH:
         raise ValueError("seeding='selfhash' has one seed per candidate: use self_seeds")
@@ -74,7 +136,24 @@ def seeds(key: int, windows: torch.Tensor, scheme: str, cluster_of: torch.Tensor
 
 
 def self_seeds(key: int, windows: torch.Tensor, anchors: torch.Tensor) -> torch.Tensor:
-    """``selfhash``'s seeds (B, K) of candidates with hashes ``anchors`` (K,) or (B, K) after ``windows`` (B, h)."""
+    """``selfhash``'s seeds of candidates after ``windows``.
+
+    The unsigned minimum of the candidate's own hash and of its pairs with each window token.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : torch.Tensor
+        (B, h) token ids.
+    anchors : torch.Tensor
+        (K,) or (B, K) the candidates' hashes (:func:`token_hashes`).
+
+    Returns
+    -------
+    torch.Tensor
+        (B, K) int64 seeds.
+    """
     wa = token_hashes(key, windows)
     ay = anchors if anchors.dim() == 2 else anchors[None, :]
     s = prf_torch.mix64(ay + ay).expand(windows.shape[0], -1)
@@ -85,11 +164,32 @@ def self_seeds(key: int, windows: torch.Tensor, anchors: torch.Tensor) -> torch.
 
 def green_mask(key: int, windows: torch.Tensor, vocab_size: int, gamma: float, scheme: str, table: torch.Tensor | None = None,
                anchors: torch.Tensor | None = None, cluster_of: torch.Tensor | None = None) -> torch.Tensor:
-    """Bernoulli(gamma) green lists (B, V) after ``windows`` (B, h) under ``scheme``.
+    """Bernoulli(gamma) green lists after ``windows`` under ``scheme``.
 
-    ``table`` (:func:`sims.torch_backend.prf_torch.token_table`) and ``anchors`` (:func:`token_hashes`
-    of ``arange(V)``, ``selfhash`` only) may be passed to save their recomputation; ``cluster_of``: ``semantic``'s
-    clusters (:func:`clusters`)."""
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : torch.Tensor
+        (B, h) token ids.
+    vocab_size : int
+        V.
+    gamma : float
+        Green-list ratio in (0, 1).
+    scheme : str
+        The seeding scheme.
+    table : torch.Tensor, optional
+        :func:`sims.torch_backend.prf_torch.token_table`, to save its recomputation.
+    anchors : torch.Tensor, optional
+        :func:`token_hashes` of ``arange(V)`` (``selfhash`` only), to save its recomputation.
+    cluster_of : torch.Tensor, optional
+        ``semantic``'s clusters (:func:`clusters`).
+
+    Returns
+    -------
+    torch.Tensor
+        (B, V) bool.
+    """
     if table is None:
         table = prf_torch.token_table(vocab_size, windows.device)
     if seeding.code(scheme) != seeding.SELFHASH:
@@ -102,8 +202,28 @@ def green_mask(key: int, windows: torch.Tensor, vocab_size: int, gamma: float, s
 
 def is_green(key: int, windows: torch.Tensor, tokens: torch.Tensor, gamma: float, scheme: str,
              cluster_of: torch.Tensor | None = None) -> torch.Tensor:
-    """Whether each of ``tokens`` (B,) is green after its window (B, h) under ``scheme`` (``cluster_of`` as in
-    :func:`clusters`)."""
+    """Whether each of ``tokens`` is green after its window under ``scheme``.
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : torch.Tensor
+        (B, h) token ids.
+    tokens : torch.Tensor
+        (B,) the tokens.
+    gamma : float
+        Green-list ratio in (0, 1).
+    scheme : str
+        The seeding scheme.
+    cluster_of : torch.Tensor, optional
+        As in :func:`clusters`.
+
+    Returns
+    -------
+    torch.Tensor
+        (B,) bool.
+    """
     if seeding.code(scheme) == seeding.SELFHASH:
         s = self_seeds(key, windows, token_hashes(key, tokens)[:, None])[:, 0]
     else:

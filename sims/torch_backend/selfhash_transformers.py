@@ -32,6 +32,7 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+#: Size of transformers' fixed self-hash table: ``randperm(1_000_003)``, a token id taken modulo it.
 TABLE_SIZE = 1_000_003
 TOP_CANDIDATES = 40  #: transformers checks only the 40 highest-scoring candidates
 _MASK = (1 << 64) - 1
@@ -39,7 +40,18 @@ _MASK = (1 << 64) - 1
 
 @lru_cache(maxsize=4)
 def fixed_table(hashing_key: int) -> np.ndarray:
-    """transformers' fixed table of its key: ``randperm(1_000_003)`` on a CPU generator seeded ``hashing_key``."""
+    """transformers' fixed table of its key: ``randperm(1_000_003)`` on a CPU generator seeded ``hashing_key``.
+
+    Parameters
+    ----------
+    hashing_key : int
+        transformers' ``hashing_key``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (:data:`TABLE_SIZE`,) int64 permutation (cached for the last four keys).
+    """
     g = torch.Generator(device="cpu")
     g.manual_seed(int(hashing_key))
     return torch.randperm(TABLE_SIZE, generator=g).numpy()
@@ -80,14 +92,36 @@ class SelfHashGreenLists:
         self._lists: dict[int, np.ndarray] = {}
 
     def seed(self, window) -> int:
-        """The seed of a window (its last ``context_width`` ids; the last is the candidate)."""
+        r"""The seed of a window (its last ``context_width`` ids; the last is the candidate).
+
+        Parameters
+        ----------
+        window : sequence of int
+            Token ids, the candidate last.
+
+        Returns
+        -------
+        int
+            :math:`\min_j (K a_j b) \bmod (2^{64} - 1)` (module docstring), non-negative.
+        """
         w = [int(x) for x in window][-self.c :]
         b = int(self.table[w[-1] % TABLE_SIZE]) + 1
         s = min(_signed(self.key * (int(self.table[x % TABLE_SIZE]) + 1) * b) for x in w)
         return s % (_MASK)
 
     def green_list(self, seed: int) -> np.ndarray:
-        """(V,) bool: the green list of ``seed``."""
+        """The green list of ``seed``: the first ``int(gamma V)`` entries of ``torch.randperm(V)`` seeded with it.
+
+        Parameters
+        ----------
+        seed : int
+            A seed (:meth:`seed`).
+
+        Returns
+        -------
+        numpy.ndarray
+            (V,) bool (cached by seed).
+        """
         if seed not in self._lists:
             g = torch.Generator(device="cpu")
             g.manual_seed(seed)
@@ -97,20 +131,52 @@ class SelfHashGreenLists:
         return self._lists[seed]
 
     def is_green(self, window) -> bool:
-        """Whether the window's last token is green."""
+        """Whether the window's last token is green.
+
+        Parameters
+        ----------
+        window : sequence of int
+            Token ids, the candidate last.
+
+        Returns
+        -------
+        bool
+        """
         return bool(self.green_list(self.seed(window))[int(window[-1])])
 
 
 def selfhash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashing_key: int, context_width: int = 1,
                    dedup: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """Colours of transformers' self-hash watermark on texts of token ids, as its ``WatermarkDetector``
-    reads them: the first ``context_width - 1`` ids of a text are context, each later token is scored
-    with the window of the ``context_width`` ids ending at it.  ``dedup``: each (seed, token) pair once
-    (module docstring; stricter than transformers' ``ignore_repeated_ngrams``).
+    """Colours of transformers' self-hash watermark on texts of token ids, as its ``WatermarkDetector`` reads them.
+
+    The first ``context_width - 1`` ids of a text are context, each later token is scored with the window of the
+    ``context_width`` ids ending at it.
+
+    Parameters
+    ----------
+    rows : list of numpy.ndarray
+        Token ids of each text.
+    vocab_size : int
+        V, what ``randperm`` permutes (the model config's ``vocab_size``).
+    gamma : float
+        ``greenlist_ratio`` in (0, 1).
+    hashing_key : int
+        transformers' ``hashing_key`` (an int64).
+    context_width : int, optional
+        c >= 1.
+    dedup : bool, optional
+        Count each (seed, token) pair once (module docstring; stricter than transformers'
+        ``ignore_repeated_ngrams``).
 
     Returns
     -------
-    green, scored : (n, T) bool, T = longest text minus ``context_width - 1``; padding is unscored.
+    green, scored : (n, T) bool
+        T = longest text minus ``context_width - 1``; padding is unscored.
+
+    Raises
+    ------
+    ValueError
+        If ``vocab_size``, ``gamma``, ``hashing_key`` or ``context_width`` is out of range.
     """
     lists = SelfHashGreenLists(vocab_size, gamma, hashing_key, context_width)
     c = lists.c - 1
@@ -129,9 +195,24 @@ def selfhash_marks(rows: list[np.ndarray], vocab_size: int, gamma: float, hashin
 
 
 class TransformersSelfHashProcessor:
-    """transformers' self-hash ``WatermarkLogitsProcessor`` written from its definition: each of the
-    40 highest-scoring candidates (``scores.sort(descending=True)`` order) that is green after the
-    last ``context_width - 1`` ids gets ``+ bias``; the same logits, bit for bit (tested)."""
+    """transformers' self-hash ``WatermarkLogitsProcessor`` written from its definition.
+
+    Each of the 40 highest-scoring candidates (``scores.sort(descending=True)`` order) that is green after the
+    last ``context_width - 1`` ids gets ``+ bias``; the same logits, bit for bit (tested).
+
+    Parameters
+    ----------
+    vocab_size : int
+        V (the model config's ``vocab_size``).
+    gamma : float, optional
+        ``greenlist_ratio``.
+    bias : float, optional
+        The boost of the green candidates.
+    hashing_key : int, optional
+        transformers' ``hashing_key``.
+    context_width : int, optional
+        c >= 1.
+    """
 
     def __init__(self, *, vocab_size: int, gamma: float = 0.25, bias: float = 2.0, hashing_key: int = 15485863, context_width: int = 1):
         self.lists = SelfHashGreenLists(vocab_size, gamma, hashing_key, context_width)

@@ -42,14 +42,31 @@ from sims.watermarks import registry
 from sims.watermarks.generate import algo_params
 
 FUSED_ALGOS = registry.names(fused=True)  #: one fused step (FusedBoost), CUDA graphs on a GPU
+#: Attention-length bucket of the static decoder: each step attends to the filled slots rounded up to a multiple of
+#: BUCKET, and one CUDA graph is captured per bucket.
 BUCKET = 64
 
 
 class StaticLlama:
     """Decoder over ``model``'s weights with a static KV cache of ``batch`` rows x ``max_len`` positions.
 
-    ``kernels``: "triton" runs single-token steps through the fused kernels of
-    :mod:`._triton_llama` (default on CUDA); "torch" runs every step eagerly.
+    Parameters
+    ----------
+    model : transformers causal LM
+        A Llama-family model (SiLU MLP, ``model.layers``, rotary embeddings).
+    batch : int
+        Rows of the cache.
+    max_len : int
+        Positions of the cache (prompt plus generated tokens), within the context window and any sliding window.
+    kernels : {"auto", "triton", "torch"}, optional
+        "triton" runs single-token steps through the fused kernels of :mod:`._triton_llama` (the default on
+        CUDA); "torch" runs every step eagerly.
+
+    Raises
+    ------
+    ValueError
+        If the model is not of the Llama family, ``max_len`` is out of range, or ``kernels`` is unknown or
+        ``"triton"`` where Triton cannot run.
     """
 
     def __init__(self, model, batch: int, max_len: int, kernels: str = "auto"):
@@ -105,7 +122,13 @@ class StaticLlama:
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
     def set_pads(self, pads) -> None:
-        """Left padding of each row (B,): slots [0, pads[b]) of row b are never attended to."""
+        """Left padding of each row: slots [0, pads[b]) of row b are never attended to.
+
+        Parameters
+        ----------
+        pads : array_like of int
+            (B,) pad slots per row.
+        """
         self.pads.copy_(torch.as_tensor(pads, dtype=torch.long, device=self.device))
 
     def _mask(self, positions, kv_len):
@@ -116,9 +139,25 @@ class StaticLlama:
         return (((j <= i) & (j >= self.pads[:, None, None])) | (j == i))[:, None]
 
     def forward(self, ids: torch.Tensor, positions: torch.Tensor, kv_len: int) -> torch.Tensor:
-        """Logits (B, V) of the last position, for tokens ``ids`` (B, n) at cache slots
-        ``positions`` (n,) (rotary position of row b: slot - pads[b]); attends to cache slots
-        [pads[b], kv_len), writing the new keys and values at ``positions``."""
+        """Logits of the last position, for tokens ``ids`` at cache slots ``positions``.
+
+        The rotary position of row b is ``slot - pads[b]``; attends to cache slots [pads[b], kv_len), writing the new
+        keys and values at ``positions``.
+
+        Parameters
+        ----------
+        ids : torch.Tensor
+            (B, n) token ids.
+        positions : torch.Tensor
+            (n,) their cache slots.
+        kv_len : int
+            Slots attended to.
+
+        Returns
+        -------
+        torch.Tensor
+            (B, V) logits.
+        """
         B, n = ids.shape
         if n == 1 and self.kernels == "triton":
             return self._decode_triton(ids, positions, kv_len)
@@ -211,16 +250,46 @@ def generate_static(model, prompts, T: int, *, algo: str = "dualga", key: int = 
                     kernels: str = "auto", records: bool = True, **params) -> Generation:
     """Sample ``T`` tokens after each prompt with ``algo`` (any of :data:`.processors.PROCESSOR_ALGOS`) on the static decoder.
 
-    Parameters as :func:`.generate_torch.generate_with_processor` (``prompts``: list of id sequences or ids
-    left-padded with -1; ``seed`` and ``rows`` fix each row's sampling stream) plus the
-    algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
-    ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).
+    none / srl / dualga with SplitMix64 left-hash green lists run fused (:class:`.fused.FusedBoost`; ``backend`` picks its
+    kernels, ``cuda_graph`` (default: on CUDA) captures each step per attention-length bucket of :data:`BUCKET`); the
+    others run their processor eagerly.
 
-    none / srl / dualga with SplitMix64 left-hash green lists run fused (:class:`.fused.FusedBoost`; ``backend`` picks its kernels,
-    ``cuda_graph`` (default: on CUDA) captures each step per attention-length bucket of 64);
-    the others run their processor eagerly.  ``kernels`` picks the model's (:class:`StaticLlama`).
-    ``records=False`` with ``algo="none"`` skips green lists and records (the bare baseline).
-    Returns the same :class:`~sims.core.record.Generation` as the loop engine.
+    Parameters
+    ----------
+    model : transformers causal LM
+        A Llama-family model (:class:`StaticLlama`).
+    prompts : list of id sequences or numpy.ndarray
+        Id sequences, or ids left-padded with -1.
+    T : int
+        Tokens per row.
+    algo : str, optional
+        The algorithm.
+    key : int, optional
+        Watermark key.
+    seed : int, optional
+        Sampling seed; row b draws from the counter stream ``stream_key(seed, rows[b])``.
+    rows : sequence of int, optional
+        The rows' global indices (default 0..B-1).
+    vocab_size : int, optional
+        Ids sampled (default the model's).
+    h : int, optional
+        Context width of the green lists.
+    cuda_graph : bool, optional
+        Capture the fused steps in CUDA graphs (default: on CUDA).
+    backend : str, optional
+        The :class:`.fused.FusedBoost` backend (``"auto"``, ``"triton"``, ``"numba"``, ``"torch"``).
+    kernels : str, optional
+        The model's kernels (:class:`StaticLlama`).
+    records : bool, optional
+        False with ``algo="none"`` skips green lists and records (the bare baseline).
+    **params
+        The algorithm's parameters (``gamma``, ``delta``, ``Delta``, ``eta``, ``lam1``, ``M``, ``tau``,
+        ``alpha``; defaults of :func:`sims.watermarks.generate.algo_params`).
+
+    Returns
+    -------
+    Generation
+        The same record as the loop engine's (:func:`.generate_torch.generate_with_processor`).
     """
     registry.get(algo)
     ids, lens = batching.pad_left(prompts)

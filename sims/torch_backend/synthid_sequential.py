@@ -29,11 +29,13 @@ def sequential_ids(ids, keys, ngram_len: int, *, alpha: float, table_seed: int =
     Parameters
     ----------
     ids : (B, L) int array
-        Token ids, -1 padding after each row's ``lengths`` (default: the first -1).
-    keys, ngram_len, table_seed, table_size, history, zero_context :
+        Token ids, -1 padding after each row's ``lengths``.
+    keys, ngram_len, table_seed, table_size, history, zero_context
         As :func:`sims.torch_backend.synthid_transformers.score_ids` (the mean score, with the mask).
     alpha : float in (0, 1)
         Level: under the null P(some prefix is flagged) <= alpha.
+    lengths : array_like of int, optional
+        (B,) tokens per row, in [0, L] (default: up to the row's first -1).
     grid : optional
         The bets' fractions (:data:`sims.detect.anytime.e_mixtures.GRID`).
 
@@ -42,6 +44,12 @@ def sequential_ids(ids, keys, ngram_len: int, *, alpha: float, table_seed: int =
     SequentialResult
         Positions count the n-grams of each row (the first scores the row's ``ngram_len``-th token,
         or its first with ``zero_context``); ``score`` is the g-value sum over scored n-grams.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` is outside (0, 1), ``ids`` or ``keys`` are malformed, ``ngram_len`` < 2, or ``lengths`` has
+        the wrong shape or values.
     """
     alpha = e_mixtures.check_alpha(alpha)
     ids, keys, n = _check(ids, keys, ngram_len)
@@ -66,9 +74,24 @@ def sequential_ids(ids, keys, ngram_len: int, *, alpha: float, table_seed: int =
 
 
 def sequential_text_document(args, alpha: float, ids_rows: list[np.ndarray]) -> dict:
-    """The ``python -m sims detect --text ... --scheme transformers-synthid --sequential`` document
-    (rows = token ids of each text as the tokenizer gives them; ``--h`` = ngram_len - 1, default 4;
-    ``first_flagged`` counts the tokens after the first ``ngram_len - 1``)."""
+    """The ``python -m sims detect --text ... --scheme transformers-synthid --sequential`` document.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``key``: comma-separated SynthID keys; ``h`` = ngram_len - 1, default 4;
+        ``table_seed``, ``table_size``, ``text``, ``scheme``, ``lm``).
+    alpha : float
+        The level.
+    ids_rows : list of numpy.ndarray
+        Token ids of each text as the tokenizer gives them.
+
+    Returns
+    -------
+    dict
+        The sequential document (:func:`sims.detect.documents.decision.sequential_document_from`);
+        ``first_flagged`` counts the tokens after the first ``ngram_len - 1``.
+    """
     from sims.detect.documents import decision
 
     keys, n, ids, n_tokens = text_ids(args, ids_rows)

@@ -48,6 +48,7 @@ from sims.detect.stats.scores import DetectResult
 from sims.detect.stats.tournament_scores import STATS, synthid_weights, weighted_logsf
 from sims.torch_backend.tournament import TournamentProcessor
 
+#: The multiplier of transformers' SynthID hash, :math:`x \mapsto (x + d) M + 1` modulo :math:`2^{64}`.
 LCG_MULT = 6364136223846793005
 _MASK = (1 << 64) - 1
 HISTORY = 1024  #: transformers' default context_history_size
@@ -55,7 +56,25 @@ TABLE_SIZE = 2**16  #: its default sampling_table_size
 
 
 def sampling_table(seed: int = 0, size: int = TABLE_SIZE) -> np.ndarray:
-    """transformers' sampling table: ``size`` 0/1 entries of ``torch.randint`` on a CPU generator seeded ``seed``."""
+    """transformers' sampling table: ``size`` 0/1 entries of ``torch.randint`` on a CPU generator seeded ``seed``.
+
+    Parameters
+    ----------
+    seed : int, optional
+        Its ``sampling_table_seed``.
+    size : int, optional
+        Its ``sampling_table_size``, in [2, 2**24].
+
+    Returns
+    -------
+    numpy.ndarray
+        (size,) uint8 of 0 and 1; its mean is the null rate of a g-value.
+
+    Raises
+    ------
+    ValueError
+        If ``size`` is not an integer in range.
+    """
     if int(size) != size or not (2 <= int(size) <= 2**24):
         raise ValueError(f"size must be an integer in [2, 2**24]; got {size!r}")
     gen = torch.Generator(device="cpu").manual_seed(int(seed))
@@ -86,9 +105,26 @@ def _check(ids, keys, ngram_len):
 
 
 def g_values(ids, keys, ngram_len: int, table: np.ndarray, *, zero_context: bool = False) -> np.ndarray:
-    """g-values (B, L', m) of every n-gram of ``ids`` (B, L) as transformers computes them
-    (``compute_g_values``); ``zero_context`` prepends n - 1 zeros (the context its generation used),
-    so that row t is generated token t.  L' = L - n + 1 (L with ``zero_context``)."""
+    """g-values of every n-gram of ``ids`` as transformers computes them (``compute_g_values``).
+
+    Parameters
+    ----------
+    ids : array_like of int
+        (B, L) token ids.
+    keys : sequence of int
+        The m watermarking keys (one per tournament layer).
+    ngram_len : int
+        n >= 2.
+    table : numpy.ndarray
+        The sampling table (:func:`sampling_table`).
+    zero_context : bool, optional
+        Prepend n - 1 zeros (the context its generation used), so that row t is generated token t.
+
+    Returns
+    -------
+    numpy.ndarray
+        (B, L', m) uint8, L' = L - n + 1 (L with ``zero_context``).
+    """
     ids, keys, n = _check(ids, keys, ngram_len)
     if zero_context:
         ids = np.concatenate([np.zeros((ids.shape[0], n - 1), dtype=np.int64), ids], axis=1)
@@ -105,8 +141,26 @@ def g_values(ids, keys, ngram_len: int, table: np.ndarray, *, zero_context: bool
 
 
 def repetition_mask(ids, ngram_len: int, *, history: int = HISTORY, zero_context: bool = False) -> np.ndarray:
-    """(B, L') True where the n-gram's context was NOT met among the last ``history`` contexts
-    (transformers' ``compute_context_repetition_mask``; its history starts as zeros)."""
+    """True where the n-gram's context was NOT met among the last ``history`` contexts.
+
+    transformers' ``compute_context_repetition_mask``; its history starts as zeros.
+
+    Parameters
+    ----------
+    ids : array_like of int
+        (B, L) token ids.
+    ngram_len : int
+        n >= 2.
+    history : int, optional
+        Contexts remembered (``context_history_size``).
+    zero_context : bool, optional
+        As in :func:`g_values`.
+
+    Returns
+    -------
+    numpy.ndarray
+        (B, L') bool.
+    """
     ids, _, n = _check(ids, [0], ngram_len)
     if zero_context:
         ids = np.concatenate([np.zeros((ids.shape[0], n - 1), dtype=np.int64), ids], axis=1)
@@ -132,9 +186,42 @@ def score_ids(ids, keys, ngram_len: int, *, table_seed: int = 0, table_size: int
               mask_repeated: bool = True, history: int = HISTORY, zero_context: bool = False, lengths=None) -> DetectResult:
     """Mean or weighted-mean score of transformers' SynthID g-values with exact log10 p-values.
 
-    ``ids`` (B, L) token ids, -1 padding after each row's ``lengths`` (default: the first -1).
-    The null rate is the table's share of ones (module docstring).  Returns a
-    :class:`~sims.detect.stats.scores.DetectResult` (``score`` = the (weighted) g-value sum)."""
+    The null rate is the table's share of ones (module docstring).
+
+    Parameters
+    ----------
+    ids : array_like of int
+        (B, L) token ids, -1 padding after each row's ``lengths`` (default: the first -1).
+    keys : sequence of int
+        The m watermarking keys.
+    ngram_len : int
+        n >= 2.
+    table_seed, table_size : int, optional
+        The sampling table (:func:`sampling_table`).
+    stat : {"mean", "weighted"}, optional
+        The g-value sum, or the weighted sum (weights :func:`sims.detect.stats.tournament_scores.synthid_weights`).
+    weights : array_like, optional
+        Per-layer weights of ``stat="weighted"``.
+    mask_repeated : bool, optional
+        Score only n-grams whose context is new (:func:`repetition_mask`).
+    history : int, optional
+        Contexts remembered by the mask.
+    zero_context : bool, optional
+        As in :func:`g_values`.
+    lengths : array_like of int, optional
+        Tokens per row.
+
+    Returns
+    -------
+    sims.detect.stats.scores.DetectResult
+        ``score`` = the (weighted) g-value sum, with z, exact log10 p-values (binomial for the mean, the
+        weighted sum's exact tail otherwise) and ``too_short`` (one n-gram scored or none).
+
+    Raises
+    ------
+    ValueError
+        If ``stat`` is unknown or ``ids``, ``keys`` or ``ngram_len`` are malformed.
+    """
     if stat not in STATS:
         raise ValueError(f"stat must be one of {STATS}; got {stat!r}")
     ids, keys, n = _check(ids, keys, ngram_len)
@@ -161,9 +248,24 @@ def score_ids(ids, keys, ngram_len: int, *, table_seed: int = 0, table_size: int
 
 
 class TransformersSynthIDProcessor(TournamentProcessor):
-    """Our tournament processor keyed as transformers' SynthID (module docstring): its g-values, its
-    zero-initialised context state, its repeated-context history; output bit-identical to
-    ``SynthIDTextWatermarkLogitsProcessor`` (records in float64 as every processor's)."""
+    """Our tournament processor keyed as transformers' SynthID (module docstring).
+
+    Its g-values, its zero-initialised context state, its repeated-context history; output bit-identical to
+    ``SynthIDTextWatermarkLogitsProcessor`` (records in float64 as every processor's).
+
+    Parameters
+    ----------
+    vocab_size : int
+        V.
+    keys : sequence of int
+        The watermarking keys, one per layer.
+    ngram_len : int, optional
+        n >= 2 (context of n - 1 tokens).
+    sampling_table_seed, sampling_table_size : int, optional
+        The sampling table (:func:`sampling_table`).
+    context_history_size : int, optional
+        Contexts remembered for the repetition mask.
+    """
 
     name = "transformers-synthid"
 
@@ -184,6 +286,21 @@ class TransformersSynthIDProcessor(TournamentProcessor):
         return (x + d) * LCG_MULT + 1  # int64 arithmetic wraps modulo 2**64 like transformers'
 
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """transformers' context hash of each row, and the step's g-values for :meth:`layer_g`.
+
+        The context state starts as zeros (transformers' initial state) and takes the token generated since the last
+        call; the hash is its LCG of the last ``ngram_len - 1`` tokens.
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,) int64 context hashes.
+        """
         B, dev = input_ids.shape[0], input_ids.device
         if self._state is None:
             self._state = torch.zeros((B, self.ngram_len - 1), dtype=torch.int64, device=dev)
@@ -198,6 +315,17 @@ class TransformersSynthIDProcessor(TournamentProcessor):
         return ctx
 
     def layer_g(self, layer: int) -> torch.Tensor:
+        """Layer ``layer``'s g-values (B, V) as float64, from the sampling table (:meth:`context_ids` prepares them).
+
+        Parameters
+        ----------
+        layer : int
+            The layer, in [0, m).
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return self._g[:, :, layer].double()
 
     def _repeated(self, ctx: torch.Tensor) -> torch.Tensor:
@@ -220,14 +348,41 @@ class TransformersSynthIDProcessor(TournamentProcessor):
 
 
 def transformers_processor_equivalent(vocab_size: int, config) -> TransformersSynthIDProcessor:
-    """Our processor for a transformers ``SynthIDTextWatermarkingConfig``."""
+    """Our processor for a transformers ``SynthIDTextWatermarkingConfig``.
+
+    Parameters
+    ----------
+    vocab_size : int
+        V.
+    config : transformers.SynthIDTextWatermarkingConfig
+        Its keys, ngram_len, sampling table and history size are used.
+
+    Returns
+    -------
+    TransformersSynthIDProcessor
+    """
     return TransformersSynthIDProcessor(vocab_size=vocab_size, keys=list(config.keys), ngram_len=config.ngram_len,
                                         sampling_table_seed=config.sampling_table_seed, sampling_table_size=config.sampling_table_size,
                                         context_history_size=config.context_history_size)
 
 
 def parse_keys(text: str) -> list[int]:
-    """``"654,400,836"`` -> [654, 400, 836] (the CLI's ``--key`` of ``--scheme transformers-synthid``)."""
+    """``"654,400,836"`` -> [654, 400, 836] (the CLI's ``--key`` of ``--scheme transformers-synthid``).
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated keys.
+
+    Returns
+    -------
+    list of int
+
+    Raises
+    ------
+    ValueError
+        If no key is given or one is not an int64.
+    """
     try:
         keys = [int(x) for x in str(text).split(",") if x.strip()]
     except ValueError:
@@ -238,8 +393,31 @@ def parse_keys(text: str) -> list[int]:
 
 
 def text_ids(args, ids_rows: list[np.ndarray]):
-    """``--text --scheme transformers-synthid``'s arguments read once for the fixed-length and the sequential
-    test: (keys, ngram_len = ``--h`` + 1 (default 5), the rows padded with -1, the scored n-grams per row)."""
+    """``--text --scheme transformers-synthid``'s arguments, read once for the fixed-length and the sequential test.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``key``, ``h``, ``html``).
+    ids_rows : list of numpy.ndarray
+        Token ids of each text.
+
+    Returns
+    -------
+    keys : list of int
+        The SynthID keys (:func:`parse_keys`).
+    ngram_len : int
+        ``--h`` + 1 (default 5).
+    ids : numpy.ndarray
+        The rows padded with -1.
+    n_tokens : numpy.ndarray
+        Scored n-grams per row.
+
+    Raises
+    ------
+    ValueError
+        If ``--html`` is given (no colours), the keys are malformed, or ``--h`` < 1.
+    """
     if args.html is not None:
         raise ValueError("--html colours red-green detections; scheme transformers-synthid has no colours")
     keys = parse_keys(args.key)
@@ -253,8 +431,22 @@ def text_ids(args, ids_rows: list[np.ndarray]):
 
 
 def text_document(args, fpr: float, ids_rows: list[np.ndarray]) -> dict:
-    """The ``python -m sims detect --text ... --scheme transformers-synthid`` document (rows = token ids
-    of each text as transformers' tokenizer gives them; ``--h`` = ngram_len - 1, default 4)."""
+    """The ``python -m sims detect --text ... --scheme transformers-synthid`` document.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options of ``sims detect`` (``--h`` = ngram_len - 1, default 4).
+    fpr : float
+        The false-positive rate of the decision.
+    ids_rows : list of numpy.ndarray
+        Token ids of each text as transformers' tokenizer gives them.
+
+    Returns
+    -------
+    dict
+        The document of :mod:`sims.detect.documents.detect_json` (statistic: the mean g-value sum).
+    """
     from sims.detect.documents import detect_json
 
     keys, n, ids, n_tokens = text_ids(args, ids_rows)

@@ -30,10 +30,28 @@ from sims.watermarks import tournament as tn
 
 
 def tournament_law(p: torch.Tensor, layer_g, m: int, K: int):
-    """The tournament's winner law of each row of ``p`` (B, V), float64.
+    r"""The tournament's winner law of each row of ``p``, float64.
 
-    ``layer_g(l)`` gives layer l's g-values (B, V) as 0./1.  Returns ``(q, kl, mean_g_p, mean_g_q)``:
-    :math:`q_t`, :math:`D_{kl}(q_t\\|p_t)` and the mean g-values of p and q (B,)."""
+    Parameters
+    ----------
+    p : torch.Tensor
+        (B, V) next-token distributions.
+    layer_g : callable
+        ``layer_g(l)`` gives layer l's g-values (B, V) as 0./1.
+    m : int
+        Layers of the tournament.
+    K : int
+        Candidates per match.
+
+    Returns
+    -------
+    q : torch.Tensor
+        (B, V) :math:`q_t`, the law of the winner.
+    kl : torch.Tensor
+        (B,) :math:`D_{kl}(q_t\|p_t)`.
+    mean_g_p, mean_g_q : torch.Tensor
+        (B,) the mean g-values under p and q.
+    """
     q = p.clone()
     logf = torch.zeros_like(p)
     pc = torch.zeros_like(p)
@@ -86,8 +104,20 @@ class TournamentProcessor:
 
     # ---------------------------------------------------------------- keying
     def context_ids(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """(B,) int64: the context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``); also
-        prepares the step's PRF words for :meth:`layer_g`."""
+        """The context's PRF hash (key, last ``h`` tokens, ``TOURNAMENT_STREAM``).
+
+        Also prepares the step's PRF words for :meth:`layer_g`.
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far, L >= h.
+
+        Returns
+        -------
+        torch.Tensor
+            (B,) int64.
+        """
         ctx = prf_torch.context_hash(self.key, input_ids[:, -self.h :], tn.TOURNAMENT_STREAM)
         if self._table is None or self._table.device != input_ids.device:
             self._table = prf_torch.token_table(self.vocab_size, input_ids.device)
@@ -95,11 +125,32 @@ class TournamentProcessor:
         return ctx
 
     def layer_g(self, layer: int) -> torch.Tensor:
-        """Layer ``layer``'s g-values (B, V) as float64: bit ``layer`` of the step's PRF words."""
+        """Layer ``layer``'s g-values (B, V) as float64: bit ``layer`` of the step's PRF words.
+
+        Parameters
+        ----------
+        layer : int
+            The layer, in [0, m).
+
+        Returns
+        -------
+        torch.Tensor
+        """
         return ((self._words >> layer) & 1).double()
 
     def words(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """The PRF words (B, V) after each row's last ``h`` tokens (bit l = g-value of layer l)."""
+        """The PRF words after each row's last ``h`` tokens (bit l = g-value of layer l).
+
+        Parameters
+        ----------
+        input_ids : torch.Tensor
+            (B, L) ids so far.
+
+        Returns
+        -------
+        torch.Tensor
+            (B, V) int64.
+        """
         self.context_ids(input_ids)
         return self._words
 
@@ -134,7 +185,13 @@ class TournamentProcessor:
         return out
 
     def nan_steps(self) -> torch.Tensor | None:
-        """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check)."""
+        """(B,) first step (0-based) whose logits held a NaN, -1 where none (what the engines check).
+
+        Returns
+        -------
+        torch.Tensor or None
+            None before the first step.
+        """
         return self._nan_step
 
     def _output(self, scores: torch.Tensor, rep: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
@@ -142,13 +199,40 @@ class TournamentProcessor:
         return torch.log(q).to(scores.dtype)
 
     def stacked(self) -> dict[str, torch.Tensor]:
-        """Records as (B, steps) tensors."""
+        """Records as (B, steps) tensors.
+
+        Returns
+        -------
+        dict of str to torch.Tensor
+            The fields of :data:`sims.core.record.RECORDS` recorded so far.
+        """
         return {k: torch.stack(v, dim=1) for k, v in self.records.items() if v}
 
 
 def generate_tournament_lm(model, prompts, T: int, processor: TournamentProcessor, *, seed: int = 0, **kw):
-    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate_with_processor`),
-    with the tournament's parameters in ``meta`` (what :func:`sims.detect.stats.tournament_scores.score_tournament` reads)."""
+    """Tournament-sampled texts of a real LM by the loop engine (:func:`sims.torch_backend.generate_torch.generate_with_processor`).
+
+    Parameters
+    ----------
+    model : transformers causal LM
+        The model.
+    prompts : list of id sequences
+        The prompts.
+    T : int
+        Tokens per row.
+    processor : TournamentProcessor
+        The tournament.
+    seed : int, optional
+        Sampling seed.
+    **kw
+        Further arguments of ``generate_with_processor`` (``rows``, ``vocab_size``, ``stop_ids``).
+
+    Returns
+    -------
+    Generation
+        With the tournament's parameters in ``meta`` (``m``, ``mode``, ``candidates``, ``mask_repeated``; no
+        ``gamma``), what :func:`sims.detect.stats.tournament_scores.score_tournament` reads.
+    """
     from sims.torch_backend.generate_torch import generate_with_processor
 
     gen = generate_with_processor(model, prompts, T, processor, seed=seed, **kw)
