@@ -177,11 +177,11 @@ def test_detection_is_the_exact_binomial_tail(gen, news):
 
 
 def test_the_null_rate_at_1e_2_to_1e_4_in_log_space(news):
-    """Unwatermarked news texts (10,000 x 50 tokens, seed 9) scored by MorphMark's detector (gamma 0.5, dedup):
-    the share with log10 p <= log10(alpha) is at most the upper end of the Binomial(10,000, alpha) interval at level
+    """Unwatermarked news texts (5,000 x 50 tokens, seed 9) scored by MorphMark's detector (gamma 0.5, dedup):
+    the share with log10 p <= log10(alpha) is at most the upper end of the Binomial(5,000, alpha) interval at level
     1e-4, for alpha = 1e-2, 1e-3, 1e-4 (a valid p-value).  The check has power: the same green counts given the
     binomial tail of a mis-stated null rate 0.45 exceed the bound at 1e-2."""
-    plain = generate_synthetic(news, "none", n=10000, T=50, seed=9, key=KEY, gamma=defaults.MORPH_GAMMA)
+    plain = generate_synthetic(news, "none", n=5000, T=50, seed=9, key=KEY, gamma=defaults.MORPH_GAMMA)
     res = detectors.score(plain, news, algo="morphmark", dedup=True)
     bound = {alpha: stats.binom.isf(CONF / 2, res.log10_p.size, alpha) for alpha in (1e-2, 1e-3, 1e-4)}
     for alpha, b in bound.items():
