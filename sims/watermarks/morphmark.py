@@ -1,7 +1,7 @@
 r"""MorphMark (Wang et al. 2025): a red-green boost whose strength adapts to the green mass.
 
 Wang, Gu, Wu, Yang, "MorphMark: Flexible Adaptive Watermarking for Large Language Models" (ACL 2025,
-arXiv:2505.11541), Section 4.  With :math:`G_t = \sum_{k\ \mathrm{green}} p_{t,k}` (their :math:`P_G`), the
+arXiv:2505.11541), the adaptive-strength rule of their method.  With :math:`G_t = \sum_{k\ \mathrm{green}} p_{t,k}` (their :math:`P_G`), the
 watermark strength is a function of :math:`G_t` alone,
 
 .. math::  r_t = \begin{cases} 0 & G_t < p_0, \\ \min\bigl(e^{\kappa G_t} - 1,\ 1\bigr) & G_t \ge p_0, \end{cases}
@@ -28,13 +28,16 @@ same count): the rule reads only the green mass, so unwatermarked text is scored
 
 Choices the paper leaves open, and ours:
 
-- the exponential strength :math:`e^{\kappa G} - 1` (the paper also has a linear and a logarithmic one);
+- the exponential strength :math:`e^{\kappa G} - 1` (MarkLLM's implementation also offers a linear and a logarithmic one);
 - the cap :math:`r \le 1`: :math:`r > 1` would make the red probabilities negative; MarkLLM's implementation
   clamps them at 0 and renormalises, which is :math:`r = 1` (p restricted to the green list);
 - the boundary: :math:`G_t = p_0` is watermarked (no watermark strictly below :math:`p_0`);
 - the green list is the package's keyed Bernoulli(gamma) list of the last ``h`` tokens (:mod:`sims.core.prf`);
 - defaults ``gamma`` 0.5, :math:`\kappa` = 1.3, :math:`p_0` = 0.15 (:mod:`sims.core.defaults`), the settings
   of MarkLLM's MorphMark configuration (``config/MorphMark.json``, exponential type).
+
+:func:`strength` and :func:`records` are inlined into the generator's kernel
+(:func:`sims.watermarks.generate._generate`), whose Numba cache is keyed on ``generate.py``.
 """
 
 from __future__ import annotations
