@@ -20,3 +20,6 @@ H = 1  #: context width of the green-list hash
 PRF = "splitmix64"  #: the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)
 GREEN_KIND = "bernoulli"  #: per-token Bernoulli(gamma) green lists, or "partition" (exactly floor(gamma V))
 FPR = 1e-4  #: false-positive rate of a detection decision
+MORPH_GAMMA = 0.5  #: MorphMark's green-list ratio (sims.watermarks.morphmark)
+MORPH_KAPPA = 1.3  #: MorphMark's exponential strength constant kappa: r = min(exp(kappa G) - 1, 1)
+MORPH_P0 = 0.15  #: MorphMark's threshold p0: no watermark where the green mass G < p0

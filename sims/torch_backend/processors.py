@@ -285,6 +285,40 @@ class ATWProcessor(SRLProcessor):
 
 
 @processor
+class MorphMarkProcessor(_KeyedProcessor):
+    """MorphMark (Wang et al. 2025, :mod:`sims.watermarks.morphmark`): the mass r (1 - G_t) moved from the red
+    list to the green list, each rescaled in proportion to p, r = min(exp(kappa G_t) - 1, 1) where G_t >= p0
+    and 0 below; at r = 1 the red logits become -inf.  Records the closed-form KL (the binary KL of the
+    green masses), DG = r (1 - G_t) and lambda = nan."""
+
+    name = "morphmark"
+
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gamma: float = defaults.MORPH_GAMMA,
+                 morph_kappa: float = defaults.MORPH_KAPPA, morph_p0: float = defaults.MORPH_P0, h: int = defaults.H,
+                 prf: str = defaults.PRF):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h, prf=prf)
+        self.morph_kappa = float(registry.PARAMS["morph_kappa"].check(morph_kappa))
+        self.morph_p0 = float(registry.PARAMS["morph_p0"].check(morph_p0))
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        r = torch.where(G >= self.morph_p0, torch.expm1(self.morph_kappa * G).clamp(max=1.0), torch.zeros_like(G))
+        R = 1.0 - G
+        dg = r * R
+        log_green = torch.log1p(dg / G.clamp(min=torch.finfo(G.dtype).tiny))  # q / p on the green list
+        log_red = torch.log1p(-r)  # q / p on the red list: -inf at r = 1
+        q_green = torch.where(r >= 1.0, torch.ones_like(G), G + dg)
+        self.records["entropy"].append(self._ent)
+        self.records["kl"].append(q_green * log_green + R * torch.xlogy(1.0 - r, 1.0 - r))
+        self.records["G"].append(G)
+        self.records["dg"].append(dg)
+        self.records["lam"].append(torch.full_like(G, math.nan))
+        out = scores.clone()
+        out[:, : self.vocab_size] = (logits + torch.where(green, log_green[:, None], log_red[:, None])).to(scores.dtype)
+        return out
+
+
+@processor
 class HardProcessor(_KeyedProcessor):
     """Hard red list (delta = inf): sample from p restricted to the green list; KL = -log G,
     DG = 1 - G, lambda = nan.  A step with G = 0 is left unwatermarked (as the generator)."""

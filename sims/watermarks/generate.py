@@ -26,10 +26,14 @@ Algorithms (``ALGOS``):
                alpha (its semantic hash is replaced by the context hash here)
 ``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
                (:mod:`sims.watermarks.unigram`)
+``dipmark``    DiPmark (Wu et al. 2023): alpha-reweight of a keyed permutation
+               (:mod:`sims.watermarks.dipmark`)
+``morphmark``  MorphMark (Wang et al. 2025): the mass r (1 - G) moved to the green list,
+               r = min(exp(kappa G) - 1, 1) where G >= p0 (:mod:`sims.watermarks.morphmark`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
-``dualga``, ``autocov``, ``atw``) with Bernoulli green lists only need the green mass and
+``dualga``, ``autocov``, ``atw``, ``unigram``, ``morphmark``) with Bernoulli green lists only need the green mass and
 one draw: their step reads the LM's tabulated weights in one fused pass that hashes the
 green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm.synthetic`), and builds
 :math:`p_t` and the green list only in the block of 512 ids the inverse-CDF draw lands in.
@@ -39,7 +43,7 @@ and against each other.
 
 The kernel :func:`_generate` computes p_t's masses once per step and hands them to one step
 function per algorithm family (:func:`_boost_step` for SRL, DualGA, AutoCov and ATW,
-:func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
+:func:`_morph_step` for MorphMark, :func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
 the named codes ``NONE`` ... ``ATW``; parameters travel as the named records :class:`AlgoParams`,
 :class:`LMTables` and :class:`Keying`.  The dual updates are :func:`theory.dualga_update` and
 :func:`theory.autocov_update`, inlined from :mod:`theory._scalar`.
@@ -69,7 +73,7 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import _kernels as kern
-from sims.watermarks import dipmark, registry
+from sims.watermarks import dipmark, morphmark, registry
 from theory import _scalar
 
 #: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
@@ -78,13 +82,13 @@ ALGOS = registry.names()
 #: The kernel's integer code of each algorithm (its registry record's ``code``).
 NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.get(a).code for a in (
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
-#: The kernel codes of Unigram and DiPmark (their records' ``code``).
-UNIGRAM, DIPMARK = registry.get("unigram").code, registry.get("dipmark").code
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK)  #: the codes _generate has a step for
+#: The kernel codes of Unigram, DiPmark and MorphMark (their records' ``code``).
+UNIGRAM, DIPMARK, MORPHMARK = (registry.get(a).code for a in ("unigram", "dipmark", "morphmark"))
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha")
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
@@ -105,7 +109,8 @@ SIPHASH_ALGOS = registry.names(siphash=True)  #: the red-green schemes prf="siph
 def _tabulated(algo, partition):
     """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
     with Bernoulli green lists."""
-    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
+    boosting = (algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
+                or algo == MORPHMARK)
     return boosting and not partition
 
 
@@ -212,6 +217,19 @@ def _boost_step(d, boost_red, G, masses, u, u2, dist):
         dg = _scalar.dg(d, G)
         kl = _scalar.kl_given_dg(d, G, dg)
     want = _colour(u2 < G + dg, Gs, Rs)
+    y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, dist)
+    return y, kl, dg
+
+
+@njit(cache=True, inline="always")
+def _morph_step(kappa, p0, G, masses, u, u2, dist):
+    """MorphMark (:mod:`sims.watermarks.morphmark`): the strength r of the green mass G, the exact
+    :math:`D_{kl}(q_t\\|p_t)` and :math:`\\mathrm{DG}_t = r(1 - G)`, then the colour (green with probability
+    :math:`q_{G,t} = G + r(1 - G)`, lane ``u2``) and the token within it, in proportion to p (lane ``u``).
+    ``masses = (Gs, Rs, blk_green, blk_red)``.  Returns ``(y, kl, dg)``."""
+    Gs, Rs, blk_green, blk_red = masses
+    qG, kl, dg = morphmark.records(morphmark.strength(G, kappa, p0), G)
+    want = _colour(u2 < qG, Gs, Rs)
     y = _draw(1.0 if want else 0.0, blk_green if want else blk_red, u, dist)
     return y, kl, dg
 
@@ -363,6 +381,8 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
             elif algo == ATW:
                 y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
+            elif algo == MORPHMARK:
+                y, kl, dg = _morph_step(prm.morph_kappa, prm.morph_p0, G, masses, u, u2, dist)
             elif algo == DUALGA:
                 lam_rec = lam
                 y, kl, dg = _boost_step(lam, False, G, masses, u, u2, dist)
@@ -407,7 +427,7 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
     info = registry.resolve_params(algo, **given)
-    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha: DiPmark's only
+    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha, morph_*: one record's each
     return prm, info
 
 
@@ -416,6 +436,7 @@ def generate_synthetic(
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
     prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT, dip_alpha=None,
+    morph_kappa=None, morph_p0=None,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -450,6 +471,8 @@ def generate_synthetic(
         detects with the same.
     dip_alpha :
         DiPmark's reweight alpha in [0, 1/2] (:mod:`sims.watermarks.dipmark`).
+    morph_kappa, morph_p0 :
+        MorphMark's strength constant kappa in (0, inf) and threshold p0 in [0, 1] (:mod:`sims.watermarks.morphmark`).
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
@@ -483,7 +506,8 @@ def generate_synthetic(
     if rec.generator is not None:
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
-                                         candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha))
+                                         candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha,
+                                         morph_kappa=morph_kappa, morph_p0=morph_p0))
     registry.check_params(algo, m=m, candidates=candidates, mask_repeated=mask_repeated)
     if rec.code not in STEPS:
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
@@ -510,7 +534,8 @@ def generate_synthetic(
         k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha)
+    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha,
+                 morph_kappa=morph_kappa, morph_p0=morph_p0)
     registry.check_params(algo, **given)
     M = registry.PARAMS["M"].check(defaults.M if M is None else M)
     prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})

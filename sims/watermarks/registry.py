@@ -12,7 +12,8 @@ against its reference step.  How to add one: the book's page "Adding a watermark
 
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
 the green list is recorded even where it is not boosted), ``delta``, ``Delta``, ``eta``,
-``lam1``, ``tau``, ``alpha``, ``M``, and tournament sampling's ``m``, ``candidates`` and
+``lam1``, ``tau``, ``alpha``, ``M``, DiPmark's ``dip_alpha``, MorphMark's ``morph_kappa`` and ``morph_p0``
+(recorded only by the algorithms that take them), and tournament sampling's ``m``, ``candidates`` and
 ``mask_repeated`` (integers; recorded only by the algorithms that take them).  :func:`resolve_params` fills the defaults of
 :mod:`sims.core.defaults` (and the per-algorithm ones: gamma*(Delta), lambda_1 =
 delta*(Delta, gamma)) and checks the values; :func:`check_params` refuses a parameter the
@@ -117,6 +118,10 @@ PARAMS = {p.name: p for p in (
     Param("mask_repeated", 1, 0, 1, False, False, "1: a repeated context samples from p unmarked (default), 0: no mask",
           integer=True, recorded_unused=False),
     Param("dip_alpha", dipmark.ALPHA, 0.0, 0.5, False, False, "DiPmark's reweight alpha (default 0.45; 0.5: gamma-reweight)",
+          exact=False, recorded_unused=False),
+    Param("morph_kappa", defaults.MORPH_KAPPA, 0.0, math.inf, True, True, "MorphMark's strength constant kappa: r = min(exp(kappa G) - 1, 1) "
+          "(default 1.3)", exact=False, recorded_unused=False),
+    Param("morph_p0", defaults.MORPH_P0, 0.0, 1.0, False, False, "MorphMark's threshold p0: no watermark where G < p0 (default 0.15)",
           exact=False, recorded_unused=False),
 )}
 """Every parameter by name, in the order of the records' ``meta``."""
@@ -511,6 +516,18 @@ def _ref_atw(p, window, t, key, state, prm):
     return _tilt(p, _green(p, window, key, prm), d), [state] * p.shape[0]
 
 
+def _ref_morphmark(p, window, t, key, state, prm):
+    r"""MorphMark (:mod:`sims.watermarks.morphmark`): the mass :math:`r(1 - G)` moved from the red list to the
+    green list, each rescaled in proportion to p; :math:`r = \min(e^{\kappa G} - 1, 1)` where :math:`G \ge p_0`, else 0."""
+    green = _green(p, window, key, prm)
+    G = p[green].sum()
+    r = min(np.exp(prm["morph_kappa"] * G) - 1.0, 1.0) if G >= prm["morph_p0"] else 0.0
+    if r == 0.0:
+        return p, [state] * p.shape[0]
+    q = np.where(green, p * (1.0 + r * (1.0 - G) / G), p * (1.0 - r))
+    return q, [state] * p.shape[0]
+
+
 def _gamma_star(v: dict) -> float:
     return theory.gamma_star(v["Delta"])
 
@@ -553,6 +570,10 @@ register(Algorithm("dipmark", 12, ("dip_alpha",), "redgreen", dipmark.ref_dipmar
                    distortion_free=True, green_kind="partition",
                    doc="DiPmark (Wu et al. 2023): alpha-reweight of the context's keyed permutation; its tail is the green list",
                    color="#999933", marker="H"))
+register(Algorithm("morphmark", 13, ("morph_kappa", "morph_p0"), "redgreen", _ref_morphmark, defaults=dict(gamma=lambda v: defaults.MORPH_GAMMA),
+                   siphash=True, stealable=True,
+                   doc="MorphMark (Wang et al. 2025): mass r(1 - G_t) moved to the green list, r = min(exp(kappa G_t) - 1, 1) where G_t >= p0",
+                   color="#E41A1C", marker="8"))
 
 
 SEEDING_ALGOS = names(siphash=True)
