@@ -50,10 +50,11 @@ STRENGTH = {
     "autocov": ("Delta", (0.05, 0.1, 0.2, 0.3, 0.5)),
     "atw": ("delta", (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)),
     "unigram": ("delta", (0.25, 0.5, 1.0, 2.0, 3.0, 5.0)),
-    "hard": ("gamma", (0.5, 0.7, 0.9, 0.97)),
+    "hard": ("gamma", (0.5, 0.7, 0.9, 0.97, 0.99)),
     "ems": ("tau", (0.25, 1.0)),
     "dipmark": ("dip_alpha", (0.05, 0.1, 0.2, 0.35, 0.5)),
     "synthid": ("m", (1, 2, 4, 8)),
+    "morphmark": ("morph_kappa", (0.1, 0.2, 0.4, 0.7, 1.0, 1.3)),
 }
 """Each algorithm's strength parameter and its values (an algorithm not listed: one point at its defaults)."""
 
@@ -231,8 +232,13 @@ def table(summary: dict) -> str:
     return "\n\n".join(parts)
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: int | None = None,
+         algos=None) -> list[pathlib.Path]:
     """Run every configuration of :func:`configs` on each LM and write tab_leaderboard.{json,md}.
+
+    A row depends on its own algorithm's texts only (the bootstrap's resampled indices depend on ``n``, the
+    replicates and the seed alone), so ``algos`` recomputes those rows and keeps the others of the board already in
+    ``out_dir``, which must have the same LMs and sizes.
 
     Parameters
     ----------
@@ -245,12 +251,21 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
         LMs (default :data:`LMS`; synthetic ones only).
     n, T : int, optional
         Texts and tokens per point, overriding the defaults.
+    algos : sequence of str, optional
+        Recompute only these algorithms' rows (and ``none``'s), keeping the others of ``out_dir``'s board.
 
     Returns
     -------
     list of pathlib.Path
         The files written.
+
+    Raises
+    ------
+    ValueError
+        A real LM in ``lms``; ``algos`` with no board in ``out_dir`` of the same LMs and sizes.
     """
+    import json
+
     from paper_figs._data import figure_lm, generations, is_synthetic
     from sims.core.progress import progress
 
@@ -260,7 +275,15 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
             raise ValueError(f"lm must be a synthetic LM (the board reads exact KL and perplexity); got {name!r}")
     V = 1000 if quick else None
     n, T = n or (40 if quick else 200), T or (40 if quick else 200)
-    todo = configs()
+    old = None
+    if algos:
+        path = out_dir / "tab_leaderboard.json"
+        old = json.loads(path.read_text()) if path.exists() else None
+        same = old is not None and (old["lms"], old["n"], old["T"], old["vocab_size"]) == (list(lms), n, T, V)
+        if not same:
+            raise ValueError(f"algos needs a board of the same LMs {list(lms)}, n = {n}, T = {T} in {path} to update; "
+                             f"got {'none' if old is None else (old['lms'], old['n'], old['T'])}")
+    todo = configs(algos)
     per_lm = {}
     with progress(len(todo) * len(lms), "tab_leaderboard", unit="config") as bar:
         for name in lms:
@@ -274,13 +297,37 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
                 kls = [float(np.nanmean(g.kl)) for _, g in gens]
                 read = algo != "none" and min(kls) <= max(LEVELS) and max(kls) >= min(LEVELS)  # the curve reaches a level
                 points += [(algo, params, per_text(g, lm, detect=read)) for params, g in gens]
-            per_lm[name] = board(points)
+            rows = {r["algo"]: r for r in board(points)}
+            if old is not None:  # keep the other algorithms' rows, in registry order
+                rows = {r["algo"]: rows.get(r["algo"], r) for r in old["per_lm"][name]} | rows
+                rows = {a: rows[a] for a in dict.fromkeys(a for a, _ in configs()) if a in rows}
+            per_lm[name] = list(rows.values())
     summary = dict(lms=list(lms), n=n, T=T, seed=0, levels=list(LEVELS), bootstrap=BOOTSTRAP, confidence=CONFIDENCE,
                    vocab_size=V, per_lm=per_lm)
     return write(out_dir, "tab_leaderboard", summary, table(summary), TITLE)
 
 
-if __name__ == "__main__":
-    from paper_figs._data import run_sized
+def cli(argv=None) -> None:
+    """``python -m paper_figs.tab_leaderboard --out DIR [--quick] [--lm LM ...] [--n N] [--T T] [--algo A ...]``.
 
-    run_sized(main, "tab_leaderboard", "200 x 200")
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default ``sys.argv[1:]``).
+    """
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m paper_figs.tab_leaderboard", description=TITLE)
+    ap.add_argument("--out", type=pathlib.Path, required=True, help="folder of tab_leaderboard.{json,md}")
+    ap.add_argument("--quick", action="store_true", help="news at V = 1000, 40 x 40")
+    ap.add_argument("--lm", action="append", help=f"LM (repeatable; default {', '.join(LMS)})")
+    ap.add_argument("--n", type=int, help="texts per point (default 200)")
+    ap.add_argument("--T", type=int, help="tokens per text (default 200)")
+    ap.add_argument("--algo", action="append", help="recompute only this algorithm's rows (repeatable), keeping the others")
+    a = ap.parse_args(argv)
+    a.out.mkdir(parents=True, exist_ok=True)
+    print(main(a.out, a.quick, a.lm, n=a.n, T=a.T, algos=a.algo))
+
+
+if __name__ == "__main__":
+    cli()

@@ -77,3 +77,21 @@ def test_quick_run_writes_the_board(tmp_path):
     assert {r["algo"] for r in summary["per_lm"]["tiny"]} == {a for a, _ in lb.configs()}
     with pytest.raises(ValueError, match="lm must be a synthetic LM"):
         lb.main(tmp_path, True, ["random-llama"])
+
+
+def test_a_row_does_not_depend_on_the_other_algorithms(tmp_path):
+    """Recomputing one algorithm's rows (``algos``) gives the board a full run gives: rows are independent."""
+    full = tmp_path / "full"
+    part = tmp_path / "part"
+    full.mkdir(), part.mkdir()
+    lb.main(full, True, ["tiny"], n=6, T=10)
+    board = json.loads((full / "tab_leaderboard.json").read_text())
+    stale = json.loads(json.dumps(board))
+    for r in stale["per_lm"]["tiny"]:
+        if r["algo"] == "srl":
+            r["tpr_1e-6"] = [dict(kl=c["kl"], value=None) for c in r["tpr_1e-6"]]
+    (part / "tab_leaderboard.json").write_text(json.dumps(stale))
+    lb.main(part, True, ["tiny"], n=6, T=10, algos=["srl"])
+    assert json.loads((part / "tab_leaderboard.json").read_text()) == board
+    with pytest.raises(ValueError, match="algos needs a board of the same LMs"):
+        lb.main(part, True, ["tiny"], n=7, T=10, algos=["srl"])
