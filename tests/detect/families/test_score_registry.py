@@ -22,7 +22,7 @@ def small():
 
 def test_registry_lists_the_families_per_algorithm():
     assert score_families.score_names("dualga") == ("green", "green-local", "lr")
-    assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
+    assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof", "ems-edit")
     assert score_families.score_names("its") == ("hits", "its-edit")
     for name in score_families.score_names():
         s = score_families.get_score(name)
