@@ -70,7 +70,7 @@ EMS_EDIT_ALGOS = registry.names(edit_score=True, family="ems")  #: context-hashe
 EMS_EDIT_BAND = 4  #: longest run of text tokens one alignment skips as inserted
 EMS_EDIT_GAP = 0.0  #: nats per skipped token (Kuditipudi et al.'s gamma of EXP-edit)
 EMS_EDIT_RESAMPLES = 9999  #: fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
-EMS_EDIT_SEED = 0
+EMS_EDIT_SEED = 0  #: default seed of the fresh keys
 
 
 def _check(band, gap, resamples, seed) -> tuple[int, float, int, int]:

@@ -18,9 +18,8 @@ from sims.core import prf
 from sims.detect.families import score_families
 from sims.detect.families.score_families import score_generation
 from sims.detect.stats import _ems_edit_kernels as EK
-from sims.detect.stats import edit_scores
+from sims.detect.stats import edit_scores, scores
 from sims.detect.stats import ems_edit as E
-from sims.detect.stats import scores
 from sims.experiments.attacks import attack
 from sims.lm.synthetic import open_synthetic
 from sims.watermarks import registry
