@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from sims.core import prf
+
+BLOCKS = 64  #: blocks of fresh keys scored in parallel
 
 
 @njit(cache=True)
@@ -44,16 +46,27 @@ def align_prefix_max(y, ctx, band, gap, D, out):
         out[t - 1] = m
 
 
-@njit(cache=True)
-def exceedances(seq, h, key, fresh, band, gap, ctx, D, obs, scratch, counts):
+@njit(cache=True, parallel=True)
+def exceedances(seq, h, key, fresh, band, gap, obs, counts):
     """``obs`` <- the prefix maxima under ``key``; ``counts[t]`` += the keys of ``fresh`` whose prefix-t
-    maximum reaches ``obs[t]`` (ties count: the p-value stays conservative)."""
+    maximum reaches ``obs[t]`` (ties count: the p-value stays conservative).  The fresh keys are split
+    into blocks scored in parallel; the counts are integers, so they do not depend on the thread count."""
+    L = seq.shape[0] - h
     y = seq[h:]
+    ctx = np.empty(L, dtype=np.uint64)
     window_hashes(seq, h, key, ctx)
-    align_prefix_max(y, ctx, band, gap, D, obs)
-    for r in range(fresh.shape[0]):
-        window_hashes(seq, h, fresh[r], ctx)
-        align_prefix_max(y, ctx, band, gap, D, scratch)
-        for t in range(obs.shape[0]):
-            if scratch[t] >= obs[t]:
-                counts[t] += 1
+    align_prefix_max(y, ctx, band, gap, np.empty(L + 1), obs)
+    N = fresh.shape[0]
+    nb = min(N, BLOCKS)
+    part = np.zeros((nb, L), dtype=np.int64)
+    for b in prange(nb):
+        c, D, s = np.empty(L, dtype=np.uint64), np.empty(L + 1), np.empty(L)
+        for r in range(b * N // nb, (b + 1) * N // nb):
+            window_hashes(seq, h, fresh[r], c)
+            align_prefix_max(y, c, band, gap, D, s)
+            for t in range(L):
+                if s[t] >= obs[t]:
+                    part[b, t] += 1
+    for b in range(nb):
+        for t in range(L):
+            counts[t] += part[b, t]

@@ -153,9 +153,8 @@ def ems_edit_prefix_log10p(gen, *, key: int | None = None, band: int = EMS_EDIT_
         if L == 0:
             continue
         seq = np.concatenate([prompts[i], tokens[i, :L]])
-        obs, scratch, counts = np.empty(L), np.empty(L), np.zeros(L, dtype=np.int64)
-        EK.exceedances(seq, h, np.uint64(int(keys[i])), fresh_keys(seed, i, resamples), band, gap, np.empty(L, dtype=np.uint64),
-                       np.empty(L + 1), obs, scratch, counts)
+        obs, counts = np.empty(L), np.zeros(L, dtype=np.int64)
+        EK.exceedances(seq, h, np.uint64(int(keys[i])), fresh_keys(seed, i, resamples), band, gap, obs, counts)
         out[i, :L] = np.log10((1.0 + counts) / (resamples + 1.0))
         stat[i] = obs[-1]
     return out, stat

@@ -108,6 +108,22 @@ def test_every_row_is_the_prefix_test(small):
         assert np.allclose(E.score_ems_edit(cut, resamples=49).log10_p, lp[:, t - 1], rtol=0, atol=1e-12)
 
 
+def test_pvalues_do_not_depend_on_the_thread_count(small):
+    """The fresh keys are scored in parallel blocks; one thread and two give the same counts."""
+    import numba
+
+    gen = attack(generate_synthetic(small, "ems", n=3, T=15, seed=3, key=9), "insertion", 0.3, seed=1)
+    was = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = E.ems_edit_prefix_log10p(gen, key=11, resamples=150)[0]
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        two = E.ems_edit_prefix_log10p(gen, key=11, resamples=150)[0]
+    finally:
+        numba.set_num_threads(was)
+    assert np.array_equal(one, two, equal_nan=True) and np.nanmax(one) > np.nanmin(one)
+
+
 @pytest.mark.parametrize("resamples", [1, 19])
 def test_permutation_pvalue_is_exact_under_the_null(small, resamples):
     """Null texts (sampled from p), text i scored with key 1000 + i (the guarantee is over a random key)
