@@ -67,7 +67,7 @@ def _grid(tmp_path, score: str, algos=("srl",)) -> object:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("score, algo", [("green-local", "dualga"), ("its-edit", "its")])
+@pytest.mark.parametrize("score, algo", [("green-local", "dualga"), ("its-edit", "its"), ("ems-edit", "ems")])
 def test_sweep_grid_scores_with_the_family(tmp_path, score, algo):
     """A grid with ``score = NAME`` scores its chunk with that family (= score_generation on the same texts)."""
     pytest.importorskip("distributed")
