@@ -17,10 +17,11 @@ over T fresh key sequences (their public detector, ``demo/detect.py`` of github.
 
 **Alignment on context-hashed keys.**  The package's ``ems`` keys step t by the hash of the h tokens
 before it (:func:`sims.watermarks.registry._ref_ems`), not by a position: there is no key sequence to
-shift, and each token's key is read from the text itself.  An insertion costs the plain sum two tokens
-(the inserted one and the next, whose window now holds it); a deletion or a substitution costs the
-token after it, whose window lost or changed a token the text no longer holds.  Alignment can undo the
-first and not the second, so here it is the insertion half of :math:`d_\gamma`: an alignment picks the
+shift, and each token's key is read from the text itself.  An insertion costs the plain sum the
+inserted token and the h after it, whose windows now hold it; a deletion costs the h tokens after it and
+a substitution the substituted token and the h after it, whose windows lost or changed a token the text
+no longer holds.  Alignment can undo the first and not the others, so here it is the insertion half
+of :math:`d_\gamma`: an alignment picks the
 text tokens taken as inserted, each costing ``gap`` nats, and scores every other token against the key
 of the window ending at the *previous kept* token.  With :math:`g(s, t) = -\ln(1 - r_{W_s}(y_t))`,
 :math:`r_{W}` the uniforms of window W's hash and :math:`W_s` the h ids ending at text token s
