@@ -259,8 +259,9 @@ class Algorithm:
     lr_score : bool
         The likelihood-ratio score (:mod:`sims.detect.stats.lr_scores`) applies: a known boost of one green list.
     edit_score : bool
-        The edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`) applies: position-keyed, so that an
-        insertion or deletion misaligns it.
+        An edit-tolerant alignment score applies: ``its-edit`` (:mod:`sims.detect.stats.edit_scores`) to a
+        position-keyed algorithm, which an insertion or deletion misaligns, and ``ems-edit``
+        (:mod:`sims.detect.stats.ems_edit`) to context-hashed EMS, whose keys an inserted token moves.
     plan_scores : tuple of str
         The detection scores the planner (:mod:`sims.plan`) plans for it, its default first;
         empty where it is not planned.
@@ -550,7 +551,7 @@ register(Algorithm("dualga", 3, family="redgreen", reference=_ref_dualga, fused=
                    doc="Algorithm DualGA: the boost learned by dual gradient ascent to a target DG Delta", color="#000000", marker="D"))
 register(Algorithm("autocov", 4, family="autocov", reference=_ref_autocov, alternating=True, **_DUAL,
                    doc="Algorithm DualGA_autocov: green after a red token, red after a green one", color="#CC79A7", marker="P"))
-register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True,
+register(Algorithm("ems", 5, ("tau",), "ems", _ref_ems, distortion_free=True, point_mass=True, edit_score=True,
                    plan_scores=("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof"), doc="exponential minimum sampling (Gumbel-max), stream EMS",
                    color="#D55E00", marker="^"))
 register(Algorithm("its", 6, (), "keyed", _ref_its, keyed_order=True, keyed_mode=0, distortion_free=True, point_mass=True, edit_score=True,

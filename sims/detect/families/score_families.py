@@ -9,7 +9,8 @@ message.  ``green`` and ``ems-ars`` are today's
 default detectors (:mod:`sims.detect.stats.scores`); the others live in :mod:`sims.detect.stats.gumbel_scores`
 and :mod:`sims.detect.stats.lr_scores`, ``green-local`` (the red-green scan for spliced or partly rewritten text) in
 :mod:`sims.detect.stats.local_scores`; ``hits`` is the keyed-order default (ITS / UW) and ``its-edit`` its
-edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`).  The table is this module's own: no other
+edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`); ``ems-edit`` aligns EMS text past inserted
+tokens (:mod:`sims.detect.stats.ems_edit`).  The table is this module's own: no other
 module's table is filled by importing it.
 """
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from sims.core import defaults
 from sims.detect.families import detectors
-from sims.detect.stats import edit_scores, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect.stats import edit_scores, ems_edit, gumbel_scores, local_scores, lr_scores, scores
 from sims.detect.stats.marks import check_fpr
 from sims.watermarks import registry
 
@@ -128,6 +129,10 @@ def _its_edit(gen, lm, *, key, **_):
     return edit_scores.score_its_edit(gen, _lm_of(gen, lm), key=key)
 
 
+def _ems_edit(gen, lm, *, key, **_):
+    return ems_edit.score_ems_edit(gen, key=key)
+
+
 _EMS = ("ems",)
 for _s in (
     Score("green", scores.REDGREEN_ALGOS, False, "green count", "binomial upper tail", _green, default=True),
@@ -142,6 +147,8 @@ for _s in (
     Score("hits", scores.KEYED_ORDER_ALGOS, True, "keyed-order hit count", "Poisson-binomial upper tail (exact DP)", _hits, default=True),
     Score("its-edit", edit_scores.EDIT_ALGOS, True, "best key alignment of -ln p(y) weighted hits, less gaps",
           "permutation over fresh keys (exact, resolution 1e-4)", _its_edit),
+    Score("ems-edit", ems_edit.EMS_EDIT_ALGOS, False, "best insertion alignment of -ln(1 - Y), less gaps (EXP-edit)",
+          "permutation over fresh keys (exact, resolution 1e-4)", _ems_edit),
 ):
     register_score(_s)
 

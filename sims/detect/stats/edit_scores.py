@@ -7,9 +7,10 @@ deletion: every later token is read against the wrong key.  In this package only
 step t's uniform :math:`u_t` comes from the key and t alone (:func:`sims.watermarks.registry._ref_its`).
 EMS, UW and every red-green watermark key each token by a hash of the ``h`` tokens before it, so
 an edit spoils only the edited token and the ``h`` after it and the key re-synchronises by itself:
-a Levenshtein alignment has nothing to find there (an insertion costs them what h + 1 substitutions
-cost; docs/results/fig_edit_scores shows it).  Their edit-robust tests are the plain sums and
-Tr-GoF (Li et al. 2024, :mod:`sims.detect.stats.gumbel_scores`).
+there is no key sequence to shift (an insertion costs them what h + 1 substitutions cost;
+docs/results/fig_edit_scores shows it).  Their edit-robust tests are the plain sums and Tr-GoF
+(Li et al. 2024, :mod:`sims.detect.stats.gumbel_scores`); for EMS, ``ems-edit``
+(:mod:`sims.detect.stats.ems_edit`) also skips inserted tokens to restore the next token's window.
 
 **The statistic.**  Step t of the text has the interval :math:`(a_t, b_t]` of keyed-order cumulative
 mass of its token (length :math:`\pi_t = p_t(y_t)`); ITS puts its uniform in it (a *hit*).  A hit of
@@ -55,7 +56,7 @@ from sims.lm.synthetic import lm_step_probs
 from sims.watermarks import registry
 
 EDIT_SCORES = ("its-edit",)
-EDIT_ALGOS = registry.names(edit_score=True)  #: position-keyed: the only watermark here an insertion or deletion misaligns
+EDIT_ALGOS = registry.names(edit_score=True, keyed_order=True)  #: position-keyed: the only watermark here an insertion or deletion misaligns
 EDIT_BAND = 32  #: largest net shift ``|t - j|`` the alignment follows
 EDIT_GAP = 1.0  #: nats per unmatched text token or skipped key position
 EDIT_RESAMPLES = 9999  #: fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)

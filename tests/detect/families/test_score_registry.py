@@ -22,7 +22,7 @@ def small():
 
 def test_registry_lists_the_families_per_algorithm():
     assert score_families.score_names("dualga") == ("green", "green-local", "lr")
-    assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
+    assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof", "ems-edit")
     assert score_families.score_names("its") == ("hits", "its-edit")
     for name in score_families.score_names():
         s = score_families.get_score(name)
@@ -67,7 +67,7 @@ def _grid(tmp_path, score: str, algos=("srl",)) -> object:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("score, algo", [("green-local", "dualga"), ("its-edit", "its")])
+@pytest.mark.parametrize("score, algo", [("green-local", "dualga"), ("its-edit", "its"), ("ems-edit", "ems")])
 def test_sweep_grid_scores_with_the_family(tmp_path, score, algo):
     """A grid with ``score = NAME`` scores its chunk with that family (= score_generation on the same texts)."""
     pytest.importorskip("distributed")
