@@ -36,7 +36,7 @@ def test_every_registered_score_agrees_with_its_detector(algo, small):
     """For each score of ``algo`` (registry order), the whole-text column of fig_scores' exact test
     rejects exactly the texts whose registered p-value is at or below the level, at a level between
     every two consecutive p-values (so the test's ordering of the texts and its threshold are both checked)."""
-    names = score_families.score_names(algo)
+    names = fig_scores.scores(algo)
     assert names and score_families.get_score(names[0]).default
     n, T = 12, (20 if algo == "ems" else 60)
     gen = generate_synthetic(small, algo, n=n, T=T, seed=3, key=fig_scores.KEY, **fig_scores.ALGOS[algo])
@@ -52,6 +52,14 @@ def test_every_registered_score_agrees_with_its_detector(algo, small):
             assert np.array_equal(rej[a][:, -1], want <= np.log10(a)), (name, a, want)
 
 
+def test_scores_left_out_are_registered_and_few():
+    """ELSEWHERE names registered scores only (a stale entry fails), and leaves every algorithm its default score."""
+    assert set(fig_scores.ELSEWHERE) <= set(score_families.score_names())
+    for algo in fig_scores.ALGOS:
+        assert set(score_families.score_names(algo)) - set(fig_scores.scores(algo)) <= set(fig_scores.ELSEWHERE)
+        assert score_families.get_score(fig_scores.scores(algo)[0]).default
+
+
 def test_committed_table_has_every_registered_score():
     """docs/results/fig_scores.json: each (lm, algo, attack) setting has one row per registered score of the
     algorithm, the default flagged, and its sample size and TPR intervals recorded."""
@@ -63,7 +71,7 @@ def test_committed_table_has_every_registered_score():
     assert {lm for lm, _, _ in settings} >= {"news", "smollm2-fit"}
     assert len(settings) == len({lm for lm, _, _ in settings}) * len(fig_scores.ALGOS) * len(fig_scores.ATTACKS)
     for (lm, algo, attack), rows in settings.items():
-        assert [r["score"] for r in rows] == list(score_families.score_names(algo)), (lm, algo, attack)
+        assert [r["score"] for r in rows] == list(fig_scores.scores(algo)), (lm, algo, attack)
         assert [r["default"] for r in rows] == [score_families.get_score(r["score"]).default for r in rows]
         for r in rows:
             assert r["n"] >= 32 and r["n"] == rows[0]["n"]
