@@ -57,6 +57,8 @@ MARKLLM_SETUP = ("OPT-1.3B, C4, 200 new tokens (MarkLLM's README and evaluation/
 PAPER = "Towards Better Statistical Understanding of Watermarking LLMs (this package's paper), Table exp_performance"
 PAPER_SETUP = ("Llama-3-8B; C4 realnewslike (500 texts of > 250 tokens, each prompt its text less the last 200 tokens) and LFQA "
                "(App. datasets); T = 200 read from that cut, not restated beside the table")
+PAPER_NOTE = ("Repeated (context, token) pairs: the paper does not say; its code (github ZhongzeCai/DualGA) counts each pair once in "
+              "the binomial test, as the exact tests here do.")
 TRANSFORMERS = "transformers 5.24.0: generation/configuration_utils.py WatermarkingConfig, generation/watermarking.py WatermarkDetector"
 
 
@@ -193,22 +195,22 @@ SETTINGS = (
             "Delta 0.3, gamma = gamma*(Delta), eta and lambda_1 tuned on 16 samples (App. hyperparameters)",
             "eta, lambda_1: ours the package defaults (eta 0.5, lambda_1 = delta*(Delta, gamma))",
             Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER, PAPER_SETUP, 200,
-            {"C4 TPR 1e-4": 0.99, "C4 TPR 1e-6": 0.98, "C4 KL": 0.34, "LFQA TPR 1e-4": 0.98, "LFQA TPR 1e-6": 0.98, "LFQA KL": 0.31}),
+            {"C4 TPR 1e-4": 0.99, "C4 TPR 1e-6": 0.98, "C4 KL": 0.34, "LFQA TPR 1e-4": 0.98, "LFQA TPR 1e-6": 0.98, "LFQA KL": 0.31}, PAPER_NOTE),
     Setting("paper: EMS tau = 1", "ems", dict(tau=1.0, h=1),
             "tau 1", "context width not stated: ours h = 1", Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER, PAPER_SETUP, 200,
-            {"C4 TPR 1e-4": 0.90, "C4 TPR 1e-6": 0.82, "C4 KL": 1.03, "LFQA TPR 1e-4": 0.92, "LFQA TPR 1e-6": 0.87, "LFQA KL": 0.46}),
+            {"C4 TPR 1e-4": 0.90, "C4 TPR 1e-6": 0.82, "C4 KL": 1.03, "LFQA TPR 1e-4": 0.92, "LFQA TPR 1e-6": 0.87, "LFQA KL": 0.46}, PAPER_NOTE),
     Setting("paper: UW delta-reweight", "uw-delta", dict(h=1),
             "delta-reweight", "context width not stated: ours h = 1", Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER,
             PAPER_SETUP, 200,
-            {"C4 TPR 1e-4": 1.0, "C4 TPR 1e-6": 1.0, "C4 KL": 2.3, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 1.0, "LFQA KL": 2.1}),
+            {"C4 TPR 1e-4": 1.0, "C4 TPR 1e-6": 1.0, "C4 KL": 2.3, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 1.0, "LFQA KL": 2.1}, PAPER_NOTE),
     Setting("paper: UW gamma-reweight", "uw-gamma", dict(h=1),
             "gamma-reweight", "context width not stated: ours h = 1", Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER,
             PAPER_SETUP, 200,
-            {"C4 TPR 1e-4": 1.0, "C4 TPR 1e-6": 1.0, "C4 KL": 1.1, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 0.99, "LFQA KL": 1.2}),
+            {"C4 TPR 1e-4": 1.0, "C4 TPR 1e-6": 1.0, "C4 KL": 1.1, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 0.99, "LFQA KL": 1.2}, PAPER_NOTE),
     Setting("paper: ATW delta = 5, alpha = 2", "atw", dict(delta=5.0, alpha=2.0, h=1),
             "delta 5, alpha 2 (ATW's best configuration, App. baselines)", "their semantic green list: ours from the previous token",
             Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER, PAPER_SETUP, 200,
-            {"C4 TPR 1e-4": 0.99, "C4 TPR 1e-6": 0.92, "C4 KL": 0.36, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 0.96, "LFQA KL": 0.36}),
+            {"C4 TPR 1e-4": 0.99, "C4 TPR 1e-6": 0.92, "C4 KL": 0.36, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 0.96, "LFQA KL": 0.36}, PAPER_NOTE),
 )
 """The published settings run here (module docstring)."""
 
