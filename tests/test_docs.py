@@ -480,8 +480,8 @@ def nested(x):
 
     Parameters
     ----------
-    x : int
-        A number.
+    x :
+        A number (no type written).
     """
     def inner():
         return x

@@ -193,11 +193,14 @@ def _sections(doc):
 
 
 def _documented_params(body):
-    """Names a Parameters (or Attributes) section documents: its unindented lines ``name : type`` or ``a, b : type``."""
+    """Names a Parameters (or Attributes) section documents: its unindented lines ``name : type``, ``a, b : type``
+    or ``a, b :`` (no type)."""
+    import re
+
     names = set()
     for line in body:
         if line.strip() and not line[0].isspace():
-            for name in line.split(" : ")[0].split(","):
+            for name in re.split(r"\s:(?:\s|$)", line)[0].split(","):
                 names.add(name.strip().lstrip("*"))
     return names
 
