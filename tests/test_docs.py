@@ -401,6 +401,212 @@ def test_the_docstring_check_catches_planted_gaps(tmp_path, monkeypatch):
     assert "plantedpkg.inner.f_doc: listed" in text  # listed but documented: the list must shrink
 
 
+def test_every_public_routine_has_its_numpydoc_sections_or_is_listed():
+    """The second check the docs build runs: every public function, class and public method of theory and sims that
+    takes parameters documents them in a Parameters section, and one that returns a value has Returns (Yields for a
+    generator), unless no_numpydoc.txt lists it; the list holds no name that is complete now (it may only shrink)."""
+    problems = _api_ext().check_numpydoc()
+    assert not problems, "\n".join(problems[:40])
+
+
+_NUMPYDOC_PLANTED = '''"""Planted."""
+import typing
+
+
+def complete(x, *, y=1):
+    """Complete.
+
+    Parameters
+    ----------
+    x, y : int
+        Two numbers.
+
+    Returns
+    -------
+    int
+        Their sum.
+    """
+    return x + y
+
+
+def no_params(x):
+    """Returns only.
+
+    Returns
+    -------
+    int
+    """
+    return x
+
+
+def half_params(x, flag=False):
+    """One of two.
+
+    Parameters
+    ----------
+    x : int
+        A number.
+    """
+    print(x, flag)
+
+
+def annotated(x) -> float:
+    """Returns by its annotation; its body only raises.
+
+    Parameters
+    ----------
+    x : int
+        A number.
+    """
+    raise NotImplementedError
+
+
+def returns_nothing(x) -> None:
+    """Nothing to return, despite the nested function's return.
+
+    Parameters
+    ----------
+    x : int
+        A number.
+    """
+    def inner():
+        return x
+    inner()
+    return None
+
+
+def nested(x):
+    """The return is the nested function's: nothing to return.
+
+    Parameters
+    ----------
+    x :
+        A number (no type written).
+    """
+    def inner():
+        return x
+    print(inner())
+
+
+def generator(n):
+    """Yields, not Returns.
+
+    Parameters
+    ----------
+    n : int
+        How many.
+
+    Returns
+    -------
+    int
+    """
+    yield from range(n)
+
+
+def takes_nothing():
+    """Nothing to say: no parameters, returns None."""
+
+
+class Base:
+    """A base.
+
+    Parameters
+    ----------
+    a : int
+        The constructor's parameter.
+    """
+
+    def __init__(self, a):
+        self.a = a
+
+    def method(self, b):
+        """A method with its sections.
+
+        Parameters
+        ----------
+        b : int
+            A number.
+
+        Returns
+        -------
+        int
+            ``a + b``.
+        """
+        return self.a + b
+
+    def __call__(self, z):
+        return z
+
+    @property
+    def twice(self):
+        """A property: an attribute, no sections."""
+        return 2 * self.a
+
+    @staticmethod
+    def helper(u):
+        """A static method without sections."""
+        return u
+
+
+class Child(Base):
+    """Inherits the constructor; overrides :meth:`Base.method` (documented there once)."""
+
+    def method(self, b):
+        return b
+
+    def extra(self, c):
+        """Its own method, sections missing."""
+        return c
+
+
+class NoInitDoc:
+    """A class whose constructor parameters are not documented."""
+
+    def __init__(self, p, q):
+        self.p, self.q = p, q
+
+
+class Record(typing.NamedTuple):
+    """A record: its fields in Attributes.
+
+    Attributes
+    ----------
+    n : int
+        A count.
+    """
+
+    n: int
+'''
+
+
+def test_the_numpydoc_check_catches_planted_gaps(tmp_path, monkeypatch):
+    """A planted module: routines and classes lacking Parameters (or some parameter), Returns or Yields are reported;
+    complete ones, properties, dunder methods, overrides of a documented base method and routines without parameters
+    or return value are not; a listed name that is complete, or gone, is reported too (the list may only shrink)."""
+    pkg = tmp_path / "plantednumpydoc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text('"""Planted."""\n')
+    (pkg / "mod.py").write_text(_NUMPYDOC_PLANTED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    w = _api_ext()
+    gaps = w.numpydoc_gaps(("plantednumpydoc",))
+    m = "plantednumpydoc.mod."
+    assert gaps == {
+        m + "no_params": ["no Parameters section"],
+        m + "half_params": ["Parameters lacks flag"],
+        m + "annotated": ["no Returns section"],
+        m + "generator": ["no Yields section"],
+        m + "Base.helper": ["no Parameters section", "no Returns section"],
+        m + "Child.extra": ["no Parameters section", "no Returns section"],
+        m + "NoInitDoc": ["no Parameters section"],
+    }, gaps
+    problems = "\n".join(w.check_numpydoc(("plantednumpydoc",), known={m + "no_params", m + "complete", m + "gone"}))
+    assert f"{m}half_params: numpydoc docstring incomplete (Parameters lacks flag)" in problems
+    assert f"{m}no_params:" not in problems  # listed: known debt
+    assert f"{m}complete: listed in no_numpydoc.txt" in problems  # listed but complete: the list must shrink
+    assert f"{m}gone: listed in no_numpydoc.txt" in problems
+
+
 # ---------------------------------------------------------------- pages generated from committed results
 def _pages_ext():
     sys.path.insert(0, str(ROOT / "docs" / "book" / "_ext"))

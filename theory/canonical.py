@@ -18,7 +18,21 @@ from theory import certainty, soft
 
 @dataclass(frozen=True)
 class CanonicalProblem:
-    """One instance: green masses ``G``, target ``Delta`` and the known optimum."""
+    r"""One instance: green masses ``G``, target ``Delta`` and the known optimum.
+
+    Attributes
+    ----------
+    name : str
+        What the instance is, for test ids.
+    G : ndarray, shape (T,)
+        Green masses of the steps.
+    Delta : float
+        DG target, :math:`\frac1T\sum_t \mathrm{DG}_t(\lambda^*)`.
+    lam : float
+        The dual optimum :math:`\lambda^*`, which is also the optimal boost (inf: hard red list).
+    opt : float
+        The optimal value, :math:`\frac1T\sum_t D_{kl,t}(\lambda^*)`.
+    """
 
     name: str
     G: np.ndarray
@@ -33,7 +47,13 @@ def _from_lambda(name: str, G: np.ndarray, lam: float) -> CanonicalProblem:
 
 
 def canonical_problems() -> list[CanonicalProblem]:
-    """The instances: constant G (the certainty equivalent), two-point, Beta(2,2) draws, hard limit."""
+    """The instances: constant G (the certainty equivalent), two-point, Beta(2,2) draws, hard limit.
+
+    Returns
+    -------
+    list of CanonicalProblem
+        Five instances, each with its optimum known in closed form (module docstring).
+    """
     gamma, Delta = 0.398, 0.3
     out = [
         CanonicalProblem(

@@ -74,6 +74,21 @@ def offline_opt_cvxpy(G: np.ndarray, Delta: float, max_dg: float) -> OfflineResu
     The boost of step t is :math:`\mathrm{logit}\,x_t - \mathrm{logit}\,G_t`; the
     dual of the constraint is :math:`\lambda^*`.  Steps with G_t in {0, 1} are
     fixed (no boost changes them).
+
+    Parameters
+    ----------
+    G : ndarray, shape (T,)
+        Green masses of the unwatermarked next-token distributions, in [0, 1].
+    Delta : float
+        DG target per token.
+    max_dg : float
+        The largest achievable mean DG (mean red mass), recorded in the result.
+
+    Returns
+    -------
+    OfflineResult
+        The optimum (``method="cvxpy"``): value, median boost, the constraint's dual, the dual function at it, the
+        achieved DG, per-step boosts and the solver's status.
     """
     cp = _cp()
     T = G.size
@@ -151,6 +166,17 @@ def general_opt_cvxpy(P, green, Delta: float) -> GeneralResult:
         Green-list membership of each entry.
     Delta : float
         DG target in (0, mean red mass).
+
+    Returns
+    -------
+    GeneralResult
+        The optimal distributions, their log ratio to ``P``, the per-entry boosts, the value and the dual.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, ``P`` has a zero entry or a row not summing to 1, or ``Delta`` is outside
+        (0, mean red mass).
     """
     cp = _cp()
     P = in_unit_interval("P", P)

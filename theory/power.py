@@ -45,12 +45,39 @@ def _log_factorial_table(size: int) -> np.ndarray:
 
 
 def log_factorials(n: int) -> np.ndarray:
-    """ln k!, k = 0..n (a table kept per power of two of sizes)."""
+    """ln k!, k = 0..n (a table kept per power of two of sizes).
+
+    Parameters
+    ----------
+    n : int
+        Largest k, >= 0.
+
+    Returns
+    -------
+    ndarray, shape (n + 1,)
+        ``out[k]`` = ln k!, read-only (a view of the shared table).
+    """
     return _log_factorial_table(1 << max(10, (int(n) + 1).bit_length()))[: int(n) + 1]
 
 
 def binomial_log_tail(T: int, gamma: float) -> np.ndarray:
-    r"""``out[k]`` = ln :math:`P(\mathrm{Bin}(T, \gamma) \ge k)`, k = 0..T+1 (exact in log space)."""
+    r"""``out[k]`` = ln :math:`P(\mathrm{Bin}(T, \gamma) \ge k)`, k = 0..T+1 (exact in log space).
+
+    The null law of the red-green green count: under no watermark each of T scored tokens is green with probability
+    :math:`\gamma`, independently.
+
+    Parameters
+    ----------
+    T : int
+        Number of scored tokens, >= 0.
+    gamma : float
+        Green-list fraction, in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape (T + 2,)
+        Log upper tails, nonincreasing: ``out[0]`` = 0 and ``out[T + 1]`` = -inf.
+    """
     j = np.arange(T + 1)
     lf = log_factorials(T)
     terms = lf[T] - lf - lf[::-1] + j * math.log(gamma) + (T - j) * math.log1p(-gamma)
@@ -60,7 +87,29 @@ def binomial_log_tail(T: int, gamma: float) -> np.ndarray:
 
 
 def binomial_critical(T: int, gamma: float, fpr: float) -> int:
-    r"""Smallest k with :math:`P(\mathrm{Bin}(T, \gamma) \ge k) \le \mathrm{fpr}` (T + 1 if none: too short)."""
+    r"""Smallest k with :math:`P(\mathrm{Bin}(T, \gamma) \ge k) \le \mathrm{fpr}` (T + 1 if none: too short).
+
+    The critical count :math:`k^*(T)` of the exact binomial test of the red-green detector.
+
+    Parameters
+    ----------
+    T : int
+        Number of scored tokens, >= 0.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    fpr : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    int
+        The critical count, in 0..T+1.
+
+    Raises
+    ------
+    ValueError
+        If T is not a nonnegative integer, or ``gamma`` or ``fpr`` is outside (0, 1).
+    """
     if int(T) != T or T < 0:
         raise ValueError(f"T must be an integer in [0, inf); got {T!r}")
     _check_level("gamma", gamma)
@@ -69,7 +118,20 @@ def binomial_critical(T: int, gamma: float, fpr: float) -> int:
 
 
 def poisson_binomial_sf(q: np.ndarray, k: int) -> np.ndarray:
-    r"""Per row of ``q`` (n, T): :math:`P(\sum_t X_t \ge k)`, :math:`X_t \sim \mathrm{Bernoulli}(q_{t})` independent."""
+    r"""Per row of ``q`` (n, T): :math:`P(\sum_t X_t \ge k)`, :math:`X_t \sim \mathrm{Bernoulli}(q_{t})` independent.
+
+    Parameters
+    ----------
+    q : array_like, shape (T,) or (n, T)
+        Success probabilities, one row per text.
+    k : int
+        Threshold count.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The upper tail of each row's Poisson-binomial count (1 for k <= 0, 0 for k > T).
+    """
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
     n, T = q.shape
     if k <= 0:
@@ -134,7 +196,23 @@ def dualga_text_boost(G: np.ndarray, Delta: float, M: float) -> np.ndarray:
 
 
 def green_probs(G: np.ndarray, delta) -> np.ndarray:
-    r""":math:`q_t = \sigma(\delta + \mathrm{logit}\, G_t)`; ``delta`` scalar or one per row (inf: hard watermark)."""
+    r""":math:`q_t = \sigma(\delta + \mathrm{logit}\, G_t)`; ``delta`` scalar or one per row (inf: hard watermark).
+
+    The probability that the watermarked token is green: the tilted green mass of the paper's per-step problem
+    (``theory.green_mass_step``).
+
+    Parameters
+    ----------
+    G : array_like, shape (T,) or (n, T)
+        Green masses of the unwatermarked next-token distributions, in [0, 1].
+    delta : float or array_like, shape (n,)
+        Logit boost, one for all rows or one per row; ``inf`` makes every token with :math:`G_t > 0` green.
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+        The green probabilities :math:`q_t`.
+    """
     from theory.soft import green_mass_step
 
     G = np.atleast_2d(G)
@@ -143,19 +221,60 @@ def green_probs(G: np.ndarray, delta) -> np.ndarray:
 
 
 def attacked_green_prob(q, gamma: float, rate: float, h: int) -> np.ndarray:
-    r"""Green probability after substituting a share ``rate`` of tokens: :math:`\gamma + (1-\rho)^{h+1}(q - \gamma)`."""
+    r"""Green probability after substituting a share ``rate`` of tokens: :math:`\gamma + (1-\rho)^{h+1}(q - \gamma)`.
+
+    A token keeps its watermarked colour only when neither it nor its ``h`` context tokens were replaced (probability
+    :math:`(1-\rho)^{h+1}`); otherwise its colour is Bernoulli(:math:`\gamma`).  Positions are treated as independent.
+
+    Parameters
+    ----------
+    q : float or array_like
+        Green probabilities before the attack.
+    gamma : float
+        Green-list fraction.
+    rate : float
+        Substitution rate :math:`\rho`, in [0, 1].
+    h : int
+        Context width of the seeding (tokens that seed a green list).
+
+    Returns
+    -------
+    ndarray
+        The attacked green probabilities, shaped like ``q``.
+
+    Raises
+    ------
+    ValueError
+        If ``rate`` is outside [0, 1].
+    """
     if not 0.0 <= float(rate) <= 1.0:
         raise ValueError(f"rate must be in [0, 1]; got {rate!r}")
     return gamma + (1.0 - rate) ** (int(h) + 1) * (np.asarray(q) - gamma)
 
 
 class PrefixCountLaws:
-    r"""``laws[r]`` (n, T0 + 1): the law of the green count of the first r tokens of each row of ``q``
+    """``laws[r]`` (n, T0 + 1): the law of the green count of the first r tokens of each row of ``q``
     (n, T0), r = 0..T0, by the Poisson-binomial recursion, computed when first asked for.
 
     The recursion's state is kept at every ``every``-th r (and at T0), so asking for row r walks at
     most ``every`` steps from a kept state, and memory is n (T0 / every + 2) (T0 + 1) doubles instead
     of the n (T0 + 1)^2 of all rows (:func:`count_laws`).
+
+    Parameters
+    ----------
+    q : array_like, shape (T0,) or (n, T0)
+        Green probabilities of each text's tokens (:func:`green_probs`).
+    every : int, default 16
+        Spacing of the kept recursion states.
+
+    Attributes
+    ----------
+    q : ndarray, shape (n, T0)
+        The green probabilities, as float64.
+    T0 : int
+        Length of the rows.
+    every : int
+        Spacing of the kept states.
     """
 
     def __init__(self, q: np.ndarray, every: int = 16):
@@ -184,8 +303,19 @@ class PrefixCountLaws:
 
 
 def count_laws(q: np.ndarray) -> np.ndarray:
-    r"""``out[i, r]`` = law of the green count of the first r tokens of row i of ``q`` (n, T0), r = 0..T0
-    (every row of :class:`PrefixCountLaws`; shape (n, T0 + 1, T0 + 1))."""
+    """``out[i, r]`` = law of the green count of the first r tokens of row i of ``q`` (n, T0), r = 0..T0
+    (every row of :class:`PrefixCountLaws`; shape (n, T0 + 1, T0 + 1)).
+
+    Parameters
+    ----------
+    q : array_like, shape (T0,) or (n, T0)
+        Green probabilities of each text's tokens.
+
+    Returns
+    -------
+    ndarray, shape (n, T0 + 1, T0 + 1)
+        ``out[i, r, j]`` = P(j of the first r tokens of text i are green).
+    """
     laws = PrefixCountLaws(q, every=1)
     return np.stack([laws[r] for r in range(laws.T0 + 1)], axis=1)
 
@@ -199,7 +329,26 @@ def redgreen_power(laws, T: int, gamma: float, fpr: float, scored: np.ndarray | 
     ``scored`` (n, T0) bool, tiled the same way: the tokens the detector scores (``--dedup``: first
     occurrences of their (context, token) pair; ``q`` must be 0 elsewhere, so that they add nothing to
     the count); row i is then tested against the critical count of its own number of scored tokens,
-    :math:`k^*(N_i(T))`."""
+    :math:`k^*(N_i(T))`.
+
+    Parameters
+    ----------
+    laws : PrefixCountLaws or ndarray, shape (n, T0 + 1, T0 + 1)
+        Prefix laws of the green count of the sampled texts.
+    T : int
+        Text length at which to evaluate the power.
+    gamma : float
+        Green-list fraction (the null's success probability).
+    fpr : float
+        Level of the test.
+    scored : ndarray of bool, shape (n, T0), optional
+        Which tokens the detector scores; default: all.
+
+    Returns
+    -------
+    float
+        The power, averaged over the n sampled texts, in [0, 1].
+    """
     row = laws.__getitem__ if isinstance(laws, PrefixCountLaws) else (lambda r: laws[:, r])
     T0 = laws.T0 if isinstance(laws, PrefixCountLaws) else laws.shape[1] - 1
     r, rem = divmod(int(T), T0)
@@ -228,7 +377,22 @@ def _critical_count(N: int, gamma: float, fpr: float) -> int:
 
 
 def lattice_power(pmf1: np.ndarray, T: int, crit: float) -> float:
-    r""":math:`P(\sum_{t \le T} K_t \ge \mathrm{crit})` for i.i.d. :math:`K_t` with law ``pmf1`` on 0..J (FFT convolution)."""
+    r""":math:`P(\sum_{t \le T} K_t \ge \mathrm{crit})` for i.i.d. :math:`K_t` with law ``pmf1`` on 0..J (FFT convolution).
+
+    Parameters
+    ----------
+    pmf1 : ndarray, shape (J + 1,)
+        Per-token law of the score on the lattice 0..J.
+    T : int
+        Number of tokens summed.
+    crit : float
+        Critical value, in lattice units.
+
+    Returns
+    -------
+    float
+        The power, in [0, 1].
+    """
     J = pmf1.size - 1
     L = 1 << int(math.ceil(math.log2(T * J + 1)))
     conv = np.fft.irfft(np.fft.rfft(pmf1, L) ** int(T), L)[: T * J + 1]
@@ -237,22 +401,65 @@ def lattice_power(pmf1: np.ndarray, T: int, crit: float) -> float:
 
 
 def gamma_upper_critical(T: int, fpr: float) -> float:
-    r"""c with :math:`P(\Gamma(T, 1) \ge c) = \mathrm{fpr}` (``scipy.special.gammainccinv``; tested against mpmath)."""
+    r"""c with :math:`P(\Gamma(T, 1) \ge c) = \mathrm{fpr}` (``scipy.special.gammainccinv``; tested against mpmath).
+
+    Under no watermark the EMS sum score :math:`\sum_t -\ln(1 - Y_t)` is :math:`\Gamma(T, 1)`.
+
+    Parameters
+    ----------
+    T : int
+        Number of scored tokens.
+    fpr : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    float
+        The upper critical value.
+    """
     from scipy.special import gammainccinv
 
     return float(gammainccinv(int(T), _check_level("fpr", fpr)))
 
 
 def gamma_lower_critical(T: int, fpr: float) -> float:
-    r"""c with :math:`P(\Gamma(T, 1) \le c) = \mathrm{fpr}` (the ``ems-log`` test rejects when :math:`-\sum \ln Y \le c`)."""
+    r"""c with :math:`P(\Gamma(T, 1) \le c) = \mathrm{fpr}` (the ``ems-log`` test rejects when :math:`-\sum \ln Y \le c`).
+
+    Parameters
+    ----------
+    T : int
+        Number of scored tokens.
+    fpr : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    float
+        The lower critical value.
+    """
     from scipy.special import gammaincinv
 
     return float(gammaincinv(int(T), _check_level("fpr", fpr)))
 
 
 def tokens_needed(power_at, target: float, T_max: int = 20000) -> int | None:
-    r"""Smallest T with ``power_at(T) >= target`` (doubling, then bisection; power is taken as
-    nondecreasing in T); None if even ``T_max`` falls short."""
+    """Smallest T with ``power_at(T) >= target`` (doubling, then bisection; power is taken as
+    nondecreasing in T); None if even ``T_max`` falls short.
+
+    Parameters
+    ----------
+    power_at : callable
+        ``power_at(T) -> float``, the power at text length T.
+    target : float
+        Target power, in (0, 1).
+    T_max : int, default 20000
+        Longest length tried.
+
+    Returns
+    -------
+    int or None
+        The number of tokens needed, or None.
+    """
     _check_level("target power", target)
     hi = 8
     while power_at(hi) < target:

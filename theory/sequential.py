@@ -65,6 +65,23 @@ def _check(gamma: float, Delta: float, alpha: float) -> None:
 def kl_bernoulli(p: float, q: float) -> float:
     r""":math:`\mathrm{KL}(\mathrm{Ber}(p) \| \mathrm{Ber}(q))` in nats (0 log 0 = 0).
 
+    Parameters
+    ----------
+    p : float
+        Success probability of the first law, in [0, 1].
+    q : float
+        Success probability of the reference law, in (0, 1).
+
+    Returns
+    -------
+    float
+        The divergence, >= 0.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` or ``q`` is out of range.
+
     Examples
     --------
     >>> round(kl_bernoulli(0.55, 0.25), 4)
@@ -81,7 +98,30 @@ def kl_bernoulli(p: float, q: float) -> float:
 
 
 def bet_growth(lam, gamma: float, p: float) -> np.ndarray:
-    r"""Growth rate :math:`E \ln(1 + \lambda (X - \gamma))` of a constant bet, X ~ Bernoulli(p)."""
+    r"""Growth rate :math:`E \ln(1 + \lambda (X - \gamma))` of a constant bet, X ~ Bernoulli(p).
+
+    :math:`r(\lambda) = p \ln(1 + \lambda(1-\gamma)) + (1-p)\ln(1 - \lambda\gamma)`, the :math:`r_j` of the module's
+    proposition at :math:`p = \gamma + \Delta`.
+
+    Parameters
+    ----------
+    lam : float or array_like
+        Bets :math:`\lambda`, in [0, 1/gamma).
+    gamma : float
+        Green-list fraction (the null's green probability).
+    p : float
+        Green probability of the scored tokens.
+
+    Returns
+    -------
+    ndarray
+        The growth rates, shaped like ``lam``.
+
+    Raises
+    ------
+    ValueError
+        If a bet is outside [0, 1/gamma).
+    """
     lam = np.asarray(lam, dtype=np.float64)
     if np.any(lam < 0) or np.any(lam >= 1.0 / gamma):
         raise ValueError(f"lam must be in [0, 1/gamma) = [0, {1 / gamma:g}); got {lam!r}")

@@ -8,6 +8,7 @@ seeded random test models of :data:`RANDOM_LMS`, or any local transformers folde
 
 from __future__ import annotations
 
+#: Seeded random transformers of five architectures (tiny, untrained): test models that need no download.
 RANDOM_LMS = ("random-llama", "random-qwen2", "random-mistral", "random-gpt2", "random-opt")
 REAL_LMS = ("smollm2",) + RANDOM_LMS  #: names load() knows; anything else is a local folder
 

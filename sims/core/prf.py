@@ -42,22 +42,48 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+#: 2**64 - 1: reduces a Python int to a 64-bit word.
 MASK64 = (1 << 64) - 1
+#: SplitMix64's increment (2**64 / golden ratio): spaces the keys of streams and of the context hash's start.
 GOLDEN = 0x9E3779B97F4A7C15
+#: SplitMix64 finaliser's first multiplier (``mix``: xor-shift 30, times M1).
 M1 = 0xBF58476D1CE4E5B9
+#: SplitMix64 finaliser's second multiplier (xor-shift 27, times M2, xor-shift 31).
 M2 = 0x94D049BB133111EB
+#: Salt of a candidate token: ``mix(k + C_TOKEN)`` is the context-free half of u (module docstring).
 C_TOKEN = 0x632BE59BD9B4E019
+#: Multiplier of a context token in the context hash (``mix(c ^ (x * C_CONTEXT + 1))`` per token).
 C_CONTEXT = 0xD6E8FEB86659FD93
 
+#: Stream of the green lists.
 GREEN = 0
+#: Stream of the EMS (Gumbel-max) uniforms.
 EMS = 1
+#: Stream of the per-step sampling uniforms keyed by the watermark.
 STEP = 2
 
+#: 2**53: a PRF word's top 53 bits, read as an integer, are uniform on 0..TOP53-1 (green threshold, uniforms).
 TOP53 = 1 << 53
 
 
 def green_threshold(gamma: float) -> int:
-    """Integer threshold on the top 53 bits: green iff (u >> 11) < threshold."""
+    """Integer threshold on the top 53 bits: green iff (u >> 11) < threshold.
+
+    Parameters
+    ----------
+    gamma : float
+        Green-list fraction, in (0, 1).
+
+    Returns
+    -------
+    int
+        ``floor(gamma * 2**53)``.
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is outside (0, 1).
+    """
     if not (0.0 < gamma < 1.0):
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
     return int(gamma * TOP53)
@@ -134,7 +160,20 @@ def context_hash(key: int, context, stream: int = GREEN) -> np.ndarray:
 
 
 def token_bits(ctx_hash, tokens) -> np.ndarray:
-    """64-bit PRF output for each (context hash, token) pair (broadcast)."""
+    """64-bit PRF output for each (context hash, token) pair (broadcast).
+
+    Parameters
+    ----------
+    ctx_hash : int or array_like of uint64
+        Context hashes.
+    tokens : int or array_like of int
+        Token ids, broadcast with ``ctx_hash``.
+
+    Returns
+    -------
+    ndarray of uint64
+        ``u = mix(ctx_hash ^ mix(k + C_TOKEN))`` per pair.
+    """
     t = np.asarray(tokens, dtype=np.int64).astype(np.uint64)
     with np.errstate(over="ignore"):
         return _mix64(np.asarray(ctx_hash, dtype=np.uint64) ^ _mix64(t + np.uint64(C_TOKEN)))
@@ -142,12 +181,38 @@ def token_bits(ctx_hash, tokens) -> np.ndarray:
 
 def token_mix(vocab_size: int) -> np.ndarray:
     """``mix64(k + C_TOKEN)`` for every token id k: the context-free half of :func:`token_bits`,
-    precomputed by the kernels so that each (context, token) pair costs one mixing round."""
+    precomputed by the kernels so that each (context, token) pair costs one mixing round.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V.
+
+    Returns
+    -------
+    ndarray of uint64, shape (V,)
+        The mixed token words.
+    """
     return _mix64(np.arange(vocab_size, dtype=np.uint64) + np.uint64(C_TOKEN))
 
 
 def is_green(ctx_hash, tokens, gamma: float) -> np.ndarray:
-    """Bernoulli(gamma) green-list membership (see module docstring)."""
+    """Bernoulli(gamma) green-list membership (see module docstring).
+
+    Parameters
+    ----------
+    ctx_hash : int or array_like of uint64
+        Context hashes.
+    tokens : int or array_like of int
+        Candidate token ids, broadcast with ``ctx_hash``.
+    gamma : float
+        Green-list fraction, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool
+        Whether each (context, token) pair is green.
+    """
     thr = np.uint64(green_threshold(gamma))
     return (token_bits(ctx_hash, tokens) >> np.uint64(11)) < thr
 
@@ -155,7 +220,26 @@ def is_green(ctx_hash, tokens, gamma: float) -> np.ndarray:
 def green_mask(ctx_hash, vocab_size: int, gamma: float, kind: str = "bernoulli") -> np.ndarray:
     """Green mask over the whole vocabulary for one or more contexts.
 
-    Returns a bool array of shape ``ctx_hash.shape + (vocab_size,)``.
+    Parameters
+    ----------
+    ctx_hash : int or array_like of uint64
+        Context hashes (:func:`context_hash`).
+    vocab_size : int
+        Vocabulary size V.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    kind : {"bernoulli", "partition"}
+        Per-token Bernoulli(gamma) membership, or exactly ``floor(gamma V)`` green tokens (module docstring).
+
+    Returns
+    -------
+    ndarray of bool, shape ``ctx_hash.shape + (vocab_size,)``
+        True for green tokens.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is neither.
     """
     ch = np.asarray(ctx_hash, dtype=np.uint64)[..., None]
     ks = np.arange(vocab_size, dtype=np.int64)
@@ -172,5 +256,18 @@ def green_mask(ctx_hash, vocab_size: int, gamma: float, kind: str = "bernoulli")
 
 
 def uniforms(ctx_hash, tokens) -> np.ndarray:
-    """Uniforms in (0, 1) for each (context hash, token) pair."""
+    """Uniforms in (0, 1) for each (context hash, token) pair.
+
+    Parameters
+    ----------
+    ctx_hash : int or array_like of uint64
+        Context hashes.
+    tokens : int or array_like of int
+        Token ids, broadcast with ``ctx_hash``.
+
+    Returns
+    -------
+    ndarray of float64
+        ``((u >> 11) + 0.5) / 2**53``: the top 53 bits of the PRF word, centred in their cell.
+    """
     return ((token_bits(ctx_hash, tokens) >> np.uint64(11)).astype(np.float64) + 0.5) / float(TOP53)

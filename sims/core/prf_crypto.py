@@ -31,14 +31,30 @@ from numba import njit
 from sims.core.prf import GREEN, green_threshold
 
 C0 = 0x736F6D6570736575  #: "somepseudorandomlygeneratedbytes"
-C1 = 0x646F72616E646F6D
-C2 = 0x6C7967656E657261
-C3 = 0x7465646279746573
+C1 = 0x646F72616E646F6D  #: SipHash's initial constant of v1 ("dorandom")
+C2 = 0x6C7967656E657261  #: SipHash's initial constant of v2 ("lygenera")
+C3 = 0x7465646279746573  #: SipHash's initial constant of v3 ("tedbytes")
 STATE_WORDS = 5  #: v0, v1, v2, v3 and the final (length) block
 
 
 def key_words(key) -> tuple[int, int]:
-    """The 128-bit key as SipHash's (k0, k1): 16 bytes, or an int in [0, 2**128) read little-endian."""
+    """The 128-bit key as SipHash's (k0, k1): 16 bytes, or an int in [0, 2**128) read little-endian.
+
+    Parameters
+    ----------
+    key : bytes or int
+        16 bytes, or an int in [0, 2**128).
+
+    Returns
+    -------
+    tuple of int
+        (k0, k1), the low and high 64-bit words.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is neither 16 bytes nor an int in range.
+    """
     if isinstance(key, (bytes, bytearray)):
         if len(key) != 16:
             raise ValueError(f"key must be 16 bytes (128 bits) for SipHash-2-4; got {len(key)} bytes")
@@ -59,7 +75,22 @@ def _rotl(x: np.ndarray, b: int) -> np.ndarray:
 
 def sip_rounds(v0, v1, v2, v3, n: int, rotl=_rotl):
     """``n`` SipRounds on the state (v0, v1, v2, v3): arrays of uint64 (NumPy, the default
-    ``rotl``) or of int64 with wrap-around (torch, with its own ``rotl``)."""
+    ``rotl``) or of int64 with wrap-around (torch, with its own ``rotl``).
+
+    Parameters
+    ----------
+    v0, v1, v2, v3 : array_like
+        The four state words.
+    n : int
+        Number of rounds (2 per message word, 4 to finish, for SipHash-2-4).
+    rotl : callable, optional
+        ``rotl(x, b)``, left rotation of 64-bit words by b bits.
+
+    Returns
+    -------
+    tuple of array_like
+        The state (v0, v1, v2, v3) after the rounds.
+    """
     for _ in range(n):
         v0 = v0 + v1
         v1 = rotl(v1, 13) ^ v0
@@ -85,7 +116,20 @@ def _absorb(v: list, m: np.ndarray) -> None:
 
 
 def siphash_words(key, words) -> np.ndarray:
-    """SipHash-2-4 of the little-endian bytes of each row of 64-bit ``words`` (..., n)."""
+    """SipHash-2-4 of the little-endian bytes of each row of 64-bit ``words`` (..., n).
+
+    Parameters
+    ----------
+    key : bytes or int
+        The 128-bit key (:func:`key_words`).
+    words : array_like of int, shape (..., n)
+        The messages, 8 bytes per word.
+
+    Returns
+    -------
+    ndarray of uint64, shape ``words.shape[:-1]``
+        One 64-bit hash per row.
+    """
     k0, k1 = key_words(key)
     w = np.asarray(words).astype(np.uint64)
     shape = w.shape[:-1]
@@ -105,7 +149,22 @@ def _finish(v: list, last) -> np.ndarray:
 
 def context_state(key, context, stream: int = GREEN) -> np.ndarray:
     """SipHash state after the words (stream, context...), shape ``context.shape[:-1] + (5,)``:
-    v0..v3 and the length block of the full message (one more word, the token, follows)."""
+    v0..v3 and the length block of the full message (one more word, the token, follows).
+
+    Parameters
+    ----------
+    key : bytes or int
+        The 128-bit key (:func:`key_words`).
+    context : array_like of int, shape (..., h)
+        Context windows, oldest token first.
+    stream : int, default GREEN
+        Stream word absorbed first (separates the uses of one key).
+
+    Returns
+    -------
+    ndarray of uint64, shape ``context.shape[:-1] + (5,)``
+        The states, one per window, to finish with :func:`token_bits`.
+    """
     k0, k1 = key_words(key)
     ctx = np.asarray(context, dtype=np.int64)
     shape = ctx.shape[:-1]
@@ -119,7 +178,20 @@ def context_state(key, context, stream: int = GREEN) -> np.ndarray:
 
 
 def token_bits(state, tokens) -> np.ndarray:
-    """SipHash-2-4 of (stream, context, token) from the context's :func:`context_state` (broadcast)."""
+    """SipHash-2-4 of (stream, context, token) from the context's :func:`context_state` (broadcast).
+
+    Parameters
+    ----------
+    state : array_like of uint64, shape (..., 5)
+        Context states.
+    tokens : int or array_like of int
+        Token ids, broadcast with ``state.shape[:-1]``.
+
+    Returns
+    -------
+    ndarray of uint64
+        The 64-bit PRF word of each (context, token) pair.
+    """
     s = np.asarray(state, dtype=np.uint64)
     t = np.asarray(tokens, dtype=np.int64).astype(np.uint64)
     shape = np.broadcast_shapes(s.shape[:-1], t.shape)
@@ -130,7 +202,22 @@ def token_bits(state, tokens) -> np.ndarray:
 
 
 def is_green(state, tokens, gamma: float) -> np.ndarray:
-    """Bernoulli(gamma) green-list membership with the threshold of :mod:`sims.core.prf`."""
+    """Bernoulli(gamma) green-list membership with the threshold of :mod:`sims.core.prf`.
+
+    Parameters
+    ----------
+    state : array_like of uint64, shape (..., 5)
+        Context states (:func:`context_state`).
+    tokens : int or array_like of int
+        Token ids, broadcast with ``state.shape[:-1]``.
+    gamma : float
+        Green-list fraction, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool
+        Whether each (context, token) pair is green.
+    """
     return (token_bits(state, tokens) >> np.uint64(11)) < np.uint64(green_threshold(gamma))
 
 

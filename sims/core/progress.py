@@ -45,7 +45,18 @@ class _Silent:
 @contextlib.contextmanager
 def shown(show: bool | None):
     """Within the block, bars whose caller did not force them are shown (``True``), hidden
-    (``False``) or shown where stderr is a terminal (``None``)."""
+    (``False``) or shown where stderr is a terminal (``None``).
+
+    Parameters
+    ----------
+    show : bool or None
+        The setting inside the block.
+
+    Yields
+    ------
+    None
+        Control of the block; the previous setting is restored on exit.
+    """
     global _SHOW
     before, _SHOW = _SHOW, show
     try:
@@ -59,6 +70,23 @@ def progress(total_or_iterable, desc: str, unit: str = "step", force: bool | Non
 
     ``force`` (True / False) overrides the setting of :func:`shown`, which in turn
     overrides the default: shown only where ``sys.stderr`` is a terminal.
+
+    Parameters
+    ----------
+    total_or_iterable : int or iterable
+        Number of units to count, or an iterable to wrap.
+    desc : str
+        Label of the bar.
+    unit : str, default "step"
+        Name of a unit.
+    force : bool, optional
+        Show (True) or hide (False) whatever :func:`shown` says.
+
+    Returns
+    -------
+    tqdm or object
+        A ``tqdm`` bar (one line every ``LOG_INTERVAL`` seconds when stderr is not a terminal), or a silent stand-in
+        with the same ``update``/iteration/context-manager interface.
     """
     tty = sys.stderr.isatty()
     show = force if force is not None else (_SHOW if _SHOW is not None else tty)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 RECORDS = ("kl", "G", "dg", "entropy", "lam")  #: per-token records, float64 (n, T); nan where not defined
+#: Format tag written into every ``.npz`` of :meth:`Generation.save` and required by :meth:`Generation.load`.
 FORMAT = "wmstats.generation/1"
 
 
@@ -104,16 +105,44 @@ class Generation:
         return self.tokens.shape[0]
 
     def prompt(self, i: int) -> np.ndarray:
-        """Row ``i``'s prompt without its padding."""
+        """Row ``i``'s prompt without its padding.
+
+        Parameters
+        ----------
+        i : int
+            Row (text) index.
+
+        Returns
+        -------
+        ndarray of int64
+            The last ``prompt_lens[i]`` prompt tokens of row i (prompts are left-padded).
+        """
         return self.prompts[i, self.prompts.shape[1] - self.prompt_lens[i]:]
 
     def text(self, i: int) -> np.ndarray:
-        """Row ``i``'s generated tokens without padding."""
+        """Row ``i``'s generated tokens without padding.
+
+        Parameters
+        ----------
+        i : int
+            Row (text) index.
+
+        Returns
+        -------
+        ndarray of int64
+            The first ``lengths[i]`` generated tokens of row i.
+        """
         return self.tokens[i, : self.lengths[i]]
 
     def save(self, path) -> None:
         """Write a compressed ``.npz`` archive (no pickles; ``meta`` as JSON) to exactly ``path``
-        (NumPy would add ``.npz`` to a name without it)."""
+        (NumPy would add ``.npz`` to a name without it).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write.
+        """
         with open(path, "wb") as f:
             np.savez_compressed(
                 f, format=FORMAT, tokens=self.tokens, prompts=self.prompts, prompt_lens=self.prompt_lens, lengths=self.lengths,
@@ -122,7 +151,20 @@ class Generation:
 
     @staticmethod
     def nbytes(n: int, T: int) -> int:
-        """Bytes that ``n`` texts of ``T`` tokens take in memory: int64 tokens and the float64 ``RECORDS``."""
+        """Bytes that ``n`` texts of ``T`` tokens take in memory: int64 tokens and the float64 ``RECORDS``.
+
+        Parameters
+        ----------
+        n : int
+            Number of texts.
+        T : int
+            Tokens per text.
+
+        Returns
+        -------
+        int
+            ``8 n T (1 + len(RECORDS))``.
+        """
         return int(n) * int(T) * 8 * (1 + len(RECORDS))
 
     @classmethod
@@ -130,7 +172,25 @@ class Generation:
         """Read a file written by :meth:`save`; a clear ``ValueError`` for anything else.
 
         ``records=False`` leaves the per-token records (:data:`RECORDS`) unread: each is then a read-only
-        view of nan (what detection, which reads the texts only, loads)."""
+        view of nan (what detection, which reads the texts only, loads).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The ``.npz`` file.
+        records : bool, default True
+            Whether to read the per-token records.
+
+        Returns
+        -------
+        Generation
+            The generation the file holds.
+
+        Raises
+        ------
+        ValueError
+            If the file is missing, not an ``.npz`` archive, or lacks the generation's arrays.
+        """
         path = pathlib.Path(path)
         if not path.is_file():
             raise ValueError(f"{path}: no such file")

@@ -29,13 +29,40 @@ def uniform_nb(key, i):
 
 
 def stream_key(seed: int, stream: int) -> np.uint64:
+    """Key of stream ``stream`` of seed ``seed``: ``mix64(seed ^ stream * GOLDEN)`` (NumPy twin of :func:`stream_key_nb`).
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed.
+    stream : int
+        The stream's number (independent uses of one seed).
+
+    Returns
+    -------
+    numpy.uint64
+        The key that :func:`uniforms` and :func:`uniform_nb` count from.
+    """
     with np.errstate(over="ignore"):
         x = np.array([seed], dtype=np.uint64) ^ (np.array([stream], dtype=np.uint64) * np.uint64(GOLDEN))
     return _mix64(x)[0]
 
 
 def uniforms(key, i) -> np.ndarray:
-    """NumPy reference of :func:`uniform_nb` for an array of counters ``i``."""
+    """NumPy reference of :func:`uniform_nb` for an array of counters ``i``.
+
+    Parameters
+    ----------
+    key : int or numpy.uint64
+        A stream key (:func:`stream_key`).
+    i : int or array_like of int
+        Counters: uniform number i of the stream.
+
+    Returns
+    -------
+    ndarray of float64
+        Uniforms in (0, 1), ``((mix64(key + i GOLDEN) >> 11) + 0.5) / 2**53``.
+    """
     with np.errstate(over="ignore"):
         z = _mix64(np.uint64(key) + np.asarray(i, dtype=np.uint64) * np.uint64(GOLDEN))
     return ((z >> np.uint64(11)).astype(np.float64) + 0.5) * _SCALE

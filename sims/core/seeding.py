@@ -59,8 +59,9 @@ from theory._numba_cache import cache_root
 
 SEEDINGS = ("lefthash", "selfhash", "minhash", "skipgram", "semantic")
 """The seeding schemes, in the order of their codes."""
+#: The kernel codes of the seeding schemes (their indices in :data:`SEEDINGS`, :func:`code`).
 LEFTHASH, SELFHASH, MINHASH, SKIPGRAM, SEMANTIC = range(5)
-DEFAULT = "lefthash"
+DEFAULT = "lefthash"  #: the default seeding scheme (transformers' ``lefthash`` at h = 1)
 CLUSTERS = 64
 """``semantic``: the number of token clusters (the synthetic stand-in for an embedding's neighbourhoods; a power of two)."""
 DIM = 16
@@ -70,11 +71,28 @@ BITS = 16
 NO_CLUSTERS = np.zeros(0, dtype=np.int64)
 """``semantic``'s cluster table meaning "the public hash of the id" (:func:`cluster_nb`): what the kernels get
 unless an LM's embedding clusters (:func:`embedding_clusters`) are given."""
-C_CLUSTER, C_CENTROID, C_PLANE = 0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0  # public salts (digits of pi)
+#: Public salts (digits of pi) of ``semantic``'s id-hash clusters, cluster centroids and keyed hyperplanes.
+C_CLUSTER, C_CENTROID, C_PLANE = 0x243F6A8885A308D3, 0x13198A2E03707344, 0xA4093822299F31D0
 
 
 def code(seeding: str) -> int:
-    """The kernel code of ``seeding``; ValueError naming the parameter, its value and the valid ones."""
+    """The kernel code of ``seeding``; ValueError naming the parameter, its value and the valid ones.
+
+    Parameters
+    ----------
+    seeding : str
+        One of :data:`SEEDINGS`.
+
+    Returns
+    -------
+    int
+        Its index in :data:`SEEDINGS` (:data:`LEFTHASH` .. :data:`SEMANTIC`).
+
+    Raises
+    ------
+    ValueError
+        If ``seeding`` is not a known scheme.
+    """
     if seeding not in SEEDINGS:
         raise ValueError(f"seeding must be one of {SEEDINGS}; got {seeding!r}")
     return SEEDINGS.index(seeding)
@@ -181,7 +199,20 @@ def pair_nb(key, window, y, scheme, wa, cluster_of):
 
 # ------------------------------------------------------------ numpy reference
 def token_hashes(key: int, tokens) -> np.ndarray:
-    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens`` (stream GREEN)."""
+    """a(x) = ``context_hash(key, [x])`` for every id of ``tokens`` (stream GREEN).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    tokens : array_like of int
+        Token ids.
+
+    Returns
+    -------
+    ndarray of uint64, shape ``tokens.shape``
+        The one-token context hash of each id.
+    """
     t = np.asarray(tokens, dtype=np.int64)
     return prf.context_hash(key, t[..., None])
 
@@ -241,7 +272,22 @@ def embedding_clusters(weight) -> np.ndarray:
 
 def semantic_bits(key: int, windows, cluster_of=None) -> np.ndarray:
     """``semantic``'s sign pattern of each window (shape ``windows.shape[:-1]``, uint64): the NumPy reference of
-    :func:`semantic_bits_nb` (``cluster_of`` as in :func:`clusters`)."""
+    :func:`semantic_bits_nb` (``cluster_of`` as in :func:`clusters`).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key (draws the hyperplanes).
+    windows : array_like of int, shape (..., h)
+        Context windows.
+    cluster_of : ndarray of int64, optional
+        Cluster of each id; default the public hash.
+
+    Returns
+    -------
+    ndarray of uint64, shape ``windows.shape[:-1]``
+        Bit j is the sign of the window's embedding on hyperplane j, j < :data:`BITS`.
+    """
     w = np.asarray(windows, dtype=np.int64)
     j = np.arange(DIM, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -303,14 +349,54 @@ def seeds(key: int, windows, seeding: str = DEFAULT, tokens=None, cluster_of=Non
 
 def words(key: int, windows, tokens, seeding: str = DEFAULT, cluster_of=None) -> np.ndarray:
     """The PRF word u of each (window, token) pair (``tokens`` broadcast with ``windows.shape[:-1]``):
-    green iff ``u >> 11 < green_threshold(gamma)`` (``cluster_of`` as in :func:`seeds`)."""
+    green iff ``u >> 11 < green_threshold(gamma)`` (``cluster_of`` as in :func:`seeds`).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : array_like of int, shape (..., h)
+        Context windows.
+    tokens : array_like of int
+        Token ids.
+    seeding : str, default DEFAULT
+        One of :data:`SEEDINGS`.
+    cluster_of : ndarray of int64, optional
+        ``semantic``'s cluster table.
+
+    Returns
+    -------
+    ndarray of uint64
+        ``u = mix(s ^ mix(y + C_TOKEN))`` with s the window's seed (module docstring).
+    """
     s = seeds(key, windows, seeding, tokens, cluster_of)
     return prf.token_bits(s, tokens)
 
 
 def green_mask(key: int, windows, vocab_size: int, gamma: float, seeding: str = DEFAULT, cluster_of=None) -> np.ndarray:
     """Bernoulli(gamma) green lists over the vocabulary, shape ``windows.shape[:-1] + (vocab_size,)``
-    (``cluster_of`` as in :func:`seeds`)."""
+    (``cluster_of`` as in :func:`seeds`).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    windows : array_like of int, shape (..., h)
+        Context windows, oldest token first.
+    vocab_size : int
+        Vocabulary size V.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    seeding : str, default DEFAULT
+        One of :data:`SEEDINGS`.
+    cluster_of : ndarray of int64, optional
+        ``semantic``'s cluster table.
+
+    Returns
+    -------
+    ndarray of bool, shape ``windows.shape[:-1] + (vocab_size,)``
+        True for green tokens.
+    """
     w = np.asarray(windows, dtype=np.int64)[..., None, :]
     ks = np.arange(vocab_size, dtype=np.int64)
     thr = np.uint64(prf.green_threshold(gamma))
@@ -326,7 +412,23 @@ def _table_name(table) -> str:
 def store_clusters(cluster_of) -> str:
     """Keep a cluster table in the cache (``$WMSTATS_CACHE/clusters``) and return its name (:func:`_table_name`).
     A generation seeded ``semantic`` by an LM's own clusters records the name in
-    ``meta["clusters"]``; detection reads the table back by it (:func:`clusters_of`)."""
+    ``meta["clusters"]``; detection reads the table back by it (:func:`clusters_of`).
+
+    Parameters
+    ----------
+    cluster_of : array_like of int
+        Cluster of each token id, in [0, CLUSTERS).
+
+    Returns
+    -------
+    str
+        The table's name: 16 hex digits of the SHA-256 of its int64 bytes.
+
+    Raises
+    ------
+    ValueError
+        If the table is empty, not 1-d, or holds a cluster out of range.
+    """
     table = np.ascontiguousarray(cluster_of, dtype=np.int64)
     if table.ndim != 1 or table.size == 0 or table.min() < 0 or table.max() >= CLUSTERS:
         raise ValueError(f"cluster_of must be a non-empty 1-d table of clusters in [0, {CLUSTERS}); got shape {table.shape}")
@@ -350,7 +452,25 @@ class Seeding(str):
 
 
 def with_clusters(seeding: str, cluster_of) -> str:
-    """``seeding`` carrying the cluster table ``cluster_of`` (``semantic`` only; an empty table gives the plain name)."""
+    """``seeding`` carrying the cluster table ``cluster_of`` (``semantic`` only; an empty table gives the plain name).
+
+    Parameters
+    ----------
+    seeding : str
+        A seeding scheme's name.
+    cluster_of : array_like of int
+        A cluster table, possibly empty.
+
+    Returns
+    -------
+    str or Seeding
+        The plain name for an empty table, else a :class:`Seeding` carrying it.
+
+    Raises
+    ------
+    ValueError
+        If a non-empty table is given to a scheme other than ``semantic``.
+    """
     table = np.ascontiguousarray(cluster_of, dtype=np.int64)
     if not table.size:
         return str(seeding)
@@ -362,20 +482,58 @@ def with_clusters(seeding: str, cluster_of) -> str:
 
 
 def cluster_table(seeding: str) -> np.ndarray:
-    """The cluster table ``seeding`` carries (:class:`Seeding`), else :data:`NO_CLUSTERS` (the public hash)."""
+    """The cluster table ``seeding`` carries (:class:`Seeding`), else :data:`NO_CLUSTERS` (the public hash).
+
+    Parameters
+    ----------
+    seeding : str or Seeding
+        A seeding scheme's name.
+
+    Returns
+    -------
+    ndarray of int64
+        The cluster of each token id, or the empty table.
+    """
     return getattr(seeding, "cluster_of", NO_CLUSTERS)
 
 
 def seeding_of(meta: dict) -> str:
     """A generation's seeding scheme (``meta["seeding"]``, default ``lefthash``), carrying the cluster table its
-    ``meta["clusters"]`` names (:func:`clusters_of`)."""
+    ``meta["clusters"]`` names (:func:`clusters_of`).
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's metadata.
+
+    Returns
+    -------
+    str or Seeding
+        The scheme's name, a :class:`Seeding` when it carries a cluster table.
+    """
     return with_clusters(meta.get("seeding", DEFAULT), clusters_of(meta))
 
 
 def clusters_of(meta: dict) -> np.ndarray:
     """The cluster table a generation was seeded with: :data:`NO_CLUSTERS` (the public hash) unless ``meta`` names
     one (``meta["clusters"]``, :func:`store_clusters`), which is then read from the cache and checked against its
-    name."""
+    name.
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's metadata.
+
+    Returns
+    -------
+    ndarray of int64
+        The cluster table.
+
+    Raises
+    ------
+    ValueError
+        If the named table is not in the cache, or the cached file does not match its name.
+    """
     name = meta.get("clusters")
     if not name:
         return NO_CLUSTERS

@@ -13,12 +13,32 @@ import numpy as np
 
 from sims.core import prf
 
-PUBLIC_KEY = 0
+PUBLIC_KEY = 0  #: the public key of window names: everybody knows it, so a name carries no secret
 WINDOW_STREAM = 13  #: watermarks use streams 0..2, the synthetic LMs 7, ITS 99
 
 
 def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
-    """(n, T, h) array: the ``h`` tokens before each generated token, oldest first."""
+    """(n, T, h) array: the ``h`` tokens before each generated token, oldest first.
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (n, T)
+        Generated tokens.
+    prompts : ndarray of int, shape (n, P)
+        Prompts (left-padded), at least ``h`` tokens each.
+    h : int
+        Context width, >= 0.
+
+    Returns
+    -------
+    ndarray of int64, shape (n, T, h)
+        The windows, prompt tokens included.
+
+    Raises
+    ------
+    ValueError
+        If ``h`` is not a nonnegative integer or a prompt is shorter than ``h``.
+    """
     tokens = np.asarray(tokens, dtype=np.int64)
     prompts = np.asarray(prompts, dtype=np.int64)
     if int(h) != h or h < 0:
@@ -33,10 +53,38 @@ def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
 
 
 def window_names(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
-    """(n, T) uint64: the public name of each generated token's context window."""
+    """(n, T) uint64: the public name of each generated token's context window.
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (n, T)
+        Generated tokens.
+    prompts : ndarray of int, shape (n, P)
+        Prompts (left-padded), at least ``h`` tokens each.
+    h : int
+        Context width.
+
+    Returns
+    -------
+    ndarray of uint64, shape (n, T)
+        The context hash of each window under :data:`PUBLIC_KEY`, stream :data:`WINDOW_STREAM`.
+    """
     return prf.context_hash(PUBLIC_KEY, windows(tokens, prompts, h), WINDOW_STREAM)
 
 
 def pair_names(names: np.ndarray, tokens) -> np.ndarray:
-    """Public 64-bit names of (window, token) pairs (broadcast)."""
+    """Public 64-bit names of (window, token) pairs (broadcast).
+
+    Parameters
+    ----------
+    names : ndarray of uint64
+        Window names (:func:`window_names`).
+    tokens : int or array_like of int
+        Token ids, broadcast with ``names``.
+
+    Returns
+    -------
+    ndarray of uint64
+        The PRF word of each (window name, token) pair under the public key.
+    """
     return prf.token_bits(names, tokens)

@@ -151,7 +151,27 @@ class LM:
 
     def prompt_ids(self, source: str = DEFAULT_PROMPTS, n: int | None = None, *, seed: int = 0) -> list:
         """A real LM's prompts: the first ``n`` of set ``source`` (lfqa, news or a JSONL file) encoded, or
-        ``n`` random id sequences (seed ``seed``) for a random test model (:func:`sims.lm.real.prompts.prompt_ids`)."""
+        ``n`` random id sequences (seed ``seed``) for a random test model (:func:`sims.lm.real.prompts.prompt_ids`).
+
+        Parameters
+        ----------
+        source : str, default DEFAULT_PROMPTS
+            Prompt set: ``"lfqa"``, ``"news"`` or a JSONL file.
+        n : int, optional
+            Number of prompts (default all of the set).
+        seed : int, default 0
+            Seed of a random test model's prompts.
+
+        Returns
+        -------
+        list of ndarray of int64
+            The encoded prompts.
+
+        Raises
+        ------
+        ValueError
+            For a synthetic LM (it samples its own prompts).
+        """
         if not self.real:
             raise ValueError(f"prompt sets are a real LM's; synthetic LM {self.name!r} samples its prompts (sims.sample_prompts)")
         from sims.lm.real.prompts import prompt_ids
@@ -161,7 +181,20 @@ class LM:
 
     def null_prompts(self, gen: Generation, n_null: int):
         """The prompts of ``n_null`` unwatermarked controls of ``gen``: a synthetic LM samples fresh ones
-        (None); a real LM reuses ``gen``'s prompts, cycled."""
+        (None); a real LM reuses ``gen``'s prompts, cycled.
+
+        Parameters
+        ----------
+        gen : Generation
+            The watermarked generation.
+        n_null : int
+            Number of controls.
+
+        Returns
+        -------
+        list of ndarray or None
+            The controls' prompts, or None for a synthetic LM.
+        """
         return None if not self.real else [gen.prompt(i % gen.n) for i in range(int(n_null))]
 
     # -- probabilities ----------------------------------------------------------------------------
@@ -176,17 +209,54 @@ class LM:
         return self._oracle
 
     def next_probs(self, context) -> np.ndarray:
-        """The (V,) next-token distribution after ``context`` (token ids), float64."""
+        """The (V,) next-token distribution after ``context`` (token ids), float64.
+
+        Parameters
+        ----------
+        context : array_like of int
+            Token ids, oldest first.
+
+        Returns
+        -------
+        ndarray of float64, shape (V,)
+            The unwatermarked next-token distribution.
+        """
         return self._probs().next_probs(context)
 
     def probs_along(self, seq, P: int, T: int) -> np.ndarray:
-        """The (T, V) distributions of tokens ``seq[P:P + T]`` given what precedes each (``seq``: a prompt row of width ``P``, then the text)."""
+        """The (T, V) distributions of tokens ``seq[P:P + T]`` given what precedes each (``seq``: a prompt row of width ``P``, then the text).
+
+        Parameters
+        ----------
+        seq : array_like of int
+            Prompt row, then the text.
+        P : int
+            Width of the prompt row.
+        T : int
+            Number of text positions.
+
+        Returns
+        -------
+        ndarray of float64, shape (T, V)
+            The unwatermarked next-token distributions.
+        """
         return self._probs().probs_along(seq, P, T)
 
     def step_probs(self, gen: Generation):
         """``step_probs(i)``: the (T, V) next-token distributions along text i of ``gen`` (what UW / ITS
         detection reads): exact for a synthetic LM, a real LM's teacher-forced softmax, batched
-        (:func:`sims.lm.real.oracle.teacher_forced_probs`)."""
+        (:func:`sims.lm.real.oracle.teacher_forced_probs`).
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts.
+
+        Returns
+        -------
+        callable
+            ``step_probs(i) -> ndarray of shape (T, V)``.
+        """
         if not self.real:
             return lm_step_probs(self.synthetic, gen)
         from sims.lm.real.oracle import teacher_forced_probs
@@ -196,7 +266,18 @@ class LM:
     def token_logprobs(self, gen: Generation) -> np.ndarray:
         """(n, T) natural log-probabilities of ``gen``'s tokens under this (unwatermarked) LM, nan past each
         text's length: a synthetic LM's exact law (:func:`sims.lm.logprobs.token_logprobs`, O(1) per token),
-        a real LM's teacher-forced softmax (:meth:`step_probs`); what perplexity reads (:mod:`sims.experiments.quality`)."""
+        a real LM's teacher-forced softmax (:meth:`step_probs`); what perplexity reads (:mod:`sims.experiments.quality`).
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts.
+
+        Returns
+        -------
+        ndarray, shape (n, T)
+            Log-probability of each token.
+        """
         if not self.real:
             from sims.lm.logprobs import token_logprobs
 
@@ -211,7 +292,23 @@ class LM:
     # -- text -------------------------------------------------------------------------------------
     def encode(self, text: str) -> np.ndarray:
         """Token ids of ``text``: the tokenizer's, or the ids written as integers separated by spaces
-        (a synthetic LM, a random test model)."""
+        (a synthetic LM, a random test model).
+
+        Parameters
+        ----------
+        text : str
+            The text.
+
+        Returns
+        -------
+        ndarray of int64
+            Its token ids (no special tokens added).
+
+        Raises
+        ------
+        ValueError
+            Without a tokenizer, if the text is not integers separated by spaces.
+        """
         tok = self.tokenizer
         if tok is None:
             try:
@@ -221,7 +318,18 @@ class LM:
         return np.asarray(tok(str(text), add_special_tokens=False)["input_ids"], dtype=np.int64)
 
     def decode(self, ids) -> str:
-        """The text of token ids: the tokenizer's decoding, or the ids joined by spaces (no tokenizer)."""
+        """The text of token ids: the tokenizer's decoding, or the ids joined by spaces (no tokenizer).
+
+        Parameters
+        ----------
+        ids : iterable of int
+            Token ids.
+
+        Returns
+        -------
+        str
+            The text.
+        """
         tok = self.tokenizer
         if tok is None:
             return " ".join(str(int(t)) for t in ids)
@@ -292,7 +400,18 @@ def get_lm(name, vocab_size: int | None = None, seed: int = 0, *, dtype=None, de
 
 
 def lm_of(meta: dict) -> LM:
-    """The LM a saved :class:`~sims.core.record.Generation` was drawn from (its ``meta``: ``lm``, ``vocab_size``, ``lm_seed``)."""
+    """The LM a saved :class:`~sims.core.record.Generation` was drawn from (its ``meta``: ``lm``, ``vocab_size``, ``lm_seed``).
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's metadata.
+
+    Returns
+    -------
+    LM
+        The LM, opened by :func:`get_lm`.
+    """
     if lm_kind(meta["lm"]) in REAL_KINDS:
         return get_lm(meta["lm"])
     return get_lm(synthetic.lm_from_meta(meta))

@@ -63,7 +63,20 @@ W_GRID = (2, 4, 8, 12, 16, 24, 32)
 
 def entropy_acf(H: np.ndarray, lags=ACF_LAGS) -> np.ndarray:
     """Autocorrelation of per-token entropy ``H`` (texts x steps) at ``lags``, pooled over texts
-    around the grand mean (so the per-text level shifts count, as in one long stream of texts)."""
+    around the grand mean (so the per-text level shifts count, as in one long stream of texts).
+
+    Parameters
+    ----------
+    H : ndarray, shape (n, T)
+        Per-token entropies.
+    lags : sequence of int, default ACF_LAGS
+        Lags, >= 1.
+
+    Returns
+    -------
+    ndarray, shape (len(lags),)
+        The autocorrelations.
+    """
     H = np.asarray(H, dtype=np.float64)
     x = H - H.mean()
     var = np.mean(x * x)
@@ -71,7 +84,18 @@ def entropy_acf(H: np.ndarray, lags=ACF_LAGS) -> np.ndarray:
 
 
 def ks_distance(x, y) -> float:
-    """Two-sample Kolmogorov-Smirnov distance :math:`\\sup_t |F_x(t) - F_y(t)|`."""
+    r"""Two-sample Kolmogorov-Smirnov distance :math:`\sup_t |F_x(t) - F_y(t)|`.
+
+    Parameters
+    ----------
+    x, y : array_like
+        The samples (flattened).
+
+    Returns
+    -------
+    float
+        The distance, in [0, 1].
+    """
     return float(stats.ks_2samp(np.ravel(x), np.ravel(y)).statistic)
 
 
@@ -104,7 +128,26 @@ def _level_stats(betas: np.ndarray, bump_scale: float, V: int, n_ctx: int = 256,
 
 
 def calibrate_levels(targets: np.ndarray, bump_scale: float, V: int, seed: int = 0, iters: int = 24) -> np.ndarray:
-    """:math:`\\beta_l` with mean entropy ``targets[l]`` (bisection on log beta in [0.02, 200])."""
+    r""":math:`\beta_l` with mean entropy ``targets[l]`` (bisection on log beta in [0.02, 200]).
+
+    Parameters
+    ----------
+    targets : ndarray, shape (L,)
+        Target mean entropy of each level (nats).
+    bump_scale : float
+        Scale of the logits' bumps.
+    V : int
+        Vocabulary size.
+    seed : int, default 0
+        Seed of the simulated logits.
+    iters : int, default 24
+        Bisection steps.
+
+    Returns
+    -------
+    ndarray, shape (L,)
+        The inverse temperatures :math:`\beta_l`.
+    """
     lo = np.full(len(targets), math.log(0.02))
     hi = np.full(len(targets), math.log(200.0))
     for _ in range(iters):
@@ -128,7 +171,24 @@ def _simulate_latent(a2: float, b2: float, w: int, n: int, T: int, seed: int = 0
 
 def fit_latent(H: np.ndarray, level_entropy: np.ndarray, n_sim: int = 256, seed: int = 0) -> tuple[float, float, int, float]:
     """(a^2, b^2, w, loss): the grid point whose simulated per-text mean sd and entropy ACF are
-    closest (squared error, the sd relative to the pooled sd) to the real ones."""
+    closest (squared error, the sd relative to the pooled sd) to the real ones.
+
+    Parameters
+    ----------
+    H : ndarray, shape (n, T)
+        Real per-token entropies.
+    level_entropy : ndarray, shape (L,)
+        Mean entropy of each level.
+    n_sim : int, default 256
+        Simulated texts per grid point.
+    seed : int, default 0
+        Seed of the simulation.
+
+    Returns
+    -------
+    tuple
+        ``(a2, b2, w, loss)``.
+    """
     H = np.asarray(H, dtype=np.float64)
     T = H.shape[1]
     sd_all = H.std()
@@ -150,7 +210,25 @@ def fit_latent(H: np.ndarray, level_entropy: np.ndarray, n_sim: int = 256, seed:
 def fit(stats_: dict, order: int = 2, seed: int = 0) -> dict:
     """A fitted LM's parameters from recorded statistics (``entropy``, ``coll``, ``meta.vocab_size``).
 
-    Returns ``dict(vocab_size, order, params, levels, bump_scale, latent=(a2, b2, w), diagnostics)``.
+    Parameters
+    ----------
+    stats_ : dict
+        Recorded statistics of a real LM: ``entropy`` and ``coll`` (collision probability), both (texts, steps >= 21),
+        and ``vocab_size``.
+    order : int, default 2
+        Context order of the fitted LM.
+    seed : int, default 0
+        Seed of the simulations the fit runs.
+
+    Returns
+    -------
+    dict
+        ``dict(vocab_size, order, params, levels, bump_scale, latent=(a2, b2, w), diagnostics)``.
+
+    Raises
+    ------
+    ValueError
+        If the entropy array is not (texts, steps >= 21).
     """
     H = np.asarray(stats_["entropy"], dtype=np.float64)
     coll = np.asarray(stats_["coll"], dtype=np.float64)
@@ -179,7 +257,20 @@ def fit(stats_: dict, order: int = 2, seed: int = 0) -> dict:
 
 
 def save_fit(path, fitted: dict) -> pathlib.Path:
-    """Write the small ``.npz`` that :func:`sims.lm.synthetic.load_fitted` reads."""
+    """Write the small ``.npz`` that :func:`sims.lm.synthetic.load_fitted` reads.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (its folder is created).
+    fitted : dict
+        A result of :func:`fit`.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez(path, vocab_size=fitted["vocab_size"], order=fitted["order"], params=fitted["params"], levels=fitted["levels"])

@@ -37,8 +37,22 @@ LM_CHOICES = ("a synthetic preset (" + ", ".join(LM_PRESETS) + "), a fitted .npz
 def lm_kind(name) -> str:
     """The kind of LM ``name`` (one of :data:`KINDS`, see the module docstring).
 
-    Raises ValueError naming the value and the choices for anything else (a ``.npz`` path that
-    does not exist, a folder without ``config.json``, an unknown name).
+    Parameters
+    ----------
+    name : str or os.PathLike
+        A preset's name, a fitted preset or ``.npz``, a loopy LM, ``smollm2``, a random test model, or a
+        transformers folder.
+
+    Returns
+    -------
+    str
+        One of :data:`KINDS`.
+
+    Raises
+    ------
+    ValueError
+        Naming the value and the choices for anything else (a ``.npz`` path that does not exist, a folder without
+        ``config.json``, an unknown name).
     """
     name = str(name)
     if name in PRESETS:
@@ -60,5 +74,16 @@ def lm_kind(name) -> str:
 
 
 def is_real(name) -> bool:
-    """Whether LM ``name`` runs on the torch backend (kind in :data:`REAL_KINDS`); ValueError for an unknown name."""
+    """Whether LM ``name`` runs on the torch backend (kind in :data:`REAL_KINDS`); ValueError for an unknown name.
+
+    Parameters
+    ----------
+    name : str or os.PathLike
+        An LM's name or path.
+
+    Returns
+    -------
+    bool
+        True for a real LM.
+    """
     return lm_kind(name) in REAL_KINDS

@@ -103,7 +103,24 @@ def token_logprobs(lm: SyntheticLM, prompts: np.ndarray, tokens: np.ndarray, len
 
 
 def token_logprobs_reference(lm: SyntheticLM, prompts: np.ndarray, tokens: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
-    """:func:`token_logprobs` by the NumPy path: :meth:`SyntheticLM.probs` (the full softmax) at every position."""
+    """:func:`token_logprobs` by the NumPy path: :meth:`SyntheticLM.probs` (the full softmax) at every position.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM.
+    prompts : ndarray of int, shape (n, P)
+        Prompts.
+    tokens : ndarray of int, shape (n, T)
+        Texts.
+    lengths : ndarray of int, shape (n,), optional
+        Tokens of each text.
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+        Natural log-probability of each token, nan past each text's length.
+    """
     prompts, tokens, lengths = _check(lm, prompts, tokens, lengths)
     out = np.full(tokens.shape, np.nan)
     for i in range(tokens.shape[0]):

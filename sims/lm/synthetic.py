@@ -127,11 +127,39 @@ class SyntheticLM:
         return np.stack([self.table.sum(axis=1), self.table @ self.base], axis=1)
 
     def context_hash(self, context) -> int:
+        """The LM's hash of a context: its last ``order`` tokens under the LM's seed, on stream :data:`LM_STREAM`.
+
+        Parameters
+        ----------
+        context : array_like of int
+            Token ids, oldest first.
+
+        Returns
+        -------
+        int
+            The 64-bit hash that draws the context's level, bumps and offset.
+        """
         ctx = np.asarray(context, dtype=np.int64)[-self.order :]
         return int(prf.context_hash(self.seed, ctx, LM_STREAM))
 
     def logits(self, context) -> np.ndarray:
-        """Next-token logits after ``context`` (token ids, oldest first), NumPy reference."""
+        """Next-token logits after ``context`` (token ids, oldest first), NumPy reference.
+
+        Parameters
+        ----------
+        context : array_like of int
+            At least ``order`` token ids.
+
+        Returns
+        -------
+        ndarray of float64, shape (V,)
+            The logits.
+
+        Raises
+        ------
+        ValueError
+            If the context is shorter than ``order``.
+        """
         ctx = np.asarray(context, dtype=np.int64)
         if ctx.size < self.order:
             raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
@@ -163,19 +191,57 @@ class SyntheticLM:
         return 0.5 * math.erfc(-z / math.sqrt(2.0))
 
     def probs(self, context) -> np.ndarray:
+        """The next-token distribution after ``context``: the softmax of :meth:`logits` (NumPy reference).
+
+        Parameters
+        ----------
+        context : array_like of int
+            At least ``order`` token ids.
+
+        Returns
+        -------
+        ndarray of float64, shape (V,)
+            The distribution.
+        """
         lg = self.logits(context)
         e = np.exp(lg - lg.max())
         return e / e.sum()
 
     def next_probs(self, context) -> np.ndarray:
-        """:meth:`probs` by the Numba kernel (for the attacks, which call it token by token)."""
+        """:meth:`probs` by the Numba kernel (for the attacks, which call it token by token).
+
+        Parameters
+        ----------
+        context : array_like of int
+            At least ``order`` token ids.
+
+        Returns
+        -------
+        ndarray of float64, shape (V,)
+            The distribution.
+        """
         ctx = np.ascontiguousarray(context, dtype=np.int64)
         if ctx.size < self.order:
             raise ValueError(f"context must hold at least order={self.order} tokens; got {ctx.size}")
         return self.probs_along(ctx, ctx.size, 1)[0]
 
     def probs_along(self, seq, P: int, T: int) -> np.ndarray:
-        """(T, V): :meth:`probs` after ``seq[:P + t]`` for t < T, by the kernel :func:`probs_along`."""
+        """(T, V): :meth:`probs` after ``seq[:P + t]`` for t < T, by the kernel :func:`probs_along`.
+
+        Parameters
+        ----------
+        seq : array_like of int
+            Prompt row then the text.
+        P : int
+            Width of the prompt row.
+        T : int
+            Number of text positions.
+
+        Returns
+        -------
+        ndarray of float64, shape (T, V)
+            The distributions.
+        """
         out = np.empty((int(T), self.vocab_size))
         probs_along(self.vocab_size, self.order, self.seed, self.params, self.levels, self.base, self.table, self.level_sums,
                     np.ascontiguousarray(seq, dtype=np.int64), int(P), out)
@@ -306,13 +372,46 @@ def probs_along(V, order, seed, params, levels, base, table, level_sums, seq, P,
 
 
 def zipf_base(V: int, seed: int) -> np.ndarray:
-    """:math:`b_k = -\\log(1 + \\mathrm{rank}_k)` over the LM's random ranking (module docstring)."""
+    r""":math:`b_k = -\log(1 + \mathrm{rank}_k)` over the LM's random ranking (module docstring).
+
+    Parameters
+    ----------
+    V : int
+        Vocabulary size.
+    seed : int
+        The LM's seed (draws the ranking).
+
+    Returns
+    -------
+    ndarray of float64, shape (V,)
+        The base logits.
+    """
     rank = np.random.default_rng([seed, 12345]).permutation(V)
     return -np.log1p(rank.astype(np.float64))
 
 
 def load_fitted(path, seed: int = 0, name: str | None = None) -> SyntheticLM:
-    """A fitted LM from the ``.npz`` that :func:`sims.lm.fitted.save_fit` wrote."""
+    """A fitted LM from the ``.npz`` that :func:`sims.lm.fitted.save_fit` wrote.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    seed : int, default 0
+        The LM's seed.
+    name : str, optional
+        Its name (default the path).
+
+    Returns
+    -------
+    SyntheticLM
+        The fitted LM.
+
+    Raises
+    ------
+    ValueError
+        If the file is missing or its arrays have the wrong shapes.
+    """
     path = pathlib.Path(path)
     if not path.is_file():
         raise ValueError(f"lm must be a preset in {LM_PRESETS} or a fitted .npz file; got {str(path)!r}")
@@ -444,7 +543,20 @@ def lm_from_meta(meta: dict) -> SyntheticLM:
     return open_synthetic(meta["lm"], vocab_size=meta["vocab_size"], seed=seed)
 
 def lm_step_probs(lm, gen):
-    """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i."""
+    """``step_probs(i)`` for a synthetic LM: the (T, V) next-token distributions of text i.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM.
+    gen : Generation
+        The texts.
+
+    Returns
+    -------
+    callable
+        ``step_probs(i) -> ndarray of shape (T, V)``.
+    """
 
     def step_probs(i):
         return lm.probs_along(np.concatenate([gen.prompts[i], gen.tokens[i]]), gen.prompts.shape[1], gen.tokens.shape[1])

@@ -46,10 +46,11 @@ PLAN_SEED = 20240531  #: seed of the LM sample
 PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("green", "lr"), "ems": ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")}
 """The records' :attr:`~sims.watermarks.registry.Algorithm.plan_scores` (tested equal): the planner checks a query
 against this copy, since reading the registry loads Numba and a query answered from the cache loads none."""
-PLAN_ALGOS = tuple(PLAN_SCORES)
+PLAN_ALGOS = tuple(PLAN_SCORES)  #: the algorithms the planner answers for
 PI_QUANTILES = 256  #: the EMS mixture over pi is taken on this many quantiles of the sample
 SUM_CELLS = 400  #: lattice cells of ems-ars / ems-log per token (width 0.1 nats)
-SUM_RANGE = 40.0
+SUM_RANGE = 40.0  #: per-token range (nats) of the ems-ars / ems-log lattice; the mass beyond sits in its last cell
+#: The caveat a plan with ``score="lr"`` carries (its ``"limits"`` entry).
 LR_LIMIT = ("planned as if every position were scored: the LR detector drops a position whose context window "
             "repeats (sims.detect.stats.lr_scores), which the planner does not model, so its power is too high where "
             "windows repeat (loopy LMs, long texts)")
@@ -93,7 +94,7 @@ def lm_sample(lm: str, algo: str, T0: int, gamma, delta, Delta, h: int, key: int
 
 
 def new_pair_green_mass(model, gen, green: np.ndarray, h: int) -> np.ndarray:
-    r"""(n, T) green mass of the LM's next-token distribution restricted to the tokens not yet seen after the
+    """(n, T) green mass of the LM's next-token distribution restricted to the tokens not yet seen after the
     position's context window in the text, :math:`G'_t = (G_t - a_t) / (1 - a_t - b_t)` with :math:`a_t`
     (:math:`b_t`) the LM's mass of the green (red) tokens that already followed the same window ( :math:`G_t`
     where none did).
@@ -104,7 +105,24 @@ def new_pair_green_mass(model, gen, green: np.ndarray, h: int) -> np.ndarray:
     recur, so :math:`G'_t < G_t` on average where windows repeat (``loopy``).
 
     ``green`` (n, T): whether each token is green, read at the first occurrence of its (window, token) pair
-    only -- :func:`sims.detect.stats.scores.token_scores`' values, with or without ``dedup``, ``> 0.5``."""
+    only -- :func:`sims.detect.stats.scores.token_scores`' values, with or without ``dedup``, ``> 0.5``.
+
+    Parameters
+    ----------
+    model : SyntheticLM
+        The LM (its distributions along each text).
+    gen : Generation
+        The sampled texts, with their green masses ``G``.
+    green : ndarray of bool, shape (n, T)
+        Colour of each token.
+    h : int
+        Context width.
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+        :math:`G'_t`.
+    """
     n, T = gen.tokens.shape
     P = gen.prompts.shape[1]
     out = np.array(gen.G, dtype=np.float64)
@@ -142,7 +160,23 @@ def lm_token_probs(lm: str, key: int = defaults.KEY) -> np.ndarray:
 
 
 def parse_attack(attack: str | None) -> float:
-    """``"substitution:RATE"`` -> RATE (0 for None)."""
+    """``"substitution:RATE"`` -> RATE (0 for None).
+
+    Parameters
+    ----------
+    attack : str or None
+        The attack, ``"substitution:RATE"`` with RATE in [0, 1].
+
+    Returns
+    -------
+    float
+        The substitution rate.
+
+    Raises
+    ------
+    ValueError
+        For any other attack or a rate outside [0, 1].
+    """
     if attack is None:
         return 0.0
     kind, _, rate = str(attack).partition(":")
@@ -192,7 +226,22 @@ def _ems_token_law(score: str, pi: np.ndarray, keep: float) -> tuple[np.ndarray,
 
 def clean_share(T: int, rate: float, h: int) -> float:
     """Mean share of tokens that keep their watermark after substituting round(rate T) of T positions
-    drawn without replacement: neither the token nor its h predecessors inside the text replaced."""
+    drawn without replacement: neither the token nor its h predecessors inside the text replaced.
+
+    Parameters
+    ----------
+    T : int
+        Text length.
+    rate : float
+        Substitution rate, in [0, 1].
+    h : int
+        Context width.
+
+    Returns
+    -------
+    float
+        The mean clean share, in [0, 1].
+    """
     m = int(round(rate * T))
     if m == 0:
         return 1.0
@@ -220,7 +269,40 @@ def power_function(algo: str, *, lm: str, fpr: float, score: str | None = None, 
     green with the probability of :func:`new_pair_green_mass`'s restricted distribution, and each
     text is tested at the critical count of its own number of scored tokens
     (:func:`theory.power.redgreen_power`'s ``scored``), on a sample of watermarked ``DEDUP_T0``-token
-    texts (:func:`lm_sample`; longer texts tile it, so their repeats beyond ``DEDUP_T0`` tokens are missed)."""
+    texts (:func:`lm_sample`; longer texts tile it, so their repeats beyond ``DEDUP_T0`` tokens are missed).
+
+    Parameters
+    ----------
+    algo : str
+        One of :data:`PLAN_ALGOS`.
+    lm : str
+        A synthetic LM's name.
+    fpr : float
+        Level of the detection.
+    score : str, optional
+        The detector's score, one of the algorithm's ``PLAN_SCORES`` (default its first).
+    attack : str, optional
+        ``"substitution:RATE"`` (:func:`parse_attack`).
+    gamma, delta, Delta : float, optional
+        The algorithm's parameters (defaults the registry's).
+    h : int, default defaults.H
+        Context width.
+    key : int, default defaults.KEY
+        Key of the LM sample.
+    dedup : bool, default False
+        Plan for the dedup'd green count.
+
+    Returns
+    -------
+    callable
+        ``power_at(T) -> float``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown algorithm or score, a score the algorithm does not plan, or ``dedup`` with a score other
+        than the green count.
+    """
     if algo not in PLAN_ALGOS:
         raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
     score = PLAN_SCORES[algo][0] if score is None else score
@@ -319,7 +401,22 @@ def text_boost(algo: str, info: dict, G: np.ndarray):
     """The boost of each text of green masses ``G`` (n, T) for :func:`theory.power.green_probs`: DualGA's
     certainty-equivalent per text (``dualga_text_boost``), SRL's delta, the hard watermark's inf
     (``info``: :func:`sims.watermarks.generate.algo_params`'s), by its record's
-    :meth:`sims.watermarks.registry.Boost.per_text`."""
+    :meth:`sims.watermarks.registry.Boost.per_text`.
+
+    Parameters
+    ----------
+    algo : str
+        The algorithm.
+    info : dict
+        Its resolved parameters.
+    G : ndarray, shape (n, T)
+        Green masses of the sampled texts.
+
+    Returns
+    -------
+    float or ndarray, shape (n,)
+        The boost, one for all texts or one per text.
+    """
     from sims.watermarks import registry
 
     return registry.get(algo).boost.per_text(info, G)
@@ -328,7 +425,31 @@ def text_boost(algo: str, info: dict, G: np.ndarray):
 def watermark_signal(algo: str, *, lm: str, gamma=None, delta=None, Delta=None, h: int = defaults.H, key: int = defaults.KEY) -> float:
     """The per-token signal the proportion estimators (:mod:`sims.detect.stats.proportion`) divide by, on the
     planner's LM sample: a red-green algorithm's mean DG (DualGA: its target Delta; SRL: the mean of
-    ``theory.dg_step(delta, G_t)``; hard: the mean of 1 - G_t), EMS's mean score (:func:`~sims.detect.stats.proportion.ems_signal`)."""
+    ``theory.dg_step(delta, G_t)``; hard: the mean of 1 - G_t), EMS's mean score (:func:`~sims.detect.stats.proportion.ems_signal`).
+
+    Parameters
+    ----------
+    algo : str
+        One of :data:`PLAN_ALGOS`.
+    lm : str
+        A synthetic LM's name.
+    gamma, delta, Delta : float, optional
+        The algorithm's parameters.
+    h : int, default defaults.H
+        Context width.
+    key : int, default defaults.KEY
+        Key of the LM sample.
+
+    Returns
+    -------
+    float
+        The signal per token.
+
+    Raises
+    ------
+    ValueError
+        For an unknown algorithm.
+    """
     if algo not in PLAN_ALGOS:
         raise ValueError(f"algo must be one of {PLAN_ALGOS}; got {algo!r}")
     from sims.watermarks import registry
@@ -353,6 +474,29 @@ def plan(algo: str, *, lm: str, fpr: float = 1e-6, power: float = 0.9, T: int | 
     share it misses is small on the ``news`` and ``smollm2-fit`` presets (0.1-0.2 % of positions of
     watermarked texts by 100 tokens, 0.3-0.6 % by 400: DualGA Delta 0.2 and SRL delta 2, 100 texts) and
     grows on ``loopy`` (1.6 % by 100 tokens, 6.8 % by 400).
+
+    Parameters
+    ----------
+    algo : str
+        One of :data:`PLAN_ALGOS`.
+    lm : str
+        A synthetic LM's name (preset or fitted ``.npz``).
+    fpr : float, default 1e-6
+        Level of the detection.
+    power : float, default 0.9
+        Target power.
+    T : int, optional
+        A text length at which to report the power.
+    curve : tuple of int, default ()
+        Lengths at which to report the power.
+    **kw
+        The rest of :func:`power_function`'s arguments (score, attack, gamma, delta, Delta, h, key, dedup).
+
+    Returns
+    -------
+    dict
+        ``algo``, ``lm``, ``fpr``, ``target_power``, ``tokens_needed`` (None if beyond the longest length tried), and
+        ``T`` / ``power_at_T``, ``curve`` (pairs (T, power)) and ``limits`` where they apply.
 
     Examples
     --------

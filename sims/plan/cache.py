@@ -36,13 +36,35 @@ FORMAT = 1  #: bump when the layout of an entry changes
 
 
 def cache_dir() -> pathlib.Path:
-    """Folder of the planner's entries: ``$WMSTATS_CACHE/plan`` (default ``~/.cache/wmstats/plan``)."""
+    """Folder of the planner's entries: ``$WMSTATS_CACHE/plan`` (default ``~/.cache/wmstats/plan``).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder.
+    """
     return cache_root() / "plan"
 
 
 def lm_identity(lm: str) -> dict:
     """What a synthetic LM's samples depend on besides the code: a preset's parameters, or the
-    SHA-256 of a fitted LM's ``.npz`` (the preset ``smollm2-fit`` or a file)."""
+    SHA-256 of a fitted LM's ``.npz`` (the preset ``smollm2-fit`` or a file).
+
+    Parameters
+    ----------
+    lm : str
+        A preset's name, a fitted preset or a ``.npz`` file.
+
+    Returns
+    -------
+    dict
+        ``{"lm", "preset"}`` or ``{"lm", "fitted_sha256"}``, for an entry's parameters.
+
+    Raises
+    ------
+    ValueError
+        For anything else.
+    """
     lm = str(lm)
     if lm in PRESETS:
         return {"lm": lm, "preset": list(PRESETS[lm])}
@@ -60,11 +82,36 @@ def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
 
 
 def entry_key(kind: str, params: dict) -> str:
-    """The key of an entry (JSON, sorted): kind, parameters, :data:`FORMAT` and the source hash."""
+    """The key of an entry (JSON, sorted): kind, parameters, :data:`FORMAT` and the source hash.
+
+    Parameters
+    ----------
+    kind : str
+        The entry's kind.
+    params : dict
+        Its parameters.
+
+    Returns
+    -------
+    str
+        The key, stored inside the entry and checked on reading.
+    """
     return json.dumps({"kind": kind, "format": FORMAT, "code": source_digest(), **params}, sort_keys=True, default=repr)
 
 
 def entry_path(key: str) -> pathlib.Path:
+    """The file of the entry with key ``key``: ``<kind>-<24 hex digits of the key's SHA-256>.npz`` in :func:`cache_dir`.
+
+    Parameters
+    ----------
+    key : str
+        An entry key (:func:`entry_key`).
+
+    Returns
+    -------
+    pathlib.Path
+        The file (which may not exist yet).
+    """
     kind = json.loads(key)["kind"]
     return cache_dir() / f"{kind}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.npz"
 
@@ -74,6 +121,20 @@ def cached(kind: str, params: dict, build: Callable[[], dict[str, np.ndarray]]) 
 
     ``params`` must name everything the arrays depend on besides the package's source (which is in
     the key); values are written as JSON (``repr`` for others).
+
+    Parameters
+    ----------
+    kind : str
+        The entry's kind (part of its file name).
+    params : dict
+        What the arrays depend on.
+    build : callable
+        ``build() -> dict of arrays``, called on a miss.
+
+    Returns
+    -------
+    dict of str to ndarray
+        The arrays.
     """
     key = entry_key(kind, params)
     path = entry_path(key)
@@ -92,7 +153,13 @@ _PENDING: dict[pathlib.Path, tuple[str, dict[str, np.ndarray]]] | None = None  #
 def batched():
     """Hold back :func:`store`'s writes until the block ends, then write each entry once, with the arrays
     stored last: a query that meets 13 new lengths writes its growing entry once instead of 13 times
-    (one write costs ~2 ms, a query's arithmetic ~50).  Nested blocks join the outer one."""
+    (one write costs ~2 ms, a query's arithmetic ~50).  Nested blocks join the outer one.
+
+    Yields
+    ------
+    None
+        Control of the block; the pending entries are written when it ends (also on an exception).
+    """
     global _PENDING
     if _PENDING is not None:
         yield
@@ -107,7 +174,20 @@ def batched():
 
 
 def load(kind: str, params: dict) -> dict[str, np.ndarray] | None:
-    """The arrays stored for (``kind``, ``params``), or None (an entry that grows across queries, see :func:`store`)."""
+    """The arrays stored for (``kind``, ``params``), or None (an entry that grows across queries, see :func:`store`).
+
+    Parameters
+    ----------
+    kind : str
+        The entry's kind.
+    params : dict
+        Its parameters.
+
+    Returns
+    -------
+    dict of str to ndarray or None
+        The arrays (pending ones of a :func:`batched` block included), or None when there is no valid entry.
+    """
     key = entry_key(kind, params)
     path = entry_path(key)
     if _PENDING is not None and path in _PENDING:
@@ -117,7 +197,17 @@ def load(kind: str, params: dict) -> dict[str, np.ndarray] | None:
 
 def store(kind: str, params: dict, arrays: dict[str, np.ndarray]) -> None:
     """Write (replace) the entry of (``kind``, ``params``), at once or at the end of a :func:`batched` block;
-    :func:`load` reads it back."""
+    :func:`load` reads it back.
+
+    Parameters
+    ----------
+    kind : str
+        The entry's kind.
+    params : dict
+        Its parameters.
+    arrays : dict of str to array_like
+        The arrays to store.
+    """
     key = entry_key(kind, params)
     path, arrays = entry_path(key), {k: np.asarray(v) for k, v in arrays.items()}
     if _PENDING is not None:

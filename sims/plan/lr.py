@@ -21,7 +21,7 @@ from sims.core import defaults
 
 LR_TEXTS = 16  #: texts of the LM sample for the LR score (full next-token distributions per position)
 LR_T0 = 128  #: tokens per text
-LR_SEED = 20240601
+LR_SEED = 20240601  #: seed of the LR score's LM sample (distinct from the planner's PLAN_SEED)
 LR_NORMAL = -640.0  #: ln of the smallest R_s trusted (the tilted law's lost terms are < 1e-308 each)
 
 
@@ -33,15 +33,45 @@ def _ndtr(z: np.ndarray) -> np.ndarray:
 def lr_power_function(laws: np.ndarray, gamma: float, fpr: float, rate: float = 0.0, h: int = defaults.H,
                       sums: dict[int, int] | None = None, on_new: Callable[[dict[int, int]], None] | None = None,
                       uniform: np.ndarray | None = None):
-    """``power_at(T)`` of the LR test (:mod:`sims.plan.scores`' docstring) from the laws of
+    r"""``power_at(T)`` of the LR test (:mod:`sims.plan.scores`' docstring) from the laws of
     :func:`~sims.plan.scores.lr_position_laws`.  A random substitution at ``rate`` keeps a
-    token and its context window with probability :math:`(1-\\rho)^{h+1}` (its law unchanged), puts a uniform
-    token in its place with probability :math:`\\rho` (the joint law ``uniform`` of a uniformly drawn token at
+    token and its context window with probability :math:`(1-\rho)^{h+1}` (its law unchanged), puts a uniform
+    token in its place with probability :math:`\rho` (the joint law ``uniform`` of a uniformly drawn token at
     that position), and otherwise keeps the token under a changed window (green with probability gamma,
     its weight law unchanged).
 
     ``sums``: the exact critical sums s*(T) already known at this level (T -> s*; filled in place);
-    ``on_new(sums)`` is called after a new one is computed (the planner writes them to its disk cache)."""
+    ``on_new(sums)`` is called after a new one is computed (the planner writes them to its disk cache).
+
+    Parameters
+    ----------
+    laws : ndarray, shape (n, T0, 2, L + 1)
+        Joint law of (colour, weight level) at each position of each sampled text.
+    gamma : float
+        Null green probability.
+    fpr : float
+        Level of the test.
+    rate : float, default 0.0
+        Substitution rate :math:`\rho`.
+    h : int, default defaults.H
+        Context width.
+    sums : dict of int to int, optional
+        Known critical sums, filled in place.
+    on_new : callable, optional
+        Called with ``sums`` after a new critical sum.
+    uniform : ndarray, shape (n, T0, 2, L + 1), optional
+        Laws of a uniformly drawn token (needed when ``rate > 0``).
+
+    Returns
+    -------
+    callable
+        ``power_at(T) -> float``.
+
+    Raises
+    ------
+    ValueError
+        If ``rate > 0`` and ``uniform`` is missing or misshapen.
+    """
     n, T0, _, L1 = laws.shape
     sums = {} if sums is None else sums
     m = laws.sum(axis=2)  # (n, T0, L+1) weight laws
@@ -104,7 +134,22 @@ def lr_critical_sum(counts: np.ndarray, gamma: float, lfpr: float) -> int:
     only) gives every tail at once, :math:`\ln P(S \ge s) = K(\theta_0) - \theta_0 s + \ln R_s` with
     :math:`R_s = \sum_{x \ge s} e^{-\theta_0 (x - s)} P_{\theta_0}(S = x)`, exact to rounding wherever
     :math:`\ln R_s >` ``LR_NORMAL``.  Where it is not (the critical sum far from the Chernoff point) the bisection
-    on the exact tail answers."""
+    on the exact tail answers.
+
+    Parameters
+    ----------
+    counts : ndarray of int, shape (L + 1,)
+        Number of tokens of each weight level 0..L.
+    gamma : float
+        Null green probability.
+    lfpr : float
+        Natural log of the level.
+
+    Returns
+    -------
+    int
+        The critical sum (the total weight plus one when no sum reaches the level).
+    """
     from sims.detect.stats import _score_kernels as SK
     from sims.detect.stats import lr_scores as lr
 

@@ -145,7 +145,26 @@ def order_critical(kind: str, n: int, fpr: float, s: float = gs.TRGOF_S) -> floa
 
 def order_power_function(kind: str, pi: np.ndarray, fpr: float, clean=lambda T: 1.0, s: float = gs.TRGOF_S):
     """``power_at(T)`` of the exact HC (``kind="hc"``) / Tr-GoF test on T EMS tokens (module docstring);
-    ``pi`` the LM's sample of :math:`p_t(y_t)`, ``clean(T)`` the share of tokens that keep their pivot."""
+    ``pi`` the LM's sample of :math:`p_t(y_t)`, ``clean(T)`` the share of tokens that keep their pivot.
+
+    Parameters
+    ----------
+    kind : {"hc", "trgof"}
+        The statistic.
+    pi : array_like
+        Sample of the probabilities of the tokens drawn.
+    fpr : float
+        Level of the test.
+    clean : callable, optional
+        ``clean(T)``: share of the T tokens that keep their pivot (default 1: no attack).
+    s : float, default gs.TRGOF_S
+        Tr-GoF's order.
+
+    Returns
+    -------
+    callable
+        ``power_at(T) -> float`` (0 for T < 2; ValueError above ``ORDER_T_MAX``).
+    """
     inv = 1.0 / np.asarray(pi, dtype=np.float64)
 
     def power_at(T: int) -> float:

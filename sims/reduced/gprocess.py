@@ -31,13 +31,15 @@ import numpy as np
 
 from sims.core import defaults
 
+#: The G_t schedules, by name: their kernel codes (``GProcess.kind``).
 KINDS = {"iid": 0, "markov": 1, "blocks": 2, "drift": 3, "adversarial": 4}
+#: The grammar of a G_t process specification (:func:`parse`), as the CLI's help shows it.
 SPEC_HELP = (
     "uniform | beta:a,b | mixture:w:a:b,w:a:b,... | file:PATH.npy | regime:p,a1,b1,a2,b2 | "
     "blocks:L,a1,b1,a2,b2 | drift:P,A | adversarial:g1,g2"
 )
-TABLE_SIZE = 16385
-DRIFT_BINS = 64
+TABLE_SIZE = 16385  #: points of an inverse-CDF table (2**14 + 1: interpolated between neighbours)
+DRIFT_BINS = 64  #: laws of the drift schedule: the sine's period is cut into this many phases
 W_GRID_POINTS = 61  #: delta grid for W_T: the sup norm is over linspace(0, M, 61)
 _W_NODES = (np.arange(256) + 0.5) / 256  # quantile nodes for the law-expected KL and DG
 
@@ -48,6 +50,19 @@ class GProcess:
 
     ``params`` holds the schedule's numbers: markov (p,), blocks (L,), drift (P,),
     adversarial (switch time,); ``step`` marks resampling tables.
+
+    Attributes
+    ----------
+    spec : str
+        The specification it was parsed from (:data:`SPEC_HELP`).
+    kind : str
+        The schedule, a key of :data:`KINDS`.
+    tables : ndarray, shape (n_laws, size)
+        One inverse-CDF table per law.
+    step : bool
+        Tables are step functions (resampled data) rather than interpolated.
+    params : ndarray
+        The schedule's numbers.
     """
 
     spec: str
@@ -61,10 +76,23 @@ class GProcess:
         return KINDS[self.kind]
 
     def law_means(self) -> np.ndarray:
+        """The mean of each law, :math:`E[G]` under ``tables[l]``.
+
+        Returns
+        -------
+        ndarray, shape (n_laws,)
+            The means.
+        """
         return np.array([_law_mean(t, self.step) for t in self.tables])
 
     def mean(self) -> float:
-        """E[G] under the schedule's long-run law frequencies."""
+        """E[G] under the schedule's long-run law frequencies.
+
+        Returns
+        -------
+        float
+            The mean of the law means (every schedule spends equal time in its laws in the long run).
+        """
         return float(np.mean(self.law_means()))
 
     def max_dg(self) -> float:
@@ -72,12 +100,28 @@ class GProcess:
 
         A hard watermark moves all red mass to green unless the green list is empty,
         so the DG target Delta is feasible only below this value.
+
+        Returns
+        -------
+        float
+            The largest feasible Delta.
         """
         vals = [t if self.step else 0.5 * (t[1:] + t[:-1]) for t in self.tables]
         return float(np.mean([np.mean((1.0 - v) * (v > 0.0)) for v in vals]))
 
     def with_switch_time(self, T: int) -> GProcess:
-        """The adversarial schedule switches at T // 2 of the run it is used for."""
+        """The adversarial schedule switches at T // 2 of the run it is used for.
+
+        Parameters
+        ----------
+        T : int
+            Steps of the run.
+
+        Returns
+        -------
+        GProcess
+            ``self`` for other schedules, else a copy switching at T // 2.
+        """
         if self.kind != "adversarial":
             return self
         return GProcess(self.spec, self.kind, self.tables, self.step, np.array([T // 2], dtype=np.float64))
@@ -198,7 +242,20 @@ def parse_spec(spec: str) -> GProcess:
 
 
 def law_functions(proc: GProcess, grid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Law-expected KL and DG on a delta grid: arrays of shape (n_laws, len(grid))."""
+    r"""Law-expected KL and DG on a delta grid: arrays of shape (n_laws, len(grid)).
+
+    Parameters
+    ----------
+    proc : GProcess
+        The process.
+    grid : ndarray
+        Boosts delta.
+
+    Returns
+    -------
+    kl, dg : ndarray, shape (n_laws, len(grid))
+        :math:`E[D_{kl}(\delta, G)]` and :math:`E[\mathrm{DG}(\delta, G)]` under each law (256 mid-quantile nodes).
+    """
     import theory
 
     kl = np.empty((len(proc.tables), grid.size))
@@ -223,6 +280,20 @@ def nonstationarity(proc: GProcess, law_counts: np.ndarray, M: float = defaults.
     ``law_counts[l]`` is the number of steps spent under law l (for the Markov
     schedule: the realised regimes, averaged over replications).  An i.i.d.
     process has W = 0.
+
+    Parameters
+    ----------
+    proc : GProcess
+        The process.
+    law_counts : array_like, shape (n_laws,)
+        Steps spent under each law.
+    M : float, default defaults.M
+        Upper end of the boost grid.
+
+    Returns
+    -------
+    W1, W2 : float
+        :math:`W_{T,1}` and :math:`W_{T,2}`.
     """
     if len(proc.tables) == 1:
         return 0.0, 0.0
@@ -237,7 +308,22 @@ def nonstationarity(proc: GProcess, law_counts: np.ndarray, M: float = defaults.
 
 
 def draw_from_table(table: np.ndarray, step: bool, u: float) -> float:
-    """Inverse-CDF draw; the same arithmetic as the kernel's ``_draw``."""
+    """Inverse-CDF draw; the same arithmetic as the kernel's ``_draw``.
+
+    Parameters
+    ----------
+    table : ndarray
+        An inverse-CDF table.
+    step : bool
+        Read it as a step function (else interpolate linearly).
+    u : float
+        A uniform in (0, 1).
+
+    Returns
+    -------
+    float
+        The draw of G.
+    """
     n = table.shape[0]
     if step:
         return float(table[min(int(u * n), n - 1)])

@@ -32,18 +32,35 @@ from sims.core import rng
 from theory import _scalar
 from theory.offline import rtsafe_step
 
+#: Kernel codes of the online controllers (:data:`ONLINE_ALGOS`).
 DUALGA, SRL, BACKPRESSURE = 0, 1, 2
 #: The online controllers of the reduced simulator, by name: their kernel codes (``--algo`` of ``python -m sims reduced``).
 ONLINE_ALGOS = {"dualga": DUALGA, "srl": SRL, "backpressure": BACKPRESSURE}
 LANES = 4  #: counter layout: index = LANES * t + lane; lane 0 G, 1 regime, 2 colour
 
 ControllerParams = namedtuple("ControllerParams", "Delta eta eta_mode lam1 M delta V alpha")
-ControllerParams.__doc__ = """A controller's parameters as the kernels read them (floats): DG target ``Delta``,
-step size ``eta`` with ``eta_mode`` 0 (constant) or 1 (eta / sqrt t), first boost ``lam1``,
-projection bound ``M``, SRL's ``delta``, backpressure's ``V`` and ``alpha``."""
-# per-replication state vector: [lam_or_x, Q, regime, sum_kl, sum_dg, n_green]
+ControllerParams.__doc__ = """A controller's parameters as the kernels read them (floats).
+
+Attributes
+----------
+Delta : float
+    DG target per token.
+eta : float
+    Step size of the dual update.
+eta_mode : float
+    0 (constant step) or 1 (``eta / sqrt(t)``).
+lam1 : float
+    First boost, in [0, M].
+M : float
+    Projection bound of the dual variable.
+delta : float
+    SRL's constant boost.
+V, alpha : float
+    Backpressure's weight of the KL and its proximal coefficient (module docstring: sqrt T and T).
+"""
+#: Indices of the per-replication state vector: [lam_or_x, Q, regime, sum_kl, sum_dg, n_green].
 S_LAM, S_Q, S_REG, S_KL, S_DG, S_GREEN = 0, 1, 2, 3, 4, 5
-N_STATE = 6
+N_STATE = 6  #: length of the state vector
 
 
 @njit(cache=True, inline="always")
@@ -258,6 +275,26 @@ def run_reference(algo: int, prm: ControllerParams, proc, seed: int, r: int, T: 
 
     Uses the NumPy counter stream (:func:`sims.core.rng.uniforms`) and theory's public
     ufuncs; tests check it equals :func:`run_chunk` bit for bit.
+
+    Parameters
+    ----------
+    algo : int
+        Controller code (:data:`DUALGA`, :data:`SRL`, :data:`BACKPRESSURE`).
+    prm : ControllerParams
+        The controller's parameters.
+    proc : GProcess
+        The G_t process.
+    seed : int
+        The run's seed.
+    r : int
+        The replication (its counter stream is ``stream_key(seed, r)``).
+    T : int
+        Steps.
+
+    Returns
+    -------
+    ndarray, shape (N_STATE,)
+        The final state: boost (or backpressure's x), virtual queue Q, regime, summed KL, summed DG, green count.
     """
     import theory
     from sims.reduced.gprocess import draw_from_table

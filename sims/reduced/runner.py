@@ -22,7 +22,7 @@ from sims.reduced import online
 from sims.reduced.gprocess import GProcess, nonstationarity, parse_spec
 
 CHUNK_STEPS = 2**22  #: steps per replication between progress updates
-PROGRESS_ABOVE = 10**8
+PROGRESS_ABOVE = 10**8  #: runs of more steps (T x replications) show a progress bar and run in chunks
 
 
 @dataclass
@@ -77,6 +77,13 @@ class ReducedResult:
     per_rep: dict
 
     def summary(self) -> dict:
+        """The result without its per-replication arrays (what the CLI prints as JSON).
+
+        Returns
+        -------
+        dict
+            Every field but ``per_rep``.
+        """
         out = asdict(self)
         out.pop("per_rep")
         return out
@@ -87,7 +94,43 @@ def controller_params(
     eta_mode: str, lam1: float | None, delta: float | None, M: float,
 ) -> tuple[online.ControllerParams, dict]:
     """Validate the controller's parameters: the kernels' :class:`~sims.reduced.online.ControllerParams`
-    and the same values as a dict."""
+    and the same values as a dict.
+
+    Parameters
+    ----------
+    algo : str
+        One of :data:`sims.reduced.online.ONLINE_ALGOS`.
+    proc : GProcess
+        The G_t process (its mean is the default gamma, its :meth:`~GProcess.max_dg` bounds Delta).
+    T : int
+        Steps per replication (default step size 1/sqrt(T); backpressure's V = sqrt T, alpha = T).
+    Delta : float
+        DG target, in (0, max_dg).
+    gamma : float or None
+        Green-list fraction (None: the process's mean G).
+    eta : float or None
+        Step size (None: 1/sqrt(T) for a constant step, 1 for ``"sqrt"``).
+    eta_mode : {"const", "sqrt"}
+        Constant step, or eta / sqrt(t).
+    lam1 : float or None
+        First boost (None: the certainty-equivalent delta*(Delta, gamma), projected on [0, M]).
+    delta : float or None
+        SRL's boost (required for ``"srl"``).
+    M : float
+        Projection bound, in (0, inf).
+
+    Returns
+    -------
+    params : ControllerParams
+        What the kernels read.
+    info : dict
+        ``eta``, ``eta_mode``, ``lam1``, ``M``, ``delta``, ``gamma`` as resolved.
+
+    Raises
+    ------
+    ValueError
+        For an unknown controller or a parameter out of range.
+    """
     if algo not in online.ONLINE_ALGOS:
         raise ValueError(f"algo must be one of {sorted(online.ONLINE_ALGOS)}; got {algo!r}")
     if not (M > 0.0 and math.isfinite(M)):
@@ -262,6 +305,24 @@ def slope_ci(Ts, values, seed: int = 0, n_boot: int = 400, level: float = 0.95) 
 
     ``values[j]`` holds the per-replication values at ``Ts[j]``; used to check the
     T^(-1/2) rates of Theorem dualGA_performance_iid.
+
+    Parameters
+    ----------
+    Ts : sequence of int
+        Horizons.
+    values : sequence of ndarray
+        Per-replication values at each horizon.
+    seed : int, default 0
+        Seed of the bootstrap.
+    n_boot : int, default 400
+        Bootstrap resamples.
+    level : float, default 0.95
+        Confidence level.
+
+    Returns
+    -------
+    slope, lower, upper : float
+        The slope and its percentile bootstrap interval.
     """
     rng = np.random.default_rng(seed)
     x = np.log(np.asarray(Ts, dtype=float))

@@ -10,14 +10,18 @@ A Sphinx extension (``conf.py`` loads it) and a plain module (``tests/test_docs.
   class's from its ``__dict__``, not inherited), and for any other object (a constant) the attribute docstring
   written beside its assignment (``#: ...`` before it or a string literal after it), looked up in the module that
   assigns it, never the docstring of the value's type (``float``, ``tuple``);
-- :func:`undocumented` lists the public names without one.
+- :func:`undocumented` lists the public names without one;
+- :func:`numpydoc_gaps` lists the public functions, classes and methods whose docstring lacks a numpydoc section it
+  needs (``Parameters`` naming every parameter, ``Returns`` or ``Yields``): see :func:`check_numpydoc`.
 
 At ``builder-inited`` the extension writes one page per module under ``api/`` (``automodule`` of its public names),
 and ``api/index`` with their toctree; a constant re-exported by a package (``theory.LAMBDA_MAX``) is shown with its own
 docstring; a cross-reference to an object under a module path it was moved from or is re-exported from
 (``sims.watermarks.generate.Generation``) resolves to the object's documented name; and every public name without a
 docstring is a warning (the build runs with ``-W``), except those listed in ``undocumented.txt`` beside this file,
-a list that may only shrink: a listed name that has gained a docstring, or no longer exists, is a warning too.
+a list that may only shrink: a listed name that has gained a docstring, or no longer exists, is a warning too.  So
+is every public routine or class with an incomplete numpydoc docstring, except those ``no_numpydoc.txt`` lists, a list
+under the same rule.
 """
 
 from __future__ import annotations
@@ -169,6 +173,228 @@ def check(packages=PACKAGES, known=None):
     return problems
 
 
+
+# ------------------------------------------------------------------------------------- numpydoc Parameters/Returns
+NUMPYDOC_BASELINE = HERE / "no_numpydoc.txt"
+
+
+def _sections(doc):
+    """``{title: body lines}`` of a numpydoc docstring: a title is a line followed by a line of dashes as long."""
+    lines = inspect.cleandoc(doc or "").splitlines()
+    out, title = {}, None
+    for i, line in enumerate(lines):
+        if i + 1 < len(lines) and line.strip() and set(lines[i + 1].strip()) == {"-"} \
+                and len(lines[i + 1].strip()) == len(line.strip()):
+            title = line.strip()
+            out[title] = []
+        elif title is not None and not (set(line.strip()) == {"-"} and out[title] == []):
+            out[title].append(line)
+    return out
+
+
+def _documented_params(body):
+    """Names a Parameters (or Attributes) section documents: its unindented lines ``name : type``, ``a, b : type``
+    or ``a, b :`` (no type)."""
+    import re
+
+    names = set()
+    for line in body:
+        if line.strip() and not line[0].isspace():
+            for name in re.split(r"\s:(?:\s|$)", line)[0].split(","):
+                names.add(name.strip().lstrip("*"))
+    return names
+
+
+def _code(func):
+    """The plain Python function behind a routine (a Numba dispatcher's ``py_func``, a decorator's wrapped one)."""
+    func = getattr(func, "py_func", func)
+    try:
+        return inspect.unwrap(func)
+    except ValueError:
+        return func
+
+
+def _params(func, drop_first=False):
+    """Parameter names of a routine, ``self``/``cls`` dropped for a method (``drop_first``)."""
+    try:
+        names = list(inspect.signature(_code(func)).parameters)
+    except (TypeError, ValueError):
+        return []
+    return names[1:] if drop_first and names else names
+
+
+def _body_kinds(func):
+    """``(returns a value, yields)`` from a routine's source: a ``return <expr>`` other than ``return None``, and a
+    ``yield``, in its own body (nested functions, lambdas and classes are not its body); ``(False, False)`` when the
+    source is unavailable."""
+    try:
+        import textwrap
+
+        tree = ast.parse(textwrap.dedent(inspect.getsource(_code(func))))
+    except (OSError, TypeError, SyntaxError):
+        return False, False
+    node = tree.body[0]
+    returns = yields = False
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Return) and n.value is not None \
+                and not (isinstance(n.value, ast.Constant) and n.value.value is None):
+            returns = True
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            yields = True
+        todo.extend(ast.iter_child_nodes(n))
+    return returns, yields
+
+
+def _returns_value(func):
+    """``(returns a value, is a generator)``: the return annotation decides when there is one (``None`` and
+    ``NoReturn`` return nothing), else the ast scan of :func:`_body_kinds`."""
+    code = _code(func)
+    returns, yields = _body_kinds(code)
+    generator = inspect.isgeneratorfunction(code) or yields
+    ann = getattr(code, "__annotations__", {}).get("return", inspect.Signature.empty)
+    if ann is not inspect.Signature.empty and not generator:
+        text = ann if isinstance(ann, str) else getattr(ann, "__name__", repr(ann))
+        returns = text not in ("None", "NoReturn", "typing.NoReturn", "Never") and ann is not None
+    return returns, generator
+
+
+def _numpydoc_gaps(doc, params, returns, generator, param_sections=("Parameters",)):
+    """What a docstring lacks: the Parameters section or some parameters in it, the Returns (Yields) section."""
+    sections = _sections(doc)
+    gaps = []
+    if params:
+        have = [s for s in param_sections if s in sections]
+        if not have:
+            gaps.append("no Parameters section")
+        else:
+            documented = set().union(*(_documented_params(sections[s]) for s in have))
+            absent = [p for p in params if p not in documented]
+            if absent:
+                gaps.append(f"Parameters lacks {', '.join(absent)}")
+    if generator and "Yields" not in sections:
+        gaps.append("no Yields section")
+    elif returns and not generator and "Returns" not in sections:
+        gaps.append("no Returns section")
+    return gaps
+
+
+def _overrides(cls, name):
+    """Whether ``name`` is defined by a base class of ``cls`` (an override: the base's docstring documents it)."""
+    return any(name in vars(base) for base in cls.__mro__[1:])
+
+
+def _class_params(cls):
+    """A class's constructor parameters, when the class writes its own ``__init__`` or ``__new__`` (a dataclass's or
+    NamedTuple's generated one counts); none for an enum or a constructor it inherits."""
+    import enum
+
+    if issubclass(cls, enum.Enum):
+        return []
+    own = vars(cls)
+    if "__init__" in own and own["__init__"] is not object.__init__:
+        return _params(own["__init__"], drop_first=True)
+    if "__new__" in own:
+        new = own["__new__"]
+        return _params(getattr(new, "__func__", new), drop_first=True)
+    return []
+
+
+def _routine_entries(qualname, obj):
+    """``[(dotted name, gaps)]`` of a public function or class and, for a class, its own public methods."""
+    out = []
+    if inspect.isclass(obj):
+        params = _class_params(obj)
+        doc = obj.__dict__.get("__doc__") or ""
+        out.append((qualname, _numpydoc_gaps(doc, params, False, False, ("Parameters", "Attributes"))))
+        for name, member in vars(obj).items():
+            if name.startswith("_") or _overrides(obj, name):
+                continue
+            if isinstance(member, (staticmethod, classmethod)):
+                func, drop = member.__func__, isinstance(member, classmethod)
+            elif inspect.isfunction(member) or hasattr(member, "py_func"):
+                func, drop = member, True
+            else:
+                continue  # a property, a nested class, a constant: documented as an attribute
+            returns, generator = _returns_value(func)
+            gaps = _numpydoc_gaps(func.__doc__, _params(func, drop), returns, generator)
+            out.append((f"{qualname}.{name}", gaps))
+        return out
+    returns, generator = _returns_value(obj)
+    out.append((qualname, _numpydoc_gaps(obj.__doc__, _params(obj), returns, generator)))
+    return out
+
+
+def numpydoc_gaps(packages=PACKAGES):
+    """``{dotted name: gaps}`` of every public function, class and public method of a public class in ``packages``
+    whose docstring lacks a numpydoc section it needs (see :func:`check_numpydoc`).
+
+    Each object is reported once, under the name of the public module that defines it (else the first public module
+    exporting it).  A class's constructor parameters belong in its own docstring (``Parameters``, or ``Attributes``
+    for a record whose fields are its parameters); its methods are those in its own ``__dict__`` not starting with
+    ``_``, except overrides of a base class's method: documenting the base method once (a ``DetectorFamily``
+    method, say) is enough.  Properties are attributes, with no sections required.
+    """
+    seen = {}
+    for modname in modules(packages):
+        module = importlib.import_module(modname)
+        for n in public_names(modname):
+            obj = getattr(module, n)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj) or hasattr(obj, "py_func")):
+                continue
+            home = getattr(obj, "__module__", None) or ""
+            here = f"{modname}.{n}"
+            if id(obj) in seen and not (home == modname and n == getattr(obj, "__name__", None)):
+                continue
+            seen[id(obj)] = (here, obj)
+    gaps = {}
+    for qualname, obj in sorted(seen.values(), key=lambda t: t[0]):
+        for name, found in _routine_entries(qualname, obj):
+            if found:
+                gaps[name] = found
+    return gaps
+
+
+def numpydoc_baseline():
+    """The names ``no_numpydoc.txt`` lists (known debt of numpydoc sections, to shrink)."""
+    if not NUMPYDOC_BASELINE.exists():
+        return set()
+    return {ln.split("#")[0].strip() for ln in NUMPYDOC_BASELINE.read_text().splitlines()} - {""}
+
+
+def check_numpydoc(packages=PACKAGES, known=None):
+    """Problems of the numpydoc check, the second report of the docs build.
+
+    Every public function, class and public method (:func:`numpydoc_gaps` says which) that takes parameters has a
+    ``Parameters`` section naming each of them, and one that returns a value has a ``Returns`` section (``Yields``
+    for a generator).  "Returns a value": a return annotation other than ``None`` when there is one, else a
+    ``return <expr>`` (not ``return None``) in the routine's own body.  Names ``no_numpydoc.txt`` lists are known
+    debt, and the list may only shrink: a listed name that is complete now, or gone, is a problem too.
+
+    Parameters
+    ----------
+    packages : tuple of str
+        Top-level packages to walk.
+    known : iterable of str, optional
+        The listed names; default: those of ``no_numpydoc.txt``.
+
+    Returns
+    -------
+    list of str
+        One line per problem; empty when the check passes.
+    """
+    known = numpydoc_baseline() if known is None else set(known)
+    gaps = numpydoc_gaps(packages)
+    problems = [f"{n}: numpydoc docstring incomplete ({'; '.join(g)})" for n, g in gaps.items() if n not in known]
+    mine = [n for n in known if n.split(".")[0] in packages]
+    problems += [f"{n}: listed in {NUMPYDOC_BASELINE.name} but complete or gone: remove it from the list"
+                 for n in sorted(set(mine) - set(gaps))]
+    return problems
+
+
 # ---------------------------------------------------------------------------------------------------- Sphinx side
 PAGE = """{title}
 {underline}
@@ -248,6 +474,8 @@ def _on_builder_inited(app):
     log = logging.getLogger(__name__)
     for problem in check():
         log.warning(problem, type="wmstats", subtype="docstring")
+    for problem in check_numpydoc():
+        log.warning(problem, type="wmstats", subtype="numpydoc")
 
 
 def _on_docstring(app, what, name, obj, options, lines):

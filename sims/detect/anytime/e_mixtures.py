@@ -16,14 +16,39 @@ import numpy as np
 
 from sims.detect.stats.marks import check_fpr
 
+#: The default bet fractions f_j of the e-processes: 20 log-spaced in [0.01, 0.95] (theory.sequential.DEFAULT_GRID).
 GRID = np.geomspace(0.01, 0.95, 20)
+
+
 def check_alpha(alpha) -> float:
-    """``alpha`` as a float in (0, 1), else a ValueError naming it."""
+    """``alpha`` as a float in (0, 1), else a ValueError naming it.
+
+    Parameters
+    ----------
+    alpha : float
+        Level of an anytime-valid test.
+
+    Returns
+    -------
+    float
+        ``alpha``.
+    """
     return check_fpr(alpha, name="alpha")
 
 
 def check_grid(grid) -> np.ndarray:
-    """The bet fractions as a float array in (0, 1), else a ValueError naming ``grid``."""
+    """The bet fractions as a float array in (0, 1), else a ValueError naming ``grid``.
+
+    Parameters
+    ----------
+    grid : array_like or None
+        Bet fractions; None for :data:`GRID`.
+
+    Returns
+    -------
+    ndarray of float64, shape (J,)
+        The fractions, flattened.
+    """
     g = GRID if grid is None else np.asarray(grid, dtype=np.float64).ravel()
     if g.size == 0 or not np.all((g > 0) & (g < 1)):
         raise ValueError(f"grid must be a non-empty array of fractions in (0, 1); got {grid!r}")
@@ -51,7 +76,20 @@ class LinearMixture:
     top: float = 1.0
 
     def log_e(self, s, n) -> np.ndarray:
-        """Natural log of the mixture's e-value at summed statistic ``s`` after ``n`` scored tokens."""
+        r"""Natural log of the mixture's e-value at summed statistic ``s`` after ``n`` scored tokens.
+
+        Parameters
+        ----------
+        s : float or array_like
+            Summed statistic :math:`S_t`.
+        n : int or array_like
+            Number of scored tokens, broadcast with ``s``.
+
+        Returns
+        -------
+        ndarray
+            :math:`\ln \frac1J \sum_j e^{a_j s + b_j n}`, computed stably (log-sum-exp).
+        """
         s, n = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(n, dtype=np.float64))
         x = s[..., None] * self.a + n[..., None] * self.b
         m = x.max(axis=-1)
@@ -59,7 +97,26 @@ class LinearMixture:
 
 
 def bernoulli_mixture(gamma: float, grid=None) -> LinearMixture:
-    """The ``redgreen`` e-process: likelihood ratios of Bernoulli(gamma + f (1 - gamma)) to Bernoulli(gamma)."""
+    r"""The ``redgreen`` e-process: likelihood ratios of Bernoulli(gamma + f (1 - gamma)) to Bernoulli(gamma).
+
+    Parameters
+    ----------
+    gamma : float
+        Null green probability, in (0, 1).
+    grid : array_like, optional
+        Bet fractions f in (0, 1) (default :data:`GRID`).
+
+    Returns
+    -------
+    LinearMixture
+        :math:`a_j = \ln(q_j/\gamma) - b_j`, :math:`b_j = \ln((1-q_j)/(1-\gamma))`, :math:`q_j = \gamma + f_j(1-\gamma)`;
+        integer statistic (the green count).
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is outside (0, 1) or the grid is invalid.
+    """
     if not 0.0 < float(gamma) < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
     q = gamma + check_grid(grid) * (1.0 - gamma)
@@ -68,7 +125,18 @@ def bernoulli_mixture(gamma: float, grid=None) -> LinearMixture:
 
 
 def exponential_mixture(grid=None) -> LinearMixture:
-    """The ``ems`` e-process: likelihood ratios of Exp(1 - f) to Exp(1)."""
+    r"""The ``ems`` e-process: likelihood ratios of Exp(1 - f) to Exp(1).
+
+    Parameters
+    ----------
+    grid : array_like, optional
+        Bet fractions f in (0, 1) (default :data:`GRID`).
+
+    Returns
+    -------
+    LinearMixture
+        :math:`a_j = f_j`, :math:`b_j = \ln(1 - f_j)`; continuous statistic (the EMS sum :math:`\sum -\ln(1-r)`).
+    """
     f = check_grid(grid)
     return LinearMixture(f.copy(), np.log1p(-f), False)
 
@@ -79,6 +147,20 @@ def linear_thresholds(mix: LinearMixture, n_max: int, alpha: float) -> np.ndarra
     Integer for integer statistics (exact: the smallest integer k <= ``top`` n that crosses, inf if
     none); for continuous ones the upper end of a bisection bracket (so :math:`s \ge`
     ``thr[n]`` implies the crossing: conservative by at most 1e-12 relative).
+
+    Parameters
+    ----------
+    mix : LinearMixture
+        The e-process.
+    n_max : int
+        Largest number of scored tokens.
+    alpha : float
+        Level, in (0, 1): the e-process crosses at :math:`1/\alpha`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_max + 1,)
+        The crossing thresholds (inf where none exists).
     """
     bound = math.log(1.0 / check_alpha(alpha))
     n = np.arange(int(n_max) + 1, dtype=np.float64)

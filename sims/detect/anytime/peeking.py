@@ -27,8 +27,23 @@ from sims.detect.stats.nulls import binom_logsf
 
 
 def naive_thresholds(n_max: int, gamma: float, alpha: float) -> np.ndarray:
-    r"""``k[n]``: the smallest green count whose exact binomial p-value after n tokens is <= alpha
-    (inf when none, and for n <= 1, where the detectors set p = 1), n = 0..n_max."""
+    """``k[n]``: the smallest green count whose exact binomial p-value after n tokens is <= alpha
+    (inf when none, and for n <= 1, where the detectors set p = 1), n = 0..n_max.
+
+    Parameters
+    ----------
+    n_max : int
+        Largest number of scored tokens.
+    gamma : float
+        Null green probability.
+    alpha : float
+        Level, in (0, 1).
+
+    Returns
+    -------
+    ndarray of float64, shape (n_max + 1,)
+        The naive rule's critical green counts.
+    """
     alpha = sequential.check_alpha(alpha)
     out = np.full(int(n_max) + 1, np.inf)
     lvl = math.log(alpha)
@@ -43,11 +58,31 @@ def naive_thresholds(n_max: int, gamma: float, alpha: float) -> np.ndarray:
 def null_crossings(n_texts: int, T: int, gamma: float, alpha: float, seed: int, grid=None) -> dict:
     """Simulate ``n_texts`` null texts of ``T`` distinct (context, token) pairs.
 
+    Parameters
+    ----------
+    n_texts : int
+        Number of null texts, >= 1.
+    T : int
+        Scored tokens per text, >= 1.
+    gamma : float
+        Green probability of each token, in (0, 1).
+    alpha : float
+        Level of every test.
+    seed : int
+        Seed of the counter-based RNG that colours the tokens.
+    grid : array_like, optional
+        Bet fractions of the anytime e-process (default :data:`sims.detect.anytime.sequential.GRID`).
+
     Returns
     -------
     dict with per-text int arrays ``anytime_stop`` and ``naive_stop`` (first flagged prefix
     length, -1 if never) and the bool array ``fixed`` (the fixed-length test of all T tokens
     rejects at alpha).
+
+    Raises
+    ------
+    ValueError
+        If ``n_texts`` or ``T`` is below 1, or ``gamma`` or ``alpha`` is outside (0, 1).
 
     Examples
     --------
@@ -71,7 +106,29 @@ def null_crossings(n_texts: int, T: int, gamma: float, alpha: float, seed: int, 
 def exceeds_level(k: int, n: int, alpha: float, confidence: float = 0.999) -> bool:
     """True when k false positives in n null trials show a rate above ``alpha``: the one-sided
     Clopper-Pearson lower bound at ``confidence`` lies above alpha.  A valid test gives False
-    with probability at least ``confidence``."""
+    with probability at least ``confidence``.
+
+    Parameters
+    ----------
+    k : int
+        False positives observed, in [0, n].
+    n : int
+        Null trials, >= 1.
+    alpha : float
+        The claimed level.
+    confidence : float, default 0.999
+        Confidence of the lower bound.
+
+    Returns
+    -------
+    bool
+        Whether the observed rate is significantly above ``alpha``.
+
+    Raises
+    ------
+    ValueError
+        If k is outside [0, n] or n < 1.
+    """
     from scipy.stats import beta
 
     if not 0 <= int(k) <= int(n) or int(n) < 1:
@@ -83,7 +140,24 @@ def exceeds_level(k: int, n: int, alpha: float, confidence: float = 0.999) -> bo
 def prefix_tables(n_max: int, gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Tables over (n scored tokens, k greens), n, k = 0..n_max: the naive rule's log10 fixed-length
     p-value :math:`\log_{10} P(\mathrm{Bin}(n,\gamma) \ge k)` (0 for n <= 1, as the detectors) and the
-    ``redgreen`` e-process's log10 e-value (:func:`sims.detect.anytime.sequential.bernoulli_mixture`)."""
+    ``redgreen`` e-process's log10 e-value (:func:`sims.detect.anytime.sequential.bernoulli_mixture`).
+
+    Parameters
+    ----------
+    n_max : int
+        Largest number of scored tokens, >= 0.
+    gamma : float
+        Null green probability, in (0, 1).
+    grid : array_like, optional
+        The e-process's bets.
+
+    Returns
+    -------
+    naive : ndarray, shape (n_max + 1, n_max + 1)
+        ``naive[n, k]``, the log10 fixed-length p-value.
+    anytime : ndarray, shape (n_max + 1, n_max + 1)
+        ``anytime[n, k]``, the log10 e-value (-inf where k > n).
+    """
     if int(n_max) < 0:
         raise ValueError(f"n_max must be in [0, inf); got {n_max!r}")
     if not 0.0 < float(gamma) < 1.0:
@@ -114,9 +188,17 @@ def peek_pvalues(values, scored, lengths, gamma: float, grid=None) -> tuple[np.n
     values, scored : (n, T) arrays
         Green indicators and scored mask (:func:`sims.detect.stats.scores.token_scores`, ``stat="green"``).
     lengths : (n,) ints
+        Tokens of each text.
     gamma : float in (0, 1)
         The null green probability.
     grid : optional, the e-process's bets (:data:`sims.detect.anytime.sequential.GRID`).
+
+    Returns
+    -------
+    peek_log10_p : ndarray, shape (n,)
+        Smallest fixed-length log10 p-value over each text's prefixes.
+    anytime_log10_p : ndarray, shape (n,)
+        Anytime-valid log10 p-value of each text, <= 0.
 
     Examples
     --------
@@ -137,7 +219,24 @@ def peek_pvalues(values, scored, lengths, gamma: float, grid=None) -> tuple[np.n
 
 
 def peek_pvalues_reference(values, scored, lengths, gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
-    """NumPy twin of :func:`peek_pvalues` (fixed-length p-value and e-value of every prefix, then min / max)."""
+    """NumPy twin of :func:`peek_pvalues` (fixed-length p-value and e-value of every prefix, then min / max).
+
+    Parameters
+    ----------
+    values, scored : (n, T) arrays
+        Green indicators and scored mask.
+    lengths : (n,) ints
+        Tokens of each text.
+    gamma : float
+        The null green probability.
+    grid : array_like, optional
+        The e-process's bets.
+
+    Returns
+    -------
+    peek_log10_p, anytime_log10_p : ndarray, shape (n,)
+        As :func:`peek_pvalues`.
+    """
     values, scored = np.asarray(values, dtype=np.float64), np.asarray(scored, dtype=np.bool_)
     scored = scored & (np.arange(values.shape[1])[None, :] < np.asarray(lengths)[:, None])
     k = np.cumsum(np.where(scored, values > 0.5, 0), axis=1)

@@ -147,12 +147,38 @@ def sequential_ems(tokens, prompts, key: int, *, alpha: float = defaults.FPR, vo
                    dedup: bool = True, lengths=None, grid=None) -> SequentialResult:
     r"""Anytime-valid EMS detection: the ``ems`` e-process (module docstring),
     :math:`E_t = \frac1J \sum_j \theta_j^{n_t} e^{(1-\theta_j) S_t}` with :math:`S_t` the summed
-    scores :math:`-\ln(1 - r)` of the first t tokens; arguments as :func:`sequential_redgreen`."""
+    scores :math:`-\ln(1 - r)` of the first t tokens; arguments as :func:`sequential_redgreen`.
+
+    Parameters
+    ----------
+    tokens, prompts, key, alpha, vocab_size, h, dedup, lengths, grid :
+        As :func:`sequential_redgreen`.
+
+    Returns
+    -------
+    SequentialResult
+        Per text the scored count, EMS sum, final log e-value and stopping token.
+    """
     return _scan_linear(tokens, prompts, key, "ems", None, h, "bernoulli", dedup, vocab_size, lengths, check_alpha(alpha), grid, defaults.PRF)
 
 
 def autocov_grids(gamma: float, grid=None) -> tuple[np.ndarray, np.ndarray]:
-    """Alternative green probabilities of the ``autocov`` bets: after a red token, after a green one."""
+    r"""Alternative green probabilities of the ``autocov`` bets: after a red token, after a green one.
+
+    Parameters
+    ----------
+    gamma : float
+        Null green probability.
+    grid : array_like, optional
+        Bet fractions f in (0, 1) (default :data:`GRID`).
+
+    Returns
+    -------
+    q_red : ndarray, shape (J,)
+        :math:`\gamma + f (1 - \gamma)`: after a red token the green list is boosted.
+    q_green : ndarray, shape (J,)
+        :math:`\gamma (1 - f)`: after a green token the red list is (Algorithm DualGA_autocov).
+    """
     f = check_grid(grid)
     return gamma + f * (1.0 - gamma), gamma * (1.0 - f)
 
@@ -161,7 +187,18 @@ def sequential_autocov(tokens, prompts, key: int, gamma: float, *, alpha: float 
                        h: int = defaults.H, dedup: bool = True, green_kind: str = defaults.GREEN_KIND, lengths=None, grid=None,
                        prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> SequentialResult:
     """Anytime-valid AutoCov detection: the ``autocov`` e-process (module docstring); arguments as
-    :func:`sequential_redgreen`; ``score`` holds the green count."""
+    :func:`sequential_redgreen`; ``score`` holds the green count.
+
+    Parameters
+    ----------
+    tokens, prompts, key, gamma, alpha, vocab_size, h, dedup, green_kind, lengths, grid, prf, seeding :
+        As :func:`sequential_redgreen`.
+
+    Returns
+    -------
+    SequentialResult
+        Per text the scored count, green count, final log e-value and stopping token.
+    """
     alpha = check_alpha(alpha)
     values, scored = scores.token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup,
                                          vocab_size=vocab_size, lengths=lengths, prf=prf, seeding=seeding)
@@ -175,7 +212,29 @@ def sequential_autocov(tokens, prompts, key: int, gamma: float, *, alpha: float 
 def sequential_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | None = None, alpha: float = defaults.FPR,
                            grid=None) -> SequentialResult:
     """Anytime-valid ITS / UW detection: the ``keyed`` e-process (module docstring) on the hits of
-    :func:`sims.detect.stats.scores.keyed_order_marks`; ``step_probs`` as :func:`sims.detect.stats.scores.score_keyed_order`."""
+    :func:`sims.detect.stats.scores.keyed_order_marks`; ``step_probs`` as :func:`sims.detect.stats.scores.score_keyed_order`.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts (their meta names the algorithm and key unless given).
+    step_probs : callable
+        ``step_probs(i)``: the (T, V) next-token distributions along text i
+    (:func:`sims.detect.stats.scores.score_keyed_order`).
+    key : int, optional
+        The key (default the generation's).
+    algo : str, optional
+        The keyed-order algorithm (default the generation's).
+    alpha : float
+        Level, in (0, 1).
+    grid : array_like, optional
+        The bets (default :data:`GRID`).
+
+    Returns
+    -------
+    SequentialResult
+        Per text the scored count, hit count, final log e-value and stopping token.
+    """
     alpha, c = check_alpha(alpha), check_grid(grid)
     hits, probs_hit, n = scores.keyed_order_marks(gen, step_probs, key=key, algo=algo)
     out = np.array([SK.hit_crossings(hits[i], probs_hit[i], n[i], c, math.log(1.0 / alpha)) for i in range(len(n))]).reshape(len(n), 3)
@@ -184,14 +243,42 @@ def sequential_keyed_order(gen, step_probs, *, key: int | None = None, algo: str
 
 def log_e_path(values, scored, mix: LinearMixture) -> np.ndarray:
     """NumPy reference: ln E after every token of every text (linear families), nan past a text's end
-    when ``scored`` is all False there; the crossing is the first t with ``path[t] >= ln(1/alpha)``."""
+    when ``scored`` is all False there; the crossing is the first t with ``path[t] >= ln(1/alpha)``.
+
+    Parameters
+    ----------
+    values : array_like, shape (n, T)
+        Per-token statistic (green indicator, EMS score).
+    scored : array_like of bool, shape (n, T)
+        Which tokens count.
+    mix : LinearMixture
+        The e-process.
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+        ``mix.log_e`` of the running sum and count of scored tokens.
+    """
     s = np.cumsum(np.where(scored, values, 0.0), axis=1)
     n = np.cumsum(scored, axis=1)
     return mix.log_e(s, n)
 
 
 def first_crossing(path, alpha: float) -> np.ndarray:
-    """NumPy reference: 1-based first index with ``path >= ln(1/alpha)``, -1 if none."""
+    """NumPy reference: 1-based first index with ``path >= ln(1/alpha)``, -1 if none.
+
+    Parameters
+    ----------
+    path : array_like, shape (n, T)
+        Natural log of the e-value after every token.
+    alpha : float
+        Level, in (0, 1).
+
+    Returns
+    -------
+    ndarray of int, shape (n,)
+        The stopping token of each text, or -1.
+    """
     hit = np.asarray(path) >= math.log(1.0 / check_alpha(alpha))
     return np.where(hit.any(axis=1), hit.argmax(axis=1) + 1, -1)
 
@@ -199,6 +286,17 @@ def first_crossing(path, alpha: float) -> np.ndarray:
 def anytime_log10p(path) -> np.ndarray:
     r"""Anytime-valid prefix p-values from a log e-value path: :math:`p_t = \min(1, 1/\max_{s \le t} E_s)`,
     as log10.  :math:`P_{H_0}(\exists t: p_t \le \alpha) \le \alpha` (Ville), unlike the fixed-length
-    prefix p-values of :func:`sims.detect.stats.scores.prefix_log10p`."""
+    prefix p-values of :func:`sims.detect.stats.scores.prefix_log10p`.
+
+    Parameters
+    ----------
+    path : array_like, shape (n, T)
+        Natural log of the e-value after every token (nan past a text's end: ignored).
+
+    Returns
+    -------
+    ndarray, shape (n, T)
+        log10 :math:`p_t`, nonincreasing along each row, <= 0.
+    """
     p = np.asarray(path, dtype=np.float64)
     return -np.maximum(np.fmax.accumulate(np.where(np.isnan(p), -np.inf, p), axis=1), 0.0) / math.log(10.0)

@@ -80,7 +80,23 @@ class NullLaw:
         return math.inf if self.sign > 0 else 0.0
 
     def psi(self, theta) -> np.ndarray:
-        r"""Cumulant generating function :math:`\psi(\theta) = \ln E_0 e^{\theta X}`."""
+        r"""Cumulant generating function :math:`\psi(\theta) = \ln E_0 e^{\theta X}`.
+
+        Parameters
+        ----------
+        theta : float or array_like
+            Tilts; for an unbounded law, ``sign * theta < 1``.
+
+        Returns
+        -------
+        ndarray
+            :math:`\psi(\theta)`, shaped like ``theta``.
+
+        Raises
+        ------
+        ValueError
+            If a tilt of an unbounded law is out of range.
+        """
         th = np.asarray(theta, dtype=np.float64)
         if not self.bounded:
             if np.any(self.sign * th >= 1.0):
@@ -89,7 +105,18 @@ class NullLaw:
         return logsumexp(th[..., None] * self.values + self.log_pmf, axis=-1)
 
     def tilted_mean(self, theta) -> np.ndarray:
-        """Mean of the tilt :math:`e^{\\theta x - \\psi(\\theta)} P_0(dx)`."""
+        r"""Mean of the tilt :math:`e^{\theta x - \psi(\theta)} P_0(dx)`.
+
+        Parameters
+        ----------
+        theta : float or array_like
+            Tilts.
+
+        Returns
+        -------
+        ndarray
+            :math:`\psi'(\theta)`, shaped like ``theta``.
+        """
         th = np.asarray(theta, dtype=np.float64)
         if not self.bounded:
             return self.sign / (1.0 - self.sign * th)
@@ -102,7 +129,27 @@ class NullLaw:
 
 
 def lattice_law(values, pmf, name: str = "lattice") -> NullLaw:
-    """A finite null law: support ``values`` (distinct reals) with probabilities ``pmf`` (>= 0, summing to 1)."""
+    """A finite null law: support ``values`` (distinct reals) with probabilities ``pmf`` (>= 0, summing to 1).
+
+    Parameters
+    ----------
+    values : array_like
+        Support points, at least 2, distinct and finite.
+    pmf : array_like
+        Their probabilities.
+    name : str, default "lattice"
+        Name of the law.
+
+    Returns
+    -------
+    NullLaw
+        The law, support sorted, zero-probability points dropped; ``integer`` when every point is an integer.
+
+    Raises
+    ------
+    ValueError
+        If the support or the probabilities are invalid.
+    """
     v, p = np.asarray(values, dtype=np.float64).ravel(), np.asarray(pmf, dtype=np.float64).ravel()
     if v.size < 2 or p.shape != v.shape or not np.all(np.isfinite(v)) or np.unique(v).size != v.size:
         raise ValueError(f"values must hold at least 2 distinct finite reals, one per pmf entry; got {values!r}")
@@ -116,26 +163,67 @@ def lattice_law(values, pmf, name: str = "lattice") -> NullLaw:
 
 
 def bernoulli_law(p: float) -> NullLaw:
-    """Bernoulli(``p``): a green indicator (``redgreen``)."""
+    """Bernoulli(``p``): a green indicator (``redgreen``).
+
+    Parameters
+    ----------
+    p : float
+        Success probability, in (0, 1).
+
+    Returns
+    -------
+    NullLaw
+        The lattice law on {0, 1}.
+    """
     if not 0.0 < float(p) < 1.0:
         raise ValueError(f"p must be in (0, 1); got {p!r}")
     return lattice_law([0.0, 1.0], [1.0 - float(p), float(p)], f"bernoulli({float(p):g})")
 
 
 def exponential_law() -> NullLaw:
-    """Exp(1): the EMS score :math:`-\\ln(1 - r)` (``ems``)."""
+    r"""Exp(1): the EMS score :math:`-\ln(1 - r)` (``ems``).
+
+    Returns
+    -------
+    NullLaw
+        The unbounded law with ``sign`` +1.
+    """
     return NullLaw("exp(1)", np.zeros(0), np.zeros(0), False)
 
 
 def log_uniform_law() -> NullLaw:
-    """:math:`\\ln Y`, Y ~ U(0, 1) (= -Exp(1), support :math:`(-\\infty, 0]`): the ``ems-log`` score's token term.
-    Its tilts are the Beta(1 + theta, 1) laws of Y, likelihood ratio :math:`(1 + \\theta) Y^\\theta`."""
+    r""":math:`\ln Y`, Y ~ U(0, 1) (= -Exp(1), support :math:`(-\infty, 0]`): the ``ems-log`` score's token term.
+    Its tilts are the Beta(1 + theta, 1) laws of Y, likelihood ratio :math:`(1 + \theta) Y^\theta`.
+
+    Returns
+    -------
+    NullLaw
+        The unbounded law with ``sign`` -1.
+    """
     return NullLaw("-exp(1)", np.zeros(0), np.zeros(0), False, -1.0)
 
 
 def weighted_bernoulli_law(weights, rate: float = 0.5) -> NullLaw:
     r""":math:`\sum_l w_l B_l`, :math:`B_l` i.i.d. Bernoulli(``rate``), ``weights`` non-negative integers
-    (tournament sampling's per-token g-value score: all ones for the mean score)."""
+    (tournament sampling's per-token g-value score: all ones for the mean score).
+
+    Parameters
+    ----------
+    weights : array_like of int
+        Layer weights, >= 0, not all 0, summing to at most 1e6.
+    rate : float, default 0.5
+        Probability that a layer's g-value is 1, in (0, 1).
+
+    Returns
+    -------
+    NullLaw
+        The lattice law of the weighted sum.
+
+    Raises
+    ------
+    ValueError
+        If the weights or the rate are invalid.
+    """
     w = np.asarray(weights)
     if w.ndim != 1 or w.size == 0 or w.dtype.kind not in "iu" or w.min() < 0 or w.max() == 0 or w.sum() > 10**6:
         raise ValueError(f"weights must be a non-empty 1-d array of integers >= 0, not all 0, summing to <= 1e6; got {weights!r}")
@@ -153,9 +241,22 @@ def weighted_bernoulli_law(weights, rate: float = 0.5) -> NullLaw:
 
 
 def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
-    """The bets' tilts (module docstring): tilted means :math:`\\mu_0 + f (x_{\\max} - \\mu_0)`, or
-    :math:`\\theta = f` for Exp(1) (unbounded above); for -Exp(1) (top 0) the tilted mean -1/(1 + theta) = f - 1
-    gives :math:`\\theta = f / (1 - f)`."""
+    r"""The bets' tilts (module docstring): tilted means :math:`\mu_0 + f (x_{\max} - \mu_0)`, or
+    :math:`\theta = f` for Exp(1) (unbounded above); for -Exp(1) (top 0) the tilted mean -1/(1 + theta) = f - 1
+    gives :math:`\theta = f / (1 - f)`.
+
+    Parameters
+    ----------
+    law : NullLaw
+        Null law.
+    grid : array_like, optional
+        Bet fractions f in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape (J,)
+        The tilts :math:`\theta_j` (bisection for a lattice law).
+    """
     f = e_mixtures.check_grid(grid)
     if not law.bounded:
         return f.copy() if law.sign > 0 else f / (1.0 - f)
@@ -172,14 +273,53 @@ def tilt_thetas(law: NullLaw, grid=None) -> np.ndarray:
 
 
 def tilt_mixture(law: NullLaw, grid=None) -> e_mixtures.LinearMixture:
-    r"""The e-process of ``law``: bets :math:`a_j = \theta_j`, :math:`b_j = -\psi(\theta_j)` (module docstring)."""
+    r"""The e-process of ``law``: bets :math:`a_j = \theta_j`, :math:`b_j = -\psi(\theta_j)` (module docstring).
+
+    Parameters
+    ----------
+    law : NullLaw
+        Null law of one token's statistic.
+    grid : array_like, optional
+        Bet fractions.
+
+    Returns
+    -------
+    LinearMixture
+        The uniform mixture of the exponentially tilted likelihood ratios.
+    """
     th = tilt_thetas(law, grid)
     return e_mixtures.LinearMixture(th, -law.psi(th), law.integer, law.top)
 
 
 def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=None, grid=None) -> e_mixtures.SequentialResult:
     """Anytime-valid detection from per-token statistics ``values`` (n, T) of null law ``law`` on the
-    ``scored`` (n, T) tokens: the tilt mixture's first crossing of 1/alpha per text."""
+    ``scored`` (n, T) tokens: the tilt mixture's first crossing of 1/alpha per text.
+
+    Parameters
+    ----------
+    values : array_like, shape (n, T)
+        Per-token statistics.
+    scored : array_like of bool, shape (n, T)
+        Which tokens count.
+    law : NullLaw
+        Null law of one scored token's statistic.
+    alpha : float
+        Level, in (0, 1).
+    lengths : array_like of int, shape (n,), optional
+        Tokens of each text (default T).
+    grid : array_like, optional
+        Bet fractions (default :data:`sims.detect.anytime.e_mixtures.GRID`).
+
+    Returns
+    -------
+    SequentialResult
+        Per text the scored count, summed statistic, final log e-value and stopping token.
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree or a length is outside [0, T].
+    """
     alpha = e_mixtures.check_alpha(alpha)
     values, scored = np.asarray(values, dtype=np.float64), np.asarray(scored, dtype=np.bool_)
     if values.ndim != 2 or scored.shape != values.shape:
@@ -195,8 +335,37 @@ def sequential_values(values, scored, law: NullLaw, *, alpha: float, lengths=Non
 
 def tournament_token_scores(tokens, prompts, key: int, m: int, *, weights=None, h: int | None = None, mask_repeated: bool = True,
                             lengths=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-token g-value score :math:`\\sum_l w_l g_{t,l}` (n, T), the scored mask (n, T) and the weights
-    (all ones: the mean score) of tournament-sampled text (:mod:`sims.detect.stats.tournament_scores`)."""
+    r"""Per-token g-value score :math:`\sum_l w_l g_{t,l}` (n, T), the scored mask (n, T) and the weights
+    (all ones: the mean score) of tournament-sampled text (:mod:`sims.detect.stats.tournament_scores`).
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (n, T)
+        Generated tokens.
+    prompts : ndarray of int, shape (n, P)
+        Prompts.
+    key : int
+        The watermark key.
+    m : int
+        Number of tournament layers.
+    weights : array_like of int, optional
+        Layer weights (default all ones).
+    h : int, optional
+        Context width (default the tournament's).
+    mask_repeated : bool, default True
+        Leave repeated (context, token) pairs unscored.
+    lengths : array_like of int, shape (n,), optional
+        Tokens of each text.
+
+    Returns
+    -------
+    values : ndarray, shape (n, T)
+        Weighted g-value sums (0 where not scored).
+    scored : ndarray of bool, shape (n, T)
+        Which tokens are scored.
+    weights : ndarray of int, shape (m,)
+        The layer weights used.
+    """
     from sims.detect.stats import tournament_scores as ts
     from sims.watermarks import tournament as tn
 

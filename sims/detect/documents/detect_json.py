@@ -39,8 +39,9 @@ import numpy as np
 from sims.detect.stats.marks import check_fpr
 from sims.detect.stats.scores import DetectResult, tokens_to_detect
 
-SCHEMA = "wmstats.detect"
-SCHEMA_VERSION = 1
+SCHEMA = "wmstats.detect"  #: the document's schema name (its first field)
+SCHEMA_VERSION = 1  #: its version: fields are only added within a version
+#: The verdicts of a text, in the order the module docstring explains them.
 DECISIONS = ("watermarked", "not watermarked", "too short to score", "too short for this fpr")
 
 
@@ -51,6 +52,20 @@ def decide(res: DetectResult, fpr: float, gamma: float | None = None) -> list[st
 
     ``gamma`` (the exact probability that one token is green under the null) enables the
     ``"too short for this fpr"`` verdict of red-green scores; leave it None for other statistics.
+
+    Parameters
+    ----------
+    res : DetectResult
+        Fixed-length detection of the texts.
+    fpr : float
+        Level of the decision, in (0, 1).
+    gamma : float, optional
+        Null green probability of one token.
+
+    Returns
+    -------
+    list of str
+        The decision of each text.
     """
     lvl = math.log10(check_fpr(fpr))
     out = []
@@ -72,7 +87,9 @@ def text_rows(res: DetectResult, fpr: float, *, n_tokens, prefix_log10p=None, ga
     Parameters
     ----------
     res : DetectResult
+        Fixed-length detection of the texts.
     fpr : float in (0, 1)
+        Level of the decision.
     n_tokens : (n,) int array
         Candidate tokens of each text (after its context).
     prefix_log10p : (n, T) array, optional
@@ -80,6 +97,11 @@ def text_rows(res: DetectResult, fpr: float, *, n_tokens, prefix_log10p=None, ga
         ``tokens_to_detect`` is null.
     gamma : float, optional
         Null green probability of one token (red-green statistics; see :func:`decide`).
+
+    Returns
+    -------
+    list of dict
+        One entry per text: index, n_tokens, n_scored, score, z, log10_p, tokens_to_detect, watermarked, decision.
     """
     decisions = decide(res, fpr, gamma)
     if prefix_log10p is None:
@@ -94,5 +116,18 @@ def text_rows(res: DetectResult, fpr: float, *, n_tokens, prefix_log10p=None, ga
 
 
 def document(texts: list[dict], **fields) -> dict:
-    """The whole JSON document: schema and version first, then ``fields``, then ``texts``."""
+    """The whole JSON document: schema and version first, then ``fields``, then ``texts``.
+
+    Parameters
+    ----------
+    texts : list of dict
+        The per-text entries (:func:`text_rows`).
+    **fields
+        Top-level fields (input, scheme, algo, statistic, key, gamma, h, dedup, vocab_size, fpr, ...).
+
+    Returns
+    -------
+    dict
+        The document.
+    """
     return {"schema": SCHEMA, "version": SCHEMA_VERSION, **fields, "texts": texts}

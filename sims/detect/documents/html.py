@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: The page's style sheet, inlined in its ``<style>`` (the page is one self-contained file).
 CSS = """
 body{font:15px/1.5 system-ui,sans-serif;margin:2em auto;max-width:60em;padding:0 1em;color:#222;background:#fff}
 h1{font-size:1.4em;margin:0 0 .2em}
@@ -43,6 +44,7 @@ svg.spark line{stroke:#c00;stroke-dasharray:4 3;stroke-width:1;vector-effect:non
 .key span{padding:0 .3em}
 """
 
+#: CSS class of a text's verdict badge, per decision of :data:`~sims.detect.documents.detect_json.DECISIONS`.
 VERDICT_CLASS = {"watermarked": "yes", "not watermarked": "no", "too short to score": "short", "too short for this fpr": "short"}
 
 
@@ -73,7 +75,18 @@ class MarkedText:
 
 
 def id_pieces(ids) -> list[str]:
-    """Token ids as display strings (synthetic LMs have no text)."""
+    """Token ids as display strings (synthetic LMs have no text).
+
+    Parameters
+    ----------
+    ids : iterable of int
+        Token ids.
+
+    Returns
+    -------
+    list of str
+        Each id in decimal.
+    """
     return [str(int(t)) for t in ids]
 
 
@@ -128,7 +141,22 @@ def _section(m: MarkedText, level: float, ids: bool) -> str:
 
 def render(doc: dict, texts: list[MarkedText], *, ids: bool = False) -> str:
     """The HTML page of a detection document ``doc`` (:func:`sims.detect.documents.detect_json.document`)
-    and its texts' marks; ``ids=True`` spaces the tokens apart (token ids, not text)."""
+    and its texts' marks; ``ids=True`` spaces the tokens apart (token ids, not text).
+
+    Parameters
+    ----------
+    doc : dict
+        The detection document (its ``fpr`` and parameters head the page).
+    texts : list of MarkedText
+        The marked texts, one section each.
+    ids : bool, default False
+        Whether the pieces are token ids (shown spaced apart).
+
+    Returns
+    -------
+    str
+        A self-contained HTML page (style inlined).
+    """
     fpr = float(doc["fpr"])
     level = math.log10(fpr)
     n_yes = sum(m.row["watermarked"] for m in texts)

@@ -10,7 +10,20 @@ from sims.detect.stats.marks import null_green_probability
 
 
 def padded_texts(rows: list[np.ndarray], start: int) -> np.ndarray:
-    """(n, T) int64: each row's ids from ``start`` on, padded with -1 at the end (T: the longest)."""
+    """(n, T) int64: each row's ids from ``start`` on, padded with -1 at the end (T: the longest).
+
+    Parameters
+    ----------
+    rows : list of ndarray of int
+        Token ids of each text.
+    start : int
+        First id kept of each row (the context before it is dropped).
+
+    Returns
+    -------
+    ndarray of int64, shape (n, T)
+        The texts, -1 after each one's end.
+    """
     T = max([0, *(len(r) - start for r in rows)])
     out = np.full((len(rows), T), -1, dtype=np.int64)
     for i, r in enumerate(rows):

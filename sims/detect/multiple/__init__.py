@@ -48,7 +48,25 @@ def _level(alpha) -> float:
 
 def holm(log10_p, alpha: float) -> np.ndarray:
     """Holm's step-down rejections over the keys (axis 0) of ``log10_p`` (K, ...): FWER <= alpha per
-    column under arbitrary dependence (module docstring)."""
+    column under arbitrary dependence (module docstring).
+
+    Parameters
+    ----------
+    log10_p : array_like, shape (K, ...)
+        log10 p-value of each text (trailing axes) under each key (axis 0).
+    alpha : float
+        Family-wise error rate, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool, shape of ``log10_p``
+        True where the key is rejected (it marked the text).
+
+    Raises
+    ------
+    ValueError
+        If ``log10_p`` is empty or holds nan, or alpha is outside (0, 1).
+    """
     lp = np.asarray(log10_p, dtype=np.float64)
     if lp.ndim < 1 or lp.shape[0] < 1 or np.isnan(lp).any():
         raise ValueError(f"log10_p must be a non-empty array (keys first) without nan; got shape {lp.shape}")
@@ -64,7 +82,18 @@ def holm(log10_p, alpha: float) -> np.ndarray:
 
 def holm_adjusted_log10p(log10_p) -> np.ndarray:
     r"""Holm-adjusted log10 p-values over axis 0: :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (K-j+1) p_{(j)})`;
-    key k is rejected at level alpha iff :math:`\tilde p_k \le \alpha`."""
+    key k is rejected at level alpha iff :math:`\tilde p_k \le \alpha`.
+
+    Parameters
+    ----------
+    log10_p : array_like, shape (K, ...)
+        log10 p-values, keys on axis 0.
+
+    Returns
+    -------
+    ndarray, shape of ``log10_p``
+        log10 of the adjusted p-values, <= 0.
+    """
     lp = np.asarray(log10_p, dtype=np.float64)
     Kn = lp.shape[0]
     order = np.argsort(lp, axis=0, kind="stable")
@@ -77,8 +106,29 @@ def holm_adjusted_log10p(log10_p) -> np.ndarray:
 
 
 def benjamini_hochberg(log10_p, alpha: float, *, arbitrary: bool = False) -> np.ndarray:
-    """BH rejections of a 1-d array of log10 p-values (one per text): FDR <= alpha under independence
-    or PRDS; ``arbitrary=True``: the Benjamini-Yekutieli level, valid under any dependence."""
+    r"""BH rejections of a 1-d array of log10 p-values (one per text): FDR <= alpha under independence
+    or PRDS; ``arbitrary=True``: the Benjamini-Yekutieli level, valid under any dependence.
+
+    Parameters
+    ----------
+    log10_p : array_like, shape (N,)
+        log10 p-value of each text.
+    alpha : float
+        Target false discovery rate, in (0, 1).
+    arbitrary : bool, default False
+        Divide alpha by :math:`\sum_{i \le N} 1/i` (Benjamini-Yekutieli).
+
+    Returns
+    -------
+    ndarray of bool, shape (N,)
+        True for the flagged texts: the k smallest p-values, k the largest with
+        :math:`p_{(k)} \le \alpha k / N`.
+
+    Raises
+    ------
+    ValueError
+        If ``log10_p`` is empty, not 1-d, or holds nan, or alpha is outside (0, 1).
+    """
     lp = np.asarray(log10_p, dtype=np.float64)
     if lp.ndim != 1 or lp.size == 0 or np.isnan(lp).any():
         raise ValueError(f"log10_p must be a non-empty 1-d array without nan; got shape {lp.shape}")
@@ -93,7 +143,25 @@ def benjamini_hochberg(log10_p, alpha: float, *, arbitrary: bool = False) -> np.
 
 
 def e_bh(log_e, alpha: float) -> np.ndarray:
-    """e-BH rejections of a 1-d array of natural-log e-values: FDR <= alpha under arbitrary dependence."""
+    r"""e-BH rejections of a 1-d array of natural-log e-values: FDR <= alpha under arbitrary dependence.
+
+    Parameters
+    ----------
+    log_e : array_like, shape (N,)
+        Natural log of each text's e-value.
+    alpha : float
+        Target false discovery rate, in (0, 1).
+
+    Returns
+    -------
+    ndarray of bool, shape (N,)
+        True for the k* texts with the largest e-values, :math:`k^* = \max\{k : e_{(k)} \ge N / (\alpha k)\}`.
+
+    Raises
+    ------
+    ValueError
+        If ``log_e`` is empty, not 1-d, or holds nan, or alpha is outside (0, 1).
+    """
     le = np.asarray(log_e, dtype=np.float64)
     if le.ndim != 1 or le.size == 0 or np.isnan(le).any():
         raise ValueError(f"log_e must be a non-empty 1-d array without nan; got shape {le.shape}")
@@ -107,7 +175,23 @@ def e_bh(log_e, alpha: float) -> np.ndarray:
 
 
 def check_keys(keys) -> np.ndarray:
-    """Keys as a uint64 array (each in [0, 2**64), at least one, no repeat), else a ValueError naming ``keys``."""
+    """Keys as a uint64 array (each in [0, 2**64), at least one, no repeat), else a ValueError naming ``keys``.
+
+    Parameters
+    ----------
+    keys : iterable of int
+        Candidate watermark keys.
+
+    Returns
+    -------
+    ndarray of uint64, shape (K,)
+        The keys, in the given order.
+
+    Raises
+    ------
+    ValueError
+        If there is no key, a key out of range or not an integer, or a repeat.
+    """
     ks = list(keys)
     if not ks or any(isinstance(k, (bytes, bytearray, float)) or not 0 <= int(k) < 2**64 for k in ks) or len(set(map(int, ks))) != len(ks):
         raise ValueError(f"keys must be distinct integers in [0, 2**64), at least one; got {keys!r}")
@@ -125,10 +209,35 @@ def score_redgreen_keys(tokens, prompts, keys, gamma: float, *, vocab_size: int 
     window token of smallest hash), so each key has its own dedup pattern and scored count
     (:func:`sims.detect.stats._seeding_kernels.multi_key_seeded_sums`).
 
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (n, T)
+        Generated tokens.
+    prompts : ndarray of int, shape (n, P)
+        Prompts, at least ``h`` tokens each.
+    keys : iterable of int
+        Candidate keys (:func:`check_keys`).
+    gamma : float
+        Green-list fraction.
+    vocab_size : int, optional
+        Vocabulary size: ids are checked against it; ``"partition"`` green lists need it.
+    h : int, default defaults.H
+        Context width.
+    dedup : bool, default True
+        Score each (context, token) pair once.
+    green_kind : {"bernoulli", "partition"}
+        Green-list kind (:mod:`sims.core.prf`).
+    lengths : ndarray of int, shape (n,), optional
+        Tokens of each text (default: up to the first -1 pad).
+    seeding : str, default "lefthash"
+        Seeding scheme (:data:`sims.core.seeding.SEEDINGS`).
+
     Returns
     -------
     log10_p : (K, n) float array
+        Exact log10 p-value of each text under each key (0 for at most one scored token).
     green, n_scored : (K, n) arrays
+        Green count and scored count of each text under each key.
 
     Examples
     --------

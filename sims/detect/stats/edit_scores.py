@@ -55,12 +55,12 @@ from sims.detect.stats.scores import DetectResult, _check_inputs
 from sims.lm.synthetic import lm_step_probs
 from sims.watermarks import registry
 
-EDIT_SCORES = ("its-edit",)
+EDIT_SCORES = ("its-edit",)  #: the score names this module adds (``--score its-edit``)
 EDIT_ALGOS = registry.names(edit_score=True, keyed_order=True)  #: position-keyed: the only watermark here an insertion or deletion misaligns
 EDIT_BAND = 32  #: largest net shift ``|t - j|`` the alignment follows
 EDIT_GAP = 1.0  #: nats per unmatched text token or skipped key position
 EDIT_RESAMPLES = 9999  #: fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
-EDIT_SEED = 0
+EDIT_SEED = 0  #: seed of the fresh keys: text i's are drawn by ``numpy.random.default_rng([seed, i])``
 W_MAX = 50.0  #: weight of a token the LM gives probability < e^-50 (it can never be hit)
 
 
@@ -77,7 +77,22 @@ def _check(band, gap, resamples, seed) -> tuple[int, float, int, int]:
 
 
 def interval_ends_reference(probs, tokens, perm) -> tuple[np.ndarray, np.ndarray]:
-    """NumPy twin of :func:`sims.detect.stats._edit_kernels.its_interval_ends`: (a_t, b_t) of each token."""
+    """NumPy twin of :func:`sims.detect.stats._edit_kernels.its_interval_ends`: (a_t, b_t) of each token.
+
+    Parameters
+    ----------
+    probs : array_like, shape (L, V)
+        Next-token distributions.
+    tokens : array_like of int, shape (L,)
+        The tokens.
+    perm : ndarray of int, shape (V,)
+        The keyed order of the vocabulary.
+
+    Returns
+    -------
+    lo, hi : ndarray, shape (L,)
+        Cumulative keyed-order mass before and through each token.
+    """
     probs, tokens = np.asarray(probs, dtype=np.float64), np.asarray(tokens, dtype=np.int64)
     cum = np.cumsum(probs[:, perm], axis=1)
     pos = np.empty(perm.size, dtype=np.int64)
@@ -90,7 +105,26 @@ def interval_ends_reference(probs, tokens, perm) -> tuple[np.ndarray, np.ndarray
 
 
 def align_prefix_max_reference(lo, hi, w, u, band: int, gap: float) -> np.ndarray:
-    r"""NumPy twin of :func:`sims.detect.stats._edit_kernels.align_prefix_max`: :math:`S_t` (module docstring) for t = 1..L, on the full matrix."""
+    r"""NumPy twin of :func:`sims.detect.stats._edit_kernels.align_prefix_max`: :math:`S_t` (module docstring) for t = 1..L, on the full matrix.
+
+    Parameters
+    ----------
+    lo, hi : ndarray, shape (L,)
+        Interval ends :math:`(a_t, b_t]` of the text's tokens.
+    w : ndarray, shape (L,)
+        Hit weights :math:`w_t = -\ln \pi_t`.
+    u : ndarray, shape (J,)
+        The key's uniforms :math:`u_1..u_J`.
+    band : int
+        Largest net shift W.
+    gap : float
+        Cost g of an unmatched text token or skipped key position.
+
+    Returns
+    -------
+    ndarray, shape (L,)
+        :math:`S_t = \max_j D_{t,j}` of every prefix.
+    """
     L, J = len(lo), len(u)
     D = np.full((L + 1, J + 1), -np.inf)
     D[0, : min(band, J) + 1] = -gap * np.arange(min(band, J) + 1)
@@ -105,12 +139,44 @@ def align_prefix_max_reference(lo, hi, w, u, band: int, gap: float) -> np.ndarra
 
 
 def key_uniforms(key: int, J: int) -> np.ndarray:
-    """ITS's uniforms u_0..u_{J-1} of ``key`` (stream ``ITS_STREAM``), as the generator draws them."""
+    """ITS's uniforms u_0..u_{J-1} of ``key`` (stream ``ITS_STREAM``), as the generator draws them.
+
+    Parameters
+    ----------
+    key : int
+        The ITS key.
+    J : int
+        Number of uniforms.
+
+    Returns
+    -------
+    ndarray, shape (J,)
+        The uniforms.
+    """
     return rng.uniforms(rng.stream_key(int(key), ITS_STREAM), np.arange(J))
 
 
 def edit_inputs(gen, step_probs, key: int, i: int):
-    """(a, b, w) of text i's tokens (module docstring) from its next-token distributions ``step_probs(i)``."""
+    r"""(a, b, w) of text i's tokens (module docstring) from its next-token distributions ``step_probs(i)``.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    step_probs : callable
+        ``step_probs(i)``: the (T, V) next-token distributions along text i.
+    key : int
+        The ITS key (draws the keyed order of the vocabulary).
+    i : int
+        The text's index.
+
+    Returns
+    -------
+    lo, hi : ndarray, shape (L,)
+        Interval ends :math:`a_t, b_t` of each token in the keyed-order cumulative mass.
+    w : ndarray, shape (L,)
+        Hit weights :math:`-\ln \pi_t`, capped at :data:`W_MAX`.
+    """
     V, h = gen.meta["vocab_size"], gen.meta["h"]
     L = int(_check_inputs(gen.tokens[i : i + 1], gen.prompts[i : i + 1, -h:], V, h, None if gen.lengths is None else gen.lengths[i : i + 1])[2][0])
     perm = keyed_order(int(key), V)
@@ -127,10 +193,31 @@ def edit_inputs(gen, step_probs, key: int, i: int):
 
 def edit_prefix_log10p(gen, step_probs, *, key: int | None = None, band: int = EDIT_BAND, gap: float = EDIT_GAP,
                   resamples: int = EDIT_RESAMPLES, seed: int = EDIT_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Exact permutation log10 p of every prefix of every text (module docstring) and the full texts' statistics.
+    r"""Exact permutation log10 p of every prefix of every text (module docstring) and the full texts' statistics.
 
-    ``key``: one key, or one per text (default the generation's).  Returns ``(log10_p (n, T) with nan
-    past a text's end, S (n,))``.
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    step_probs : callable
+        ``step_probs(i)``: the (T, V) next-token distributions along text i.
+    key : int or array_like of int, optional
+        One key, or one per text (default the generation's).
+    band : int, default EDIT_BAND
+        Largest net shift W of the alignment.
+    gap : float, default EDIT_GAP
+        Cost g per unmatched token or skipped key position.
+    resamples : int, default EDIT_RESAMPLES
+        Number N of fresh keys.
+    seed : int, default EDIT_SEED
+        Seed of the fresh keys.
+
+    Returns
+    -------
+    log10_p : ndarray, shape (n, T)
+        log10 :math:`\hat p` of every prefix, nan past a text's end.
+    S : ndarray, shape (n,)
+        The full texts' statistics :math:`S_L`.
     """
     band, gap, resamples, seed = _check(band, gap, resamples, seed)
     n_txt, T = gen.tokens.shape

@@ -61,6 +61,7 @@ from sims.detect.stats import _score_kernels as SK
 from sims.detect.stats.nulls import LN10, gamma_logsf
 from sims.detect.stats.scores import DetectResult, token_scores
 
+#: The EMS (Gumbel-max) score variants of this module, each with its exact null (module docstring).
 GUMBEL_SCORES = ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof")
 OPT_DELTA = 0.1  #: default class of ems-opt: largest next-token probability <= 0.9
 OPT_CELLS = 512  #: lattice cells of h_Delta between its clamp and its maximum
@@ -75,7 +76,20 @@ def _check_delta(Delta) -> float:
 
 
 def opt_class(Delta: float) -> tuple[int, float]:
-    r"""The least-favourable distribution of the class max p <= 1 - Delta: m atoms of 1 - Delta and one of rho."""
+    """The least-favourable distribution of the class max p <= 1 - Delta: m atoms of 1 - Delta and one of rho.
+
+    Parameters
+    ----------
+    Delta : float
+        The class, in (0, 1).
+
+    Returns
+    -------
+    m : int
+        Number of atoms of mass 1 - Delta.
+    rho : float
+        The remaining atom's mass (0 when none).
+    """
     Delta = _check_delta(Delta)
     m = int(math.floor(1.0 / (1.0 - Delta) + 1e-12))
     rho = max(0.0, 1.0 - m * (1.0 - Delta))
@@ -83,7 +97,20 @@ def opt_class(Delta: float) -> tuple[int, float]:
 
 
 def h_opt_log(logy, Delta: float) -> np.ndarray:
-    r""":math:`h_\Delta` of the module docstring, from :math:`\ln y` (exact for y near 0 and near 1)."""
+    r""":math:`h_\Delta` of the module docstring, from :math:`\ln y` (exact for y near 0 and near 1).
+
+    Parameters
+    ----------
+    logy : array_like
+        :math:`\ln Y` of the pivots.
+    Delta : float
+        The class: largest next-token probability at most 1 - Delta.
+
+    Returns
+    -------
+    ndarray
+        :math:`h_\Delta(y)`, the optimal score of each pivot, in log form.
+    """
     m, rho = opt_class(Delta)
     logy = np.asarray(logy, dtype=np.float64)
     a = math.log(m) + (Delta / (1.0 - Delta)) * logy
@@ -93,7 +120,18 @@ def h_opt_log(logy, Delta: float) -> np.ndarray:
 
 
 def log_pivot(v) -> np.ndarray:
-    r""":math:`\ln Y` from :math:`v = -\ln(1 - Y)` (what the EMS token scores hold)."""
+    r""":math:`\ln Y` from :math:`v = -\ln(1 - Y)` (what the EMS token scores hold).
+
+    Parameters
+    ----------
+    v : array_like
+        EMS token scores.
+
+    Returns
+    -------
+    ndarray
+        :math:`\ln(1 - e^{-v})`.
+    """
     v = np.asarray(v, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return np.log(-np.expm1(-v))
@@ -122,7 +160,20 @@ def opt_lattice(Delta: float) -> tuple[float, int, np.ndarray]:
 
 
 def opt_cells(logy, Delta: float) -> np.ndarray:
-    """Integer lattice score of each pivot (``kmin <= k <= kmax``, see :func:`opt_lattice`)."""
+    r"""Integer lattice score of each pivot (``kmin <= k <= kmax``, see :func:`opt_lattice`).
+
+    Parameters
+    ----------
+    logy : array_like
+        :math:`\ln Y` of the pivots.
+    Delta : float
+        The class of ``ems-opt``.
+
+    Returns
+    -------
+    ndarray of int64
+        :math:`\lfloor h_\Delta / \epsilon \rfloor`, clipped to the lattice.
+    """
     eps, kmin, pmf = opt_lattice(_check_delta(Delta))
     k = np.floor(h_opt_log(logy, Delta) / eps)
     return np.clip(k, kmin, kmin + pmf.size - 1).astype(np.int64)
@@ -180,7 +231,22 @@ def _tilted_log_tails(x, n, pmf):
 
 def iid_lattice_logsf(x, n: int, pmf: np.ndarray) -> float:
     r"""ln P(sum of n i.i.d. draws of ``pmf`` (on 0..J) >= x), exact: FFT of the law tilted so that its
-    mean is x/n, then :math:`\ln P = n \ln M(\theta) - \theta x + \ln \sum_{y \ge x} e^{-\theta (y - x)} P_\theta(y)`."""
+    mean is x/n, then :math:`\ln P = n \ln M(\theta) - \theta x + \ln \sum_{y \ge x} e^{-\theta (y - x)} P_\theta(y)`.
+
+    Parameters
+    ----------
+    x : int
+        Threshold of the sum.
+    n : int
+        Number of draws.
+    pmf : ndarray, shape (J + 1,)
+        Law of one draw on 0..J.
+
+    Returns
+    -------
+    float
+        The log upper tail (0 for x <= 0, -inf above n J).
+    """
     J = pmf.size - 1
     x = int(x)
     if x <= 0 or n == 0:
@@ -194,7 +260,22 @@ def iid_lattice_logsf(x, n: int, pmf: np.ndarray) -> float:
 
 def iid_lattice_critical(n: int, pmf: np.ndarray, fpr: float) -> int:
     """Smallest x with ln P(n-fold sum >= x) <= ln fpr (n J + 1 if none): tilted FFTs, re-tilted at
-    the answer until it lies within two tilted standard deviations of the tilt."""
+    the answer until it lies within two tilted standard deviations of the tilt.
+
+    Parameters
+    ----------
+    n : int
+        Number of summed draws.
+    pmf : ndarray, shape (J + 1,)
+        Law of one draw on 0..J.
+    fpr : float
+        Level.
+
+    Returns
+    -------
+    int
+        The critical sum.
+    """
     J = pmf.size - 1
     target = math.log(fpr)
     j = np.arange(J + 1)
@@ -213,7 +294,20 @@ def iid_lattice_critical(n: int, pmf: np.ndarray, fpr: float) -> int:
 def log_gamma_cdf(x, n) -> np.ndarray:
     r"""ln :math:`P(\Gamma(n, 1) \le x)` for integer n >= 1, exact in log space:
     :math:`e^{-x}\sum_{j \ge n} x^j/j!` summed from its first term (x < n + 1) or
-    :math:`\ln(1 - P(\Gamma(n,1) > x))` (the upper tail then is at most ~0.6)."""
+    :math:`\ln(1 - P(\Gamma(n,1) > x))` (the upper tail then is at most ~0.6).
+
+    Parameters
+    ----------
+    x : array_like
+        Points.
+    n : array_like of int
+        Shapes, >= 1, broadcast with ``x``.
+
+    Returns
+    -------
+    ndarray
+        The log CDF (-inf for x <= 0).
+    """
     x, n = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(n, dtype=np.int64))
     out = np.full(x.shape, -np.inf)
     for idx in np.ndindex(x.shape):
@@ -230,21 +324,58 @@ def log_gamma_cdf(x, n) -> np.ndarray:
 
 
 def hc_terms(p: np.ndarray) -> np.ndarray:
-    """HC of each sorted p-value (module docstring)."""
+    r"""HC of each sorted p-value (module docstring).
+
+    Parameters
+    ----------
+    p : ndarray, shape (n,)
+        Sorted p-values, in (0, 1).
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        :math:`\sqrt n (i/n - p_{(i)}) / \sqrt{p_{(i)}(1 - p_{(i)})}`.
+    """
     n = p.size
     u = np.arange(1, n + 1) / n
     return math.sqrt(n) * (u - p) / np.sqrt(p * (1.0 - p))
 
 
 def hc_bounds(c: float, n: int) -> np.ndarray:
-    """b_i(c): HC_i >= c iff p_(i) <= b_i (the smaller root of n(u - b)^2 = c^2 b(1 - b), u = i/n)."""
+    """b_i(c): HC_i >= c iff p_(i) <= b_i (the smaller root of n(u - b)^2 = c^2 b(1 - b), u = i/n).
+
+    Parameters
+    ----------
+    c : float
+        Critical value of the higher-criticism statistic.
+    n : int
+        Number of p-values.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The bounds :math:`b_i(c)`.
+    """
     u = np.arange(1, n + 1) / n
     big = ((2 * n * u + c * c) + c * np.sqrt(c * c + 4 * n * u * (1 - u))) / (2 * (n + c * c))
     return (n * u * u / (n + c * c)) / big
 
 
 def k_div(u, v, s: float):
-    r""":math:`K_s(u, v)` (module docstring), s >= 1."""
+    """:math:`K_s(u, v)` (module docstring), s >= 1.
+
+    Parameters
+    ----------
+    u, v : array_like
+        Probabilities in [0, 1], broadcast together.
+    s : float
+        Order of the divergence (1: the Bernoulli KL).
+
+    Returns
+    -------
+    ndarray
+        The divergence of Bernoulli(u) from Bernoulli(v) of order s.
+    """
     u, v = np.asarray(u, dtype=np.float64), np.asarray(v, dtype=np.float64)
     if s == 1.0:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -256,14 +387,42 @@ def k_div(u, v, s: float):
 
 
 def trgof_terms(p: np.ndarray, s: float) -> np.ndarray:
-    """n K_s^+(i/n, p_(i)) of each sorted p-value."""
+    r"""n K_s^+(i/n, p_(i)) of each sorted p-value.
+
+    Parameters
+    ----------
+    p : ndarray, shape (n,)
+        Sorted p-values.
+    s : float
+        Order of the divergence.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The terms, 0 where :math:`p_{(i)} \ge i/n`.
+    """
     n = p.size
     u = np.arange(1, n + 1) / n
     return np.where(p < u, n * k_div(u, p, s), 0.0)
 
 
 def trgof_bounds(c: float, n: int, s: float) -> np.ndarray:
-    """b_i(c): n K_s(i/n, b) >= c with b < i/n iff p_(i) <= b_i (bisection on ln b; 0 where none)."""
+    """b_i(c): n K_s(i/n, b) >= c with b < i/n iff p_(i) <= b_i (bisection on ln b; 0 where none).
+
+    Parameters
+    ----------
+    c : float
+        Critical value of Tr-GoF.
+    n : int
+        Number of p-values.
+    s : float
+        Order of the divergence.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        The bounds :math:`b_i(c)`.
+    """
     u = np.arange(1, n + 1) / n
     a, b = np.full(n, -745.0), np.log(u)
     ok = n * k_div(u, np.exp(a), s) >= c
@@ -280,20 +439,72 @@ def _lfact(n: int) -> np.ndarray:
 
 
 def crossing_logsf(bounds: np.ndarray) -> float:
-    """ln P(exists i: U_(i) <= bounds[i]) for len(bounds) uniforms (running max of the bounds taken)."""
+    """ln P(exists i: U_(i) <= bounds[i]) for len(bounds) uniforms (running max of the bounds taken).
+
+    Parameters
+    ----------
+    bounds : ndarray, shape (n,)
+        Bounds on the order statistics, clipped to [0, 1].
+
+    Returns
+    -------
+    float
+        The log probability that some order statistic of n i.i.d. U(0, 1) falls below its bound.
+    """
     b = np.maximum.accumulate(np.clip(np.asarray(bounds, dtype=np.float64), 0.0, 1.0))
     return float(SK.crossing_logp(np.ascontiguousarray(b), _lfact(b.size)))
 
 
 def order_stat_logsf(kind: str, c: float, n: int, s: float = TRGOF_S) -> float:
-    """ln P(stat >= c) under the null for HC (``kind="hc"``) or Tr-GoF (``"trgof"``) of n p-values."""
+    """ln P(stat >= c) under the null for HC (``kind="hc"``) or Tr-GoF (``"trgof"``) of n p-values.
+
+    Parameters
+    ----------
+    kind : {"hc", "trgof"}
+        The statistic.
+    c : float
+        Observed value.
+    n : int
+        Number of p-values.
+    s : float, default TRGOF_S
+        Tr-GoF's order.
+
+    Returns
+    -------
+    float
+        The exact log p-value (0 for c <= 0).
+    """
     if c <= 0.0:
         return 0.0
     return crossing_logsf(hc_bounds(c, n) if kind == "hc" else trgof_bounds(c, n, s))
 
 
 def text_statistic(name: str, v: np.ndarray, *, Delta: float = OPT_DELTA, s: float = TRGOF_S) -> tuple[float, float]:
-    """(statistic, ln p) of one text's EMS token scores ``v = -ln(1 - Y)`` (scored tokens only)."""
+    """(statistic, ln p) of one text's EMS token scores ``v = -ln(1 - Y)`` (scored tokens only).
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`GUMBEL_SCORES`.
+    v : ndarray, shape (n,)
+        The text's scored token scores.
+    Delta : float, default OPT_DELTA
+        Class of ``ems-opt``.
+    s : float, default TRGOF_S
+        Order of ``ems-trgof``, in [1, 2].
+
+    Returns
+    -------
+    statistic : float
+        The score.
+    log_p : float
+        Natural log of its exact null p-value.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is unknown or ``s`` is outside [1, 2].
+    """
     n = v.size
     if name == "ems-ars":
         S = float(v.sum())

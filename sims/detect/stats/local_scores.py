@@ -65,6 +65,20 @@ def local_weights(gamma: float, rho: float, qmax: int = LOCAL_QMAX) -> tuple[int
     r"""Integer weights (a, b) of a green and a red token, :math:`a + b \le` ``qmax``, whose ratio is the
     closest to the log-likelihood ratios' :math:`\ln(\rho/\gamma) / \ln((1-\gamma)/(1-\rho))` (module docstring).
 
+    Parameters
+    ----------
+    gamma : float
+        Null green probability, in (0, 1).
+    rho : float
+        Target green rate, in (gamma, 1).
+    qmax : int, default LOCAL_QMAX
+        Largest a + b, >= 2.
+
+    Returns
+    -------
+    tuple of int
+        (a, b), coprime.
+
     Examples
     --------
     >>> local_weights(0.25, 0.5)  # ln 2 / ln 1.5 = 1.71
@@ -87,6 +101,18 @@ def local_rho(meta: dict, gamma: float | None = None) -> float:
     (:math:`\delta` = ``defaults.DELTA`` where the record has none, e.g. plain text); hard: ``RHO_MAX``.
     The rule is the record's :meth:`sims.watermarks.registry.Boost.green_rate` (the flat-distribution one
     for an algorithm without a boost of one green list, or without a record).
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's metadata.
+    gamma : float, optional
+        Green-list fraction (default the record's).
+
+    Returns
+    -------
+    float
+        :math:`\rho`.
     """
     gamma = float(meta["gamma"] if gamma is None else gamma)
     algo = meta.get("algo")
@@ -97,7 +123,22 @@ def local_rho(meta: dict, gamma: float | None = None) -> float:
 
 def local_score_reference(bits, scored, a: int, b: int) -> np.ndarray:
     """NumPy twin of :func:`sims.detect.stats._local_kernels.local_running` (the whole texts' local score H), by the
-    definition: the largest sum over every segment of the scored tokens."""
+    definition: the largest sum over every segment of the scored tokens.
+
+    Parameters
+    ----------
+    bits : array_like, shape (n, T)
+        Green indicators.
+    scored : array_like of bool, shape (n, T)
+        Which tokens count.
+    a, b : int
+        Weights of a green (+a) and of a red (-b) token.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The local score H of each text (0 for an empty segment).
+    """
     H = np.zeros(len(bits), dtype=np.int64)
     for i, (x, m) in enumerate(zip(np.asarray(bits), np.asarray(scored, dtype=bool))):
         s = np.where(x[m] > 0.5, a, -b)
@@ -113,8 +154,16 @@ def local_logsf(k, n, gamma: float, a: int, b: int) -> np.ndarray:
     Parameters
     ----------
     k, n : array_like of int (broadcast), n >= 0; k <= 0 gives 0 (probability 1)
+        Observed local score and number of scored tokens.
     gamma : float in (0, 1)
+        Null green probability.
     a, b : int >= 1
+        Weights of a green and of a red token.
+
+    Returns
+    -------
+    ndarray
+        ln :math:`P(H_n \ge k)`, shaped like the broadcast of ``k`` and ``n``.
 
     Examples
     --------
@@ -141,7 +190,18 @@ def local_segments(tokens, prompts, key: int, gamma: float, *, rho: float, vocab
                    seeding: str = seeding_mod.DEFAULT):
     """(Hrun, nrun, start, stop, g_eff, (a, b)): the local score and the scored tokens of every prefix
     ((n_texts, T) int arrays; the last column is the whole text), the positions [start, stop) of each text's
-    best segment, the colours' null rate and the weights (arguments as :func:`score_local`)."""
+    best segment, the colours' null rate and the weights (arguments as :func:`score_local`).
+
+    Parameters
+    ----------
+    tokens, prompts, key, gamma, rho, vocab_size, h, dedup, green_kind, lengths, prf, seeding :
+        As :func:`score_local`.
+
+    Returns
+    -------
+    tuple
+        ``(Hrun, nrun, start, stop, g_eff, (a, b))`` as above.
+    """
     bits, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,
                                 lengths=lengths, prf=prf, seeding=seeding)
     g_eff = _stat_code("green", gamma, green_kind, vocab_size)[3]
@@ -203,14 +263,54 @@ def _generation_args(gen, key, gamma, rho, algo) -> tuple[tuple, dict]:
 
 def score_local_generation(gen, *, key: int | None = None, gamma: float | None = None, rho: float | None = None, dedup: bool = False,
                            algo: str | None = None) -> DetectResult:
-    """:func:`score_local` of a generation with its record's settings; ``rho`` defaults to :func:`local_rho` of the record."""
+    """:func:`score_local` of a generation with its record's settings; ``rho`` defaults to :func:`local_rho` of the record.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    key : int, optional
+        The key (default the generation's).
+    gamma : float, optional
+        Green-list fraction (default the generation's).
+    rho : float, optional
+        Target green rate.
+    dedup : bool, default False
+        Score each (context, token) pair once.
+    algo : str, optional
+        Algorithm whose target rate to use (default the generation's).
+
+    Returns
+    -------
+    DetectResult
+        The local score of each text and its exact p-value.
+    """
     args, kw = _generation_args(gen, key, gamma, rho, algo)
     return score_local(*args, dedup=dedup, **kw)
 
 
 def local_prefix_log10p(gen, lengths, *, key: int | None = None, rho: float | None = None, dedup: bool = False) -> np.ndarray:
     """(n_texts, len(lengths)) exact log10 p of the local score of each text's first ``lengths`` tokens
-    (capped at the text's length); 0 where at most one token is scored."""
+    (capped at the text's length); 0 where at most one token is scored.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts (its record gives gamma, h, seeding).
+    lengths : array_like of int
+        Prefix lengths.
+    key : int, optional
+        The key (default the generation's).
+    rho : float, optional
+        Target green rate (default :func:`local_rho` of the record).
+    dedup : bool, default False
+        Score each (context, token) pair once.
+
+    Returns
+    -------
+    ndarray, shape (n_texts, len(lengths))
+        log10 p of each prefix's local score.
+    """
     args, kw = _generation_args(gen, key, None, rho, None)
     Hrun, nrun, _, _, g_eff, (a, b) = local_segments(*args, dedup=dedup, **kw)
     L = np.clip(np.asarray(lengths, dtype=np.int64), 1, max(1, Hrun.shape[1])) - 1

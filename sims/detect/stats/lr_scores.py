@@ -50,13 +50,33 @@ from sims.detect.stats.nulls import LN10
 from sims.detect.stats.scores import DetectResult, token_scores
 from sims.watermarks import registry
 
-LR_SCORES = ("lr",)
+LR_SCORES = ("lr",)  #: the score names this module adds (``--score lr``)
 LR_ALGOS = registry.names(lr_score=True)  #: boosting watermarks with a known boost (their records' lr_score)
 LR_LEVELS = 64  #: weight levels of the quantised score
 
 
 def lr_weights(R, p_y, delta: float) -> np.ndarray:
-    r""":math:`w_t` of the module docstring (nats), from the other tokens' green mass ``R`` and ``p_y``."""
+    r""":math:`w_t` of the module docstring (nats), from the other tokens' green mass ``R`` and ``p_y``.
+
+    Parameters
+    ----------
+    R : array_like
+        Green mass of the tokens other than the one drawn.
+    p_y : array_like
+        Probability of the token drawn, broadcast with ``R``.
+    delta : float
+        The boost, in (0, inf].
+
+    Returns
+    -------
+    ndarray
+        :math:`\delta + \ln(1 + (e^\delta - 1) R) - \ln(1 + (e^\delta - 1)\min(R + p_y, 1))` (all ones for inf).
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not positive.
+    """
     R, p_y = np.asarray(R, dtype=np.float64), np.asarray(p_y, dtype=np.float64)
     if not delta > 0.0:
         raise ValueError(f"delta must be in (0, inf]; got {delta!r}")
@@ -67,7 +87,22 @@ def lr_weights(R, p_y, delta: float) -> np.ndarray:
 
 
 def quantise(w, delta: float, levels: int = LR_LEVELS) -> np.ndarray:
-    """Integer weights ``round(levels * w / delta)`` (``levels`` where delta is infinite)."""
+    """Integer weights ``round(levels * w / delta)`` (``levels`` where delta is infinite).
+
+    Parameters
+    ----------
+    w : array_like
+        Weights in nats, in [0, delta].
+    delta : float
+        The boost.
+    levels : int, default LR_LEVELS
+        Number of weight levels.
+
+    Returns
+    -------
+    ndarray of int64
+        Quantised weights in 0..levels.
+    """
     if math.isinf(delta):
         return np.full(np.shape(w), levels, dtype=np.int64)
     return np.clip(np.rint(levels * np.asarray(w) / delta), 0, levels).astype(np.int64)
@@ -87,6 +122,27 @@ def weighted_bernoulli_logsf(k, s: int, gamma: float, *, kernel=SK.tilted_tail) 
     .. math:: \ln P(S \ge s) = \sum_t \ln(1 - \gamma + \gamma e^{\theta k_t}) - \theta s + \ln \sum_{x \ge s} e^{-\theta (x - s)} P_\theta(S = x),
 
     the last law by the lattice recursion :func:`sims.detect.stats._score_kernels.tilted_tail`.
+
+    Parameters
+    ----------
+    k : array_like of int
+        Nonnegative integer weights.
+    s : int
+        Threshold.
+    gamma : float
+        Success probability, in (0, 1).
+    kernel : callable, optional
+        The tail recursion (the Numba kernel; its NumPy twin in tests).
+
+    Returns
+    -------
+    float
+        The log upper tail (0 for s <= 0, -inf above the sum of the weights).
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is outside (0, 1) or a weight is negative.
     """
     if not 0.0 < float(gamma) < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
@@ -114,7 +170,24 @@ def weighted_bernoulli_logsf(k, s: int, gamma: float, *, kernel=SK.tilted_tail) 
 
 
 def first_contexts(seq: np.ndarray, P: int, L: int, h: int) -> np.ndarray:
-    """(L,) bool: position t's context window (the h tokens before it) occurs for the first time."""
+    """(L,) bool: position t's context window (the h tokens before it) occurs for the first time.
+
+    Parameters
+    ----------
+    seq : ndarray of int
+        Prompt then text.
+    P : int
+        Prompt length (the text starts at ``seq[P]``).
+    L : int
+        Text length.
+    h : int
+        Context width.
+
+    Returns
+    -------
+    ndarray of bool, shape (L,)
+        True at each window's first occurrence.
+    """
     seen, out = set(), np.zeros(L, dtype=bool)
     for t in range(L):
         w = tuple(seq[P + t - h : P + t].tolist())
@@ -124,8 +197,24 @@ def first_contexts(seq: np.ndarray, P: int, L: int, h: int) -> np.ndarray:
 
 
 def lr_delta(meta: dict) -> float:
-    """The boost the LR weights use for a generation's algorithm (module docstring): its record's
-    :meth:`sims.watermarks.registry.Boost.lr` (SRL's delta, DualGA's lambda_1, the hard watermark's inf)."""
+    r"""The boost the LR weights use for a generation's algorithm (module docstring): its record's
+    :meth:`sims.watermarks.registry.Boost.lr` (SRL's delta, DualGA's lambda_1, the hard watermark's inf).
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's metadata.
+
+    Returns
+    -------
+    float
+        The boost :math:`\delta` (inf for the hard watermark).
+
+    Raises
+    ------
+    ValueError
+        If the algorithm has no LR score.
+    """
     algo = meta["algo"]
     rec = registry.get(algo) if algo in registry.names() else None
     if rec is None or not rec.lr_score:
@@ -135,7 +224,32 @@ def lr_delta(meta: dict) -> float:
 
 def lr_token_inputs(gen, lm, key: int, gamma: float, i: int):
     """Per token of text i: green indicator X, green mass G (under a seeding scheme other than ``lefthash``
-    with the coins of other kept colours at their null mean, module docstring) and p_t(y_t), and the kept mask."""
+    with the coins of other kept colours at their null mean, module docstring) and p_t(y_t), and the kept mask.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    lm : LM
+        The LM (its next-token laws along the text).
+    key : int
+        The key.
+    gamma : float
+        Green-list fraction.
+    i : int
+        The text's index.
+
+    Returns
+    -------
+    X : ndarray of bool, shape (L,)
+        Green indicators.
+    G : ndarray, shape (L,)
+        Green masses of the unwatermarked laws.
+    p_y : ndarray, shape (L,)
+        Probability of the token drawn.
+    keep : ndarray of bool, shape (L,)
+        Tokens scored (first context windows, or first (seed, token) pairs).
+    """
     m = gen.meta
     h, V = m["h"], m["vocab_size"]
     L = int(gen.lengths[i])  # a Generation always has lengths (record.Generation fills them)

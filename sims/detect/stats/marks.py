@@ -17,7 +17,20 @@ from sims.detect.stats.scores import DetectResult
 
 
 def check_fpr(fpr, name: str = "fpr") -> float:
-    """``fpr`` (a false-positive rate, or a level called ``name``) as a float in (0, 1), else a ValueError naming it."""
+    """``fpr`` (a false-positive rate, or a level called ``name``) as a float in (0, 1), else a ValueError naming it.
+
+    Parameters
+    ----------
+    fpr : float
+        The rate.
+    name : str, default "fpr"
+        Its name in the error message.
+
+    Returns
+    -------
+    float
+        ``fpr``.
+    """
     try:
         a = float(fpr)
     except (TypeError, ValueError):
@@ -29,11 +42,26 @@ def check_fpr(fpr, name: str = "fpr") -> float:
 def null_green_probability(gamma: float, kind: str, vocab_size: int | None) -> float:
     """The exact probability that one token is green under the null: gamma rounded down to a
     multiple of 2**-53 (``"bernoulli"``) or floor(gamma V) / V (``"partition"``); see
-    :func:`sims.detect.stats.scores.score_redgreen`."""
+    :func:`sims.detect.stats.scores.score_redgreen`.
+
+    Parameters
+    ----------
+    gamma : float
+        Green-list fraction.
+    kind : {"bernoulli", "partition"}
+        Green-list kind.
+    vocab_size : int or None
+        Vocabulary size (needed by ``"partition"``).
+
+    Returns
+    -------
+    float
+        The null green probability.
+    """
     return scores._stat_code("green", gamma, kind, vocab_size)[3]
 
 def redgreen_from_marks(green, scored, lengths, gamma: float) -> tuple[DetectResult, np.ndarray]:
-    r"""Red-green result and prefix curve from per-token marks (any green-list rule).
+    """Red-green result and prefix curve from per-token marks (any green-list rule).
 
     ``green[i, t]`` is the colour of token t of text i (tokens after its context),
     ``scored[i, t]`` whether it counts (False for deduplicated tokens and padding),
@@ -42,6 +70,22 @@ def redgreen_from_marks(green, scored, lengths, gamma: float) -> tuple[DetectRes
     eq. three_brick_p) and the log10 p of every prefix (0 while at most one token is scored,
     nan past the text's end), as :func:`sims.detect.stats.scores.prefix_log10p` does for the
     package's own green lists.
+
+    Parameters
+    ----------
+    green, scored : array_like of bool, shape (n, T)
+        Colours and scored mask.
+    lengths : array_like of int, shape (n,)
+        Tokens of each text.
+    gamma : float
+        Exact null green probability.
+
+    Returns
+    -------
+    res : DetectResult
+        The red-green detection of each text.
+    prefix : ndarray, shape (n, T)
+        log10 p of every prefix.
     """
     green, scored = np.asarray(green, dtype=bool), np.asarray(scored, dtype=bool)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -65,6 +109,22 @@ def ems_from_marks(values, scored, lengths) -> tuple[DetectResult, np.ndarray]:
     :func:`sims.detect.stats.scores.score_ems` (sum, z, exact Gamma(n, 1) log10 p, eq. ems_pval) and the
     log10 p of every prefix (:func:`sims.detect.stats.scores.prefix_log10p` with ``stat="ems"``), the sums
     taken token by token in text order as the scan does.
+
+    Parameters
+    ----------
+    values : array_like, shape (n, T)
+        EMS token scores.
+    scored : array_like of bool, shape (n, T)
+        Which tokens count.
+    lengths : array_like of int, shape (n,)
+        Tokens of each text.
+
+    Returns
+    -------
+    res : DetectResult
+        The EMS detection of each text.
+    prefix : ndarray, shape (n, T)
+        log10 p of every prefix, nan past a text's end.
     """
     scored = np.asarray(scored, dtype=bool)
     lengths = np.asarray(lengths, dtype=np.int64)

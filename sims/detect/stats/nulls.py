@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
-LN10 = float(np.log(10.0))
+LN10 = float(np.log(10.0))  #: ln 10: natural-log tails divided by it are log10 p-values
 _CHUNK = 1 << 22  # cells of one (texts x terms) block in gamma_logsf
 
 
@@ -103,6 +103,12 @@ def gamma_logsf(s, n) -> np.ndarray | float:
     s : array_like of float
         Observed score(s).
     n : array_like of int (broadcast with ``s``), ``n >= 0``.
+        Number of scored tokens.
+
+    Returns
+    -------
+    ndarray or float
+        The log tail, shaped like the broadcast inputs (a float for scalars).
     """
     s = np.asarray(s, dtype=np.float64)
     if np.any(np.isnan(s)):
@@ -152,10 +158,22 @@ def autocov_null_table(T: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     into R - 1, R or R + 1 runs), each sequence having probability
     :math:`\gamma^K (1-\gamma)^{T-K}`.  Enumerating the O(T^2) cells gives the law exactly.
 
+    Parameters
+    ----------
+    T : int
+        Text length, >= 2.
+    gamma : float
+        Null green probability, in (0, 1).
+
     Returns
     -------
     values : sorted :math:`T S_T - (T-1)\gamma^2` of every cell
     log_cdf : ln P(value' <= values[j]) (natural log, exact in log space)
+
+    Raises
+    ------
+    ValueError
+        If ``gamma`` is outside (0, 1) or T < 2.
     """
     if not (0.0 < float(gamma) < 1.0):
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
@@ -185,6 +203,18 @@ def autocov_logcdf(A, K, c1, cT, T, gamma: float) -> np.ndarray:
 
     ``A, K, c1, cT, T`` are integer arrays (adjacent green pairs, greens, first and last
     colour, length >= 2).  Values within ``AUTOCOV_TIE`` of the observed one count as <=.
+
+    Parameters
+    ----------
+    A, K, c1, cT, T : array_like of int
+        The observed counts of each text, broadcast together.
+    gamma : float
+        Null green probability, in (0, 1).
+
+    Returns
+    -------
+    ndarray
+        Natural log of each text's p-value.
     """
     A, K, c1, cT, T = np.broadcast_arrays(*(np.asarray(x, dtype=np.int64) for x in (A, K, c1, cT, T)))
     obs = A - gamma * (2 * K - c1 - cT)

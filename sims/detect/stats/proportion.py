@@ -31,12 +31,25 @@ from sims.detect.stats.scores import score_redgreen
 def share_interval(k, n, gamma: float, Delta: float, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""(estimate, lower, upper) of the watermarked share from green counts ``k`` of ``n`` scored tokens.
 
+    A text whose share :math:`\varepsilon` of tokens is DualGA-watermarked has green rate
+    :math:`\gamma + \varepsilon\Delta`; the estimate maps :math:`k/n` and the Clopper-Pearson interval of the
+    rate through :math:`r \mapsto (r - \gamma)/\Delta`, clipped to [0, 1].
+
     Parameters
     ----------
     k, n : array_like of int (broadcast), 0 <= k <= n, n >= 1
+        Green counts and scored tokens.
     gamma : float in (0, 1), the green-list ratio
+        Null green probability.
     Delta : float in (0, 1 - gamma], DualGA's target DG
+        The watermarked tokens' excess green rate.
     level : float in (0, 1), the interval's confidence level
+        Confidence level.
+
+    Returns
+    -------
+    estimate, lower, upper : ndarray
+        The share and its interval, shaped like the broadcast of ``k`` and ``n``.
     """
     if not 0.0 < gamma < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
@@ -56,17 +69,58 @@ def share_interval(k, n, gamma: float, Delta: float, level: float = 0.95) -> tup
 
 def share_of_texts(tokens, prompts, key: int, gamma: float, Delta: float, *, level: float = 0.95, vocab_size: int | None = None, h: int = 1,
                    lengths=None):
-    """:func:`share_interval` of each text's green count (token layout of :mod:`sims.detect.stats.scores`)."""
+    """:func:`share_interval` of each text's green count (token layout of :mod:`sims.detect.stats.scores`).
+
+    Parameters
+    ----------
+    tokens, prompts : ndarray of int
+        Texts and prompts.
+    key : int
+        The key.
+    gamma : float
+        Green-list fraction.
+    Delta : float
+        DualGA's target DG.
+    level : float, default 0.95
+        Confidence level.
+    vocab_size : int, optional
+        Vocabulary size.
+    h : int, default 1
+        Context width.
+    lengths : array_like of int, optional
+        Tokens of each text.
+
+    Returns
+    -------
+    estimate, lower, upper : ndarray, shape (n,)
+        Each text's watermarked share and its interval.
+    """
     res = score_redgreen(tokens, prompts, key, gamma, vocab_size=vocab_size, h=h, lengths=lengths)
     return share_interval(res.green, np.maximum(res.n_scored, 1), gamma, Delta, level)
 
 
-EULER_GAMMA = 0.5772156649015329
+EULER_GAMMA = 0.5772156649015329  #: the Euler-Mascheroni constant (:func:`ems_signal`)
 
 
 def ems_signal(pi) -> float:
     r"""Mean per-token EMS score :math:`E[-\ln(1 - Y)]` of watermarked tokens, :math:`Y = U^{\pi}`, over a sample
-    ``pi`` of the LM's :math:`p_t(y_t)`: :math:`\int_0^1 -\ln(1 - u^\pi)\,du = \psi(1 + 1/\pi) + \gamma_E` (null: 1)."""
+    ``pi`` of the LM's :math:`p_t(y_t)`: :math:`\int_0^1 -\ln(1 - u^\pi)\,du = \psi(1 + 1/\pi) + \gamma_E` (null: 1).
+
+    Parameters
+    ----------
+    pi : array_like
+        Probabilities in (0, 1] of the tokens drawn.
+
+    Returns
+    -------
+    float
+        The mean score :math:`\mu_1`, >= 1.
+
+    Raises
+    ------
+    ValueError
+        If ``pi`` is empty or holds a value outside (0, 1].
+    """
     from scipy.special import digamma
 
     pi = np.asarray(pi, dtype=np.float64)
@@ -90,7 +144,19 @@ def ems_share_interval(v, scored, mu1: float, level: float = 0.95) -> tuple[np.n
     v, scored : (n_texts, T) token scores :math:`-\ln(1 - Y_t)` and the scored mask
         (:func:`sims.detect.stats.scores.token_scores` with ``stat="ems"``)
     mu1 : float > 1, the watermarked tokens' mean score
+        :func:`ems_signal` of the LM.
     level : float in (0, 1)
+        Confidence level of the interval.
+
+    Returns
+    -------
+    estimate, lower, upper : ndarray, shape (n_texts,)
+        The watermarked share of each text and its interval, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``mu1`` <= 1, ``level`` is outside (0, 1), or a text has fewer than 2 scored tokens.
     """
     from scipy.stats import norm
 

@@ -48,7 +48,7 @@ from sims.detect.stats.scores import DetectResult, _check_inputs
 from sims.watermarks import registry
 from sims.watermarks import tournament as tn
 
-STATS = ("mean", "weighted")
+STATS = ("mean", "weighted")  #: the scores of :func:`score_tournament` (``stat``)
 _MIN_TILTED_TAIL = 1e-3  # re-tilt when a tail's tilted mass falls below this (relative error ~1e-16 / it)
 LOG_CF_FLOOR = -60.0  #: ln ``|characteristic function|`` below which a frequency is set to 0 (:func:`_log_cf_into`)
 FOLD_EPS = 1e-30  #: tilted mass allowed outside the folded FFT's window (Hoeffding bound, :func:`_fold_size`)
@@ -59,7 +59,23 @@ def synthid_weights(m: int) -> np.ndarray:
     :func:`weighted_logsf` convolves on; ``[10]`` for m = 1).  Rounding changes the statistic's
     weights by at most 0.5 in 10 -- its power negligibly, its validity not at all (the null tail is
     exact for any integer weights).  Exactly proportional integers, ``10 (m - 1) - 9 l``, give a
-    lattice ~30 times longer at m = 30 (and so a slower tail)."""
+    lattice ~30 times longer at m = 30 (and so a slower tail).
+
+    Parameters
+    ----------
+    m : int
+        Number of layers, in [1, MAX_LAYERS].
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        The weights.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` is out of range.
+    """
     if int(m) != m or not (1 <= int(m) <= tn.MAX_LAYERS):
         raise ValueError(f"m must be an integer in [1, {tn.MAX_LAYERS}]; got {m!r}")
     return np.rint(np.linspace(10.0, 1.0, int(m))).astype(np.int64)
@@ -67,7 +83,25 @@ def synthid_weights(m: int) -> np.ndarray:
 
 def layer_weights(m: int, weights=None) -> np.ndarray:
     """The m layer weights of a score: all ones (the mean score) when ``weights`` is None, else
-    ``weights`` checked (integers in [0, 1e6], not all 0, exactly m of them)."""
+    ``weights`` checked (integers in [0, 1e6], not all 0, exactly m of them).
+
+    Parameters
+    ----------
+    m : int
+        Number of layers.
+    weights : array_like of int, optional
+        Layer weights.
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        The weights.
+
+    Raises
+    ------
+    ValueError
+        If ``m`` or the weights are invalid.
+    """
     synthid_weights(m)  # validates m
     w = np.ones(int(m), dtype=np.int64) if weights is None else _check_weights(weights)
     if w.size != int(m):
@@ -169,7 +203,33 @@ def g_words(tokens, prompts, key: int, *, h: int = tn.DEFAULT_H, mask_repeated: 
     """PRF words (n, T) uint64 of every generated position (bit l = g-value of layer l) and the
     scored mask (n, T) (False past a text's length and at repeated contexts when ``mask_repeated``).
 
-    Token layout as :mod:`sims.detect.stats.scores` (``tokens`` cut at the first -1)."""
+    Token layout as :mod:`sims.detect.stats.scores` (``tokens`` cut at the first -1).
+
+    Parameters
+    ----------
+    tokens, prompts : ndarray of int
+        Texts and prompts (at least ``h`` tokens each).
+    key : int
+        The key, in [0, 2**64).
+    h : int, default tn.DEFAULT_H
+        Context width.
+    mask_repeated : bool, default True
+        Leave repeated contexts unscored.
+    lengths : array_like of int, shape (n,), optional
+        Tokens of each text.
+
+    Returns
+    -------
+    words : ndarray of uint64, shape (n, T)
+        PRF word of each position.
+    scored : ndarray of bool, shape (n, T)
+        Scored mask.
+
+    Raises
+    ------
+    ValueError
+        If the key is out of range or the token layout is invalid.
+    """
     tokens, prompts, lengths = _check_inputs(tokens, prompts, None, h, lengths)
     if isinstance(key, (bytes, bytearray)) or not (0 <= int(key) < 2**64):
         raise ValueError(f"key must be an int in [0, 2**64); got {key!r}")
@@ -181,14 +241,44 @@ def g_words(tokens, prompts, key: int, *, h: int = tn.DEFAULT_H, mask_repeated: 
 
 
 def g_values_of(words, scored, m: int) -> list[np.ndarray]:
-    """The scored g-values of each text as a list of (n_i, m) uint8 arrays."""
+    """The scored g-values of each text as a list of (n_i, m) uint8 arrays.
+
+    Parameters
+    ----------
+    words : ndarray of uint64, shape (n, T)
+        PRF words of every position (:func:`g_words`).
+    scored : ndarray of bool, shape (n, T)
+        Scored mask.
+    m : int
+        Number of layers.
+
+    Returns
+    -------
+    list of ndarray of uint8
+        One (n_i, m) array per text, n_i its scored tokens.
+    """
     g = tn.g_values(words, m)
     return [g[i][scored[i]] for i in range(words.shape[0])]
 
 
 # ----------------------------------------------------------------------- null tails
 def mean_logsf(count, n_scored, m: int):
-    """Natural log of :math:`P(\\mathrm{Bin}(m n, 1/2) \\ge \\mathrm{count})`: the mean score's exact p-value."""
+    r"""Natural log of :math:`P(\mathrm{Bin}(m n, 1/2) \ge \mathrm{count})`: the mean score's exact p-value.
+
+    Parameters
+    ----------
+    count : array_like of int
+        Summed g-values of each text.
+    n_scored : array_like of int
+        Scored tokens of each text.
+    m : int
+        Number of layers, in [1, MAX_LAYERS].
+
+    Returns
+    -------
+    ndarray
+        The log tail of each text.
+    """
     if int(m) != m or not (1 <= int(m) <= tn.MAX_LAYERS):
         raise ValueError(f"m must be an integer in [1, {tn.MAX_LAYERS}]; got {m!r}")
     return binom_logsf(count, int(m) * np.asarray(n_scored, dtype=np.int64), 0.5)
@@ -441,6 +531,18 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
         ``prompts`` (layout of :mod:`sims.detect.stats.scores`), ``key`` and ``m``.
     stat : {"mean", "weighted"}
         :math:`\\sum g` with the Binomial(m n, 1/2) tail, or :math:`\\sum w_l g` with :func:`weighted_logsf`.
+    tokens, prompts : ndarray of int, optional
+        The texts and their prompts, when ``gen`` is not given.
+    key : int, optional
+        The key (default the generation's).
+    m : int, optional
+        Number of tournament layers (default the generation's).
+    h : int, optional
+        Context width (default the generation's, else the tournament's default).
+    mask_repeated : bool, optional
+        Leave repeated contexts unscored (default the generation's, else True).
+    lengths : array_like of int, shape (n,), optional
+        Tokens of each text (default the generation's, else up to the first -1).
     weights : array_like of int, optional
         Layer weights of ``"weighted"`` (default :func:`synthid_weights`).
 
@@ -482,7 +584,35 @@ def score_tournament(gen: Generation | None = None, *, tokens=None, prompts=None
 def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
     """:func:`sims.detect.families.detectors.score` for the registry's "tournament" family: the mean (default) or
     weighted score with the parameters of ``algo`` (``params``, default the generation's where it is
-    of ``algo``, else the registry's defaults)."""
+    of ``algo``, else the registry's defaults).
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts.
+    algo : str
+        The tournament algorithm.
+    key : int or None
+        The key (None: the generation's).
+    dedup : bool
+        Must be False (tournament scoring skips repeated contexts by ``mask_repeated``).
+    gamma : float or None
+        Must be None (g-values have no gamma).
+    stat : str or None
+        One of :data:`STATS` (None: ``"mean"``).
+    params : dict or None
+        The algorithm's parameters (``m``, ``mask_repeated``).
+
+    Returns
+    -------
+    DetectResult
+        :func:`score_tournament` of the texts.
+
+    Raises
+    ------
+    ValueError
+        If ``dedup`` or ``gamma`` is given.
+    """
     if dedup or gamma is not None:
         raise ValueError(f"algo {algo!r} is scored on g-values: dedup and gamma do not apply (its mask_repeated skips repeated contexts); "
                          f"got dedup={dedup!r}, gamma={gamma!r}")
@@ -494,17 +624,31 @@ def score_family(gen, *, algo, key, dedup, gamma, stat, params) -> DetectResult:
 
 # -------------------------------------------------------------------- Bayesian score
 class BayesianDetector:
-    """A likelihood-ratio detector of tournament sampling (Dathathri et al.'s Bayesian detector, its
+    r"""A likelihood-ratio detector of tournament sampling (Dathathri et al.'s Bayesian detector, its
     likelihood model): under the watermark, layer l's g-value follows a logistic model of the
     earlier layers' g-values of the same token,
 
-    .. math:: P(g_l = 1 \\mid g_{<l}, \\mathrm{wm}) = \\sigma\\bigl(\\beta_l + \\textstyle\\sum_{j<l} \\delta_{lj} g_j\\bigr),
+    .. math:: P(g_l = 1 \mid g_{<l}, \mathrm{wm}) = \sigma\bigl(\beta_l + \textstyle\sum_{j<l} \delta_{lj} g_j\bigr),
 
     and under the null every g-value is Bernoulli(1/2) (exact, module docstring).  A text's score
-    is the log-likelihood ratio :math:`\\Lambda = \\sum_t \\sum_l \\log P(g_{t,l} \\mid g_{t,<l}, \\mathrm{wm}) + m n \\log 2`;
-    the posterior probability of a watermark at prior ``pi`` is :math:`\\sigma(\\Lambda + \\log\\frac{\\pi}{1-\\pi})`.
-    :meth:`fit` learns :math:`\\beta, \\delta` by ridge-penalised Newton steps on the g-values of
+    is the log-likelihood ratio :math:`\Lambda = \sum_t \sum_l \log P(g_{t,l} \mid g_{t,<l}, \mathrm{wm}) + m n \log 2`;
+    the posterior probability of a watermark at prior ``pi`` is :math:`\sigma(\Lambda + \log\frac{\pi}{1-\pi})`.
+    :meth:`fit` learns :math:`\beta, \delta` by ridge-penalised Newton steps on the g-values of
     watermarked texts; :meth:`calibrate` sets the threshold at a false-positive rate from null texts.
+
+    Parameters
+    ----------
+    m : int
+        Number of tournament layers.
+    ridge : float, default 1e-3
+        Ridge penalty of the logistic fits, >= 0.
+
+    Attributes
+    ----------
+    coef : list of ndarray
+        ``coef[l]`` = :math:`[\beta_l, \delta_{l0}, \dots, \delta_{l,l-1}]` (zeros until :meth:`fit`).
+    threshold : float
+        Decision threshold on :math:`\Lambda` (inf until :meth:`calibrate`).
     """
 
     def __init__(self, m: int, ridge: float = 1e-3):
@@ -517,7 +661,23 @@ class BayesianDetector:
         self.threshold = math.inf
 
     def fit(self, g_texts) -> BayesianDetector:
-        """Fit the watermarked likelihood on the scored g-values of watermarked texts (list of (n_i, m))."""
+        """Fit the watermarked likelihood on the scored g-values of watermarked texts (list of (n_i, m)).
+
+        Parameters
+        ----------
+        g_texts : list of array_like, each shape (n_i, m)
+            g-values of the scored tokens of watermarked texts (:func:`g_values_of`).
+
+        Returns
+        -------
+        BayesianDetector
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If fewer than 2 scored tokens are given.
+        """
         g = np.concatenate([np.asarray(a, dtype=np.float64).reshape(-1, self.m) for a in g_texts])
         if g.shape[0] < 2:
             raise ValueError(f"g_texts must hold at least 2 scored tokens; got {g.shape[0]}")
@@ -537,7 +697,18 @@ class BayesianDetector:
         return self
 
     def llr(self, g_texts) -> np.ndarray:
-        """Log-likelihood ratio :math:`\\Lambda` of each text (list of (n_i, m) g-value arrays)."""
+        r"""Log-likelihood ratio :math:`\Lambda` of each text (list of (n_i, m) g-value arrays).
+
+        Parameters
+        ----------
+        g_texts : list of array_like, each shape (n_i, m)
+            g-values of each text's scored tokens.
+
+        Returns
+        -------
+        ndarray, shape (len(g_texts),)
+            :math:`\Lambda` of each text.
+        """
         out = np.empty(len(g_texts))
         for i, a in enumerate(g_texts):
             g = np.asarray(a, dtype=np.float64).reshape(-1, self.m)
@@ -549,14 +720,45 @@ class BayesianDetector:
         return out
 
     def posterior(self, g_texts, prior: float = 0.5) -> np.ndarray:
-        """:math:`P(\\mathrm{wm} \\mid g)` at prior probability ``prior`` of a watermark."""
+        r""":math:`P(\mathrm{wm} \mid g)` at prior probability ``prior`` of a watermark.
+
+        Parameters
+        ----------
+        g_texts : list of array_like, each shape (n_i, m)
+            g-values of each text's scored tokens.
+        prior : float, default 0.5
+            Prior probability of a watermark, in (0, 1).
+
+        Returns
+        -------
+        ndarray, shape (len(g_texts),)
+            Posterior probability of each text being watermarked.
+        """
         if not (0.0 < prior < 1.0):
             raise ValueError(f"prior must be in (0, 1); got {prior!r}")
         return expit(self.llr(g_texts) + math.log(prior / (1.0 - prior)))
 
     def calibrate(self, g_null_texts, fpr: float) -> float:
-        """Set the decision threshold to the empirical ``1 - fpr`` quantile of :math:`\\Lambda` on null
-        texts (flag :math:`\\Lambda >` threshold); returns it.  Needs at least ``1 / fpr`` texts."""
+        r"""Set the decision threshold to the empirical ``1 - fpr`` quantile of :math:`\Lambda` on null
+        texts (flag :math:`\Lambda >` threshold); returns it.  Needs at least ``1 / fpr`` texts.
+
+        Parameters
+        ----------
+        g_null_texts : list of array_like, each shape (n_i, m)
+            g-values of unwatermarked texts.
+        fpr : float
+            Target false-positive rate, in (0, 1).
+
+        Returns
+        -------
+        float
+            The threshold (also stored in ``threshold``).
+
+        Raises
+        ------
+        ValueError
+            If ``fpr`` is outside (0, 1) or fewer than ``1 / fpr`` texts are given.
+        """
         if not (0.0 < fpr < 1.0):
             raise ValueError(f"fpr must be in (0, 1); got {fpr!r}")
         s = np.sort(self.llr(g_null_texts))
@@ -566,5 +768,16 @@ class BayesianDetector:
         return self.threshold
 
     def flag(self, g_texts) -> np.ndarray:
-        """True where :math:`\\Lambda` exceeds the calibrated threshold."""
+        r"""True where :math:`\Lambda` exceeds the calibrated threshold.
+
+        Parameters
+        ----------
+        g_texts : list of array_like, each shape (n_i, m)
+            g-values of each text's scored tokens.
+
+        Returns
+        -------
+        ndarray of bool, shape (len(g_texts),)
+            The decisions.
+        """
         return self.llr(g_texts) > self.threshold

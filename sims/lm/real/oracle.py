@@ -57,7 +57,21 @@ class ModelOracle:
 
     @torch.no_grad()
     def next_probs(self, context) -> np.ndarray:
-        """The (V,) float64 distribution of the token after ``context`` (ids; negatives dropped)."""
+        """The (V,) float64 distribution of the token after ``context`` (ids; negatives dropped).
+
+        The key-value cache is kept between calls and cropped to the prefix the new context shares with the last one,
+        so extending a context token by token runs one new token per call.
+
+        Parameters
+        ----------
+        context : array_like of int
+            Token ids, oldest first; at least one >= 0.
+
+        Returns
+        -------
+        ndarray of float64, shape (V,)
+            The softmax of the first V logits.
+        """
         ids = np.asarray(context, dtype=np.int64)
         ids = ids[ids >= 0]
         if ids.size == 0:
@@ -77,7 +91,22 @@ class ModelOracle:
     @torch.no_grad()
     def probs_along(self, seq, P: int, T: int) -> np.ndarray:
         """The (T, V) float64 distributions of tokens ``seq[P:P + T]`` given what precedes each
-        (``seq``: a prompt row of width ``P`` then the text; one teacher-forced forward pass)."""
+        (``seq``: a prompt row of width ``P`` then the text; one teacher-forced forward pass).
+
+        Parameters
+        ----------
+        seq : array_like of int
+            Prompt row (negatives are pads), then the text.
+        P : int
+            Width of the prompt row.
+        T : int
+            Number of text positions.
+
+        Returns
+        -------
+        ndarray of float64, shape (T, V)
+            The next-token distributions.
+        """
         seq = np.asarray(seq, dtype=np.int64)
         prompt = seq[:P][seq[:P] >= 0]
         if prompt.size == 0:
@@ -90,7 +119,24 @@ class ModelOracle:
 def teacher_forced_probs(model, gen: Generation, vocab_size: int | None = None, chunk: int | None = None):
     """``step_probs(i)``: the model's (T, V) next-token distributions along text i (float64),
     computed for ``chunk`` rows per forward pass (left-padded, masked) and kept one chunk at a time
-    (default: as many rows as ``PROBS_BYTES`` of float32 probabilities allow)."""
+    (default: as many rows as ``PROBS_BYTES`` of float32 probabilities allow).
+
+    Parameters
+    ----------
+    model : transformers.PreTrainedModel
+        The causal LM.
+    gen : Generation
+        The texts.
+    vocab_size : int, optional
+        Sampled vocabulary (default the generation's).
+    chunk : int, optional
+        Rows per forward pass.
+
+    Returns
+    -------
+    callable
+        ``step_probs(i) -> ndarray of shape (T, V)``.
+    """
     V = int(vocab_size or gen.meta["vocab_size"])
     n, T = gen.tokens.shape
     chunk = chunk or max(1, PROBS_BYTES // (4 * T * V))

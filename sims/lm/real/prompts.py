@@ -16,10 +16,25 @@ import json
 import pathlib
 import re
 
-DATA = pathlib.Path(__file__).parents[1] / "data"  # sims/lm/data
+DATA = pathlib.Path(__file__).parents[1] / "data"  #: sims/lm/data: the shipped prompt sets (``lfqa.txt``)
 
 
 def news_prompts(n: int | None = None, words: int = 48) -> list[str]:
+    """News-like prompts: the first ``words`` words of each long prose paragraph of Python's bundled documentation
+    topics (``pydoc_data.topics``; a corpus every Python ships, so the set needs no download).
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of prompts (default all).
+    words : int, default 48
+        Words per prompt.
+
+    Returns
+    -------
+    list of str
+        The prompts, in a fixed order.
+    """
     from pydoc_data.topics import topics
 
     out = []
@@ -32,11 +47,40 @@ def news_prompts(n: int | None = None, words: int = 48) -> list[str]:
 
 
 def lfqa_questions(n: int | None = None) -> list[str]:
+    """The long-form questions of ``DATA/lfqa.txt``, one per line.
+
+    Parameters
+    ----------
+    n : int, optional
+        Number of questions (default all).
+
+    Returns
+    -------
+    list of str
+        The questions.
+    """
     qs = [q.strip() for q in (DATA / "lfqa.txt").read_text().splitlines() if q.strip()]
     return qs[:n] if n else qs
 
 
 def load_jsonl(path) -> list[str]:
+    """The ``prompt`` field of every non-empty line of a JSONL file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    list of str
+        The prompts.
+
+    Raises
+    ------
+    ValueError
+        If a line has no ``prompt`` field.
+    """
     out = []
     for i, line in enumerate(pathlib.Path(path).read_text().splitlines()):
         if not line.strip():
@@ -50,7 +94,22 @@ def load_jsonl(path) -> list[str]:
 
 def encode(tok, text: str, chat: bool):
     """Token ids (1-d int64 array) of ``text``: through the tokenizer's chat template (as a user
-    turn, generation prompt added) when ``chat`` and the tokenizer has one, else plain."""
+    turn, generation prompt added) when ``chat`` and the tokenizer has one, else plain.
+
+    Parameters
+    ----------
+    tok : transformers tokenizer
+        The tokenizer.
+    text : str
+        The prompt.
+    chat : bool
+        Use the chat template (a question set), or not (a text to continue).
+
+    Returns
+    -------
+    ndarray of int64
+        The ids.
+    """
     import numpy as np
     import torch
 
@@ -65,7 +124,33 @@ def encode(tok, text: str, chat: bool):
 def prompt_ids(source: str, n: int | None, *, tokenizer=None, vocab_size: int | None = None, seed: int = 0, length: tuple = (4, 24)):
     """``n`` prompts as id arrays: ``source`` is lfqa, news or a JSONL file, encoded with
     ``tokenizer`` (``n=None``: the whole set); without a tokenizer (random test models) ``n``
-    random id sequences of mixed lengths in ``[length[0], length[1])`` over ``vocab_size`` (seeded)."""
+    random id sequences of mixed lengths in ``[length[0], length[1])`` over ``vocab_size`` (seeded).
+
+    Parameters
+    ----------
+    source : str
+        ``"lfqa"``, ``"news"`` or a JSONL file.
+    n : int or None
+        Number of prompts.
+    tokenizer : transformers tokenizer, optional
+        The LM's tokenizer.
+    vocab_size : int, optional
+        Vocabulary of the random prompts.
+    seed : int, default 0
+        Seed of the random prompts.
+    length : tuple of int, default (4, 24)
+        Length range of the random prompts.
+
+    Returns
+    -------
+    list of ndarray of int64
+        The prompts.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is missing for random prompts or below 1, or ``source`` is unknown.
+    """
     import numpy as np
 
     if n is None and tokenizer is None:
