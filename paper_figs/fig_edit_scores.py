@@ -121,10 +121,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     return write(out_dir, "fig_edit_scores", summary, md_table(header, table) + "\n\n" + _verdict(rows), TITLE, draw(summary))
 
 
-HATCHES = ("", "//", "..", "xx", "\\\\")
-"""Hatches telling an algorithm's scores apart within its registry colour (its default score first, plain)."""
-
-
 def draw(summary: dict):
     """The figure from its JSON summary (``fig_edit_scores.json``): the TPR of every (algorithm, score) under each
     attack, one panel per LM, bars in the algorithm's registry colour with a hatch per score and their 99 %
@@ -150,10 +146,10 @@ def draw(summary: dict):
             lo = np.array([np.nan if r is None else r["tpr_ci99"][0] for r in mine])
             hi = np.array([np.nan if r is None else r["tpr_ci99"][1] for r in mine])
             rec = style.record(algo)
-            hatch = HATCHES[[s for a, s in series if a == algo].index(score) % len(HATCHES)]
+            hatch = style.HATCHES[[s for a, s in series if a == algo].index(score) % len(style.HATCHES)]
             x = np.arange(len(attacks)) + s_i * width
             lab = f"{algo}: {score} score" + (" (default)" if mine[0] is not None and mine[0]["default"] else "")
-            ax.bar(x, vals, width, color=rec.color if rec else "#777777", hatch=hatch, edgecolor="white", lw=0, label=lab)
+            ax.bar(x, vals, width, color=rec.color if rec else "#777777", hatch=hatch, edgecolor="white", lw=0.5, label=lab)
             ax.errorbar(x, vals, yerr=[vals - lo, hi - vals], fmt="none", ecolor=style.REFERENCE_COLOR, lw=0.7, label="_" + lab)
         ax.set_xticks(np.arange(len(attacks)) + 0.4 - width / 2, attacks, rotation=30, ha="right")
         ax.set(title=display(lm), xlabel="attack and its rate", ylim=(0, 1.05))

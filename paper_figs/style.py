@@ -25,6 +25,9 @@ VARIANT_LINES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
 #: Height (inches) of one row of a figure legend at the legend's font size, and the margin under and above it.
 LEGEND_ROW, LEGEND_PAD = 0.19, 0.2
 
+#: Hatches telling bars of one algorithm apart within its colour (its scores or variants, the default plain).
+HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+
 #: Colour of reference lines (levels, bounds): neutral, so they are not read as a series.
 REFERENCE_COLOR = "#444444"
 

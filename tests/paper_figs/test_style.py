@@ -78,6 +78,19 @@ def _artists(ax):
     return out
 
 
+def _data_points(ax) -> int:
+    """How many finite values ``ax`` draws in data coordinates: its lines' (reference lines across the axes, drawn in
+    axes coordinates, left out), its bars' heights and its point sets' positions."""
+    import numpy as np
+
+    n = sum(int(np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum()) for line in ax.get_lines()
+            if line.get_transform() == ax.transData)
+    n += sum(int(np.isfinite(p.get_height())) for p in ax.patches if hasattr(p, "get_height"))
+    n += sum(int(np.isfinite(np.asarray(c.get_offsets(), dtype=float)).all(axis=-1).sum()) for c in ax.collections
+             if len(c.get_offsets()) and c.get_offset_transform() == ax.transData)
+    return n
+
+
 import pytest  # noqa: E402
 
 
@@ -85,7 +98,8 @@ import pytest  # noqa: E402
 def test_every_redrawable_figure_is_in_the_style(folder, name):
     """Every figure ``python -m paper_figs.redraw`` draws from a committed JSON: one legend outside the panels at 8 pt or
     more; every drawn line and point set labelled in it (reference lines included); each algorithm's series in its
-    registry colour; a title naming n and T (and the LM where the summary has one); axis labels in words."""
+    registry colour; a title naming n and T (and the LM where the summary has one); axis labels in words; no panel
+    without data."""
     from paper_figs.redraw import drawers
 
     _check(name, json.loads((ROOT / "docs" / folder / f"{name}.json").read_text()), drawers()[name])
@@ -116,6 +130,7 @@ def _check(name, summary, draw):
                 continue
             ylabel = ax.get_ylabel() or next((a.get_ylabel() for a in ax.get_shared_y_axes().get_siblings(ax) if a.get_ylabel()), "")
             assert ax.get_xlabel() and ylabel and ax.get_title(), ax  # panels sharing a y axis: one label for the row
+            assert _data_points(ax) > 0, f"{name}: panel {ax.get_title()!r} draws no data"
             for lab in (ax.get_xlabel(), ax.get_ylabel()):
                 assert "linspace" not in lab and "_" not in lab, lab
             for art, lab, col in _artists(ax):
