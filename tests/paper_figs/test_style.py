@@ -80,12 +80,14 @@ def _artists(ax):
 
 def _data_points(ax) -> int:
     """How many finite values ``ax`` draws in data coordinates: its lines' (reference lines across the axes, drawn in
-    axes coordinates, left out), its bars' heights and its point sets' positions."""
+    axes coordinates, left out), its bars' heights, its step histograms' values and its point sets' positions."""
     import numpy as np
 
     n = sum(int(np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum()) for line in ax.get_lines()
             if line.get_transform() == ax.transData)
-    n += sum(int(np.isfinite(p.get_height())) for p in ax.patches if hasattr(p, "get_height"))
+    for p in ax.patches:  # bars (their heights) and step histograms (their values)
+        n += int(np.isfinite(p.get_height())) if hasattr(p, "get_height") else \
+            int(np.isfinite(np.asarray(p.get_data().values, dtype=float)).sum()) if hasattr(p, "get_data") else 0
     n += sum(int(np.isfinite(np.asarray(c.get_offsets(), dtype=float)).all(axis=-1).sum()) for c in ax.collections
              if len(c.get_offsets()) and c.get_offset_transform() == ax.transData)
     return n
