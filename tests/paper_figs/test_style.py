@@ -80,14 +80,20 @@ def _artists(ax):
 
 def _data_points(ax) -> int:
     """How many finite values ``ax`` draws in data coordinates: its lines' (reference lines across the axes, drawn in
-    axes coordinates, left out), its bars' heights, its step histograms' values and its point sets' positions."""
+    axes coordinates, left out), its bars' heights, its histograms' values or outlines and its point sets' positions."""
     import numpy as np
 
     n = sum(int(np.isfinite(np.asarray(line.get_ydata(), dtype=float)).sum()) for line in ax.get_lines()
             if line.get_transform() == ax.transData)
-    for p in ax.patches:  # bars (their heights) and step histograms (their values)
-        n += int(np.isfinite(p.get_height())) if hasattr(p, "get_height") else \
-            int(np.isfinite(np.asarray(p.get_data().values, dtype=float)).sum()) if hasattr(p, "get_data") else 0
+    for p in ax.patches:  # in data coordinates: bars (their heights), step histograms (values), outlines (vertices)
+        if p.get_data_transform() != ax.transData:
+            continue
+        if hasattr(p, "get_height"):
+            n += int(np.isfinite(p.get_height()))
+        elif hasattr(p, "get_data"):
+            n += int(np.isfinite(np.asarray(p.get_data().values, dtype=float)).sum())
+        elif hasattr(p, "get_xy"):
+            n += int(np.isfinite(np.asarray(p.get_xy(), dtype=float)).all(axis=-1).sum())
     n += sum(int(np.isfinite(np.asarray(c.get_offsets(), dtype=float)).all(axis=-1).sum()) for c in ax.collections
              if len(c.get_offsets()) and c.get_offset_transform() == ax.transData)
     return n
