@@ -97,7 +97,7 @@ def draw(summary: dict):
     x = np.arange(len(names))
     for ax, key, se, what in ((axes[1, 0], "realized_dg", "dg_se", "realised DG per token"), (axes[1, 1], "kl_per_token", "kl_se", "KL per token (nats)"),
                               (axes[1, 2], "tpr_at_1e-4", "tpr_se", "TPR at FPR 1e-4")):
-        for (side, lab, c, _), d, off in zip(SIDES, (real, fit), (-0.15, 0.15)):
+        for (_, lab, c, _), d, off in zip(SIDES, (real, fit), (-0.15, 0.15)):
             ax.errorbar(x + off, [d[k][key] for k in names], yerr=[2 * d[k][se] for k in names], fmt="o", color=c, ms=4, capsize=2,
                         label="_" + lab)
         ax.set_xticks(x, [k.replace("-", " ") for k in names], fontsize=8, rotation=35, ha="right")

@@ -184,11 +184,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib.Path]:
     """Write fig_scores' JSON, table and figure from its ``rows`` (those :func:`main` draws, or a saved
     ``fig_scores.json``'s): the table gives each TPR with its 99 % Clopper-Pearson interval."""
-    from sims.detect.families import score_families
-
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
     rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"])))
-    all_lms = tuple(dict.fromkeys(r["lm"] for r in rows))
     table = []
     for r in rows:
         lo, hi = r["tokens_to_detect_median_ci95"]

@@ -49,7 +49,6 @@ def _texts(g, lm):
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     import sims
 
-    plt = agg()
     lm_name = (lms or (LM,))[0]
     n, T, V = (24, 80, 2000) if quick else (300, 200, None)
     B, k = (50, 3) if quick else (400, 5)
