@@ -66,7 +66,7 @@ def _panel(ax, text: dict, title: str, top: float, first: bool) -> None:
         ax.add_patch(Rectangle((t % WIDTH, -(t // WIDTH)), 0.95, 0.9, color=GREEN if g else RED, alpha=a, lw=0,
                                label=lab if first and lab not in seen else "_" + lab))
         seen.add(lab)
-        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, w.replace("\n", "\\n").replace("$", r"\$"), ha="center", va="center", fontsize=5)
+        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, w.replace("\n", "\\n").replace("$", r"\$"), ha="center", va="center", fontsize=6)
 
 
 def _html_text(tokens, green, boost, lm: str, top: float) -> str:
@@ -128,7 +128,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
 
 def draw(summary: dict):
     """The figure from its JSON summary (``fig_examples.json``), in the package's style (:mod:`paper_figs.style`): the
-    unwatermarked, SRL and DualGA replies to one prompt as token grids (green or red, shaded by the boost), and the
+    unwatermarked, SRL and DualGA replies to one prompt as token grids, one a row (green or red, shaded by the boost), and the
     looping LM's most repetitive DualGA text with its lambda_t.  What ``main`` saves and ``python -m paper_figs.redraw``
     redraws; a summary written before the decoded tokens and their colours were recorded has none: rerun the figure."""
     from paper_figs import style
@@ -139,17 +139,17 @@ def draw(summary: dict):
     style.apply()
     T, texts, rep = summary["T"], summary["texts"], summary["repetition"]
     rows = max(len(v["words"]) for v in texts.values()) // WIDTH + 1
-    fig = plt.figure(figsize=(18, 4.2 + 0.5 * rows * 2))
-    gs = fig.add_gridspec(2, 3)
+    fig = plt.figure(figsize=(18, 2.5 + 0.36 * rows * (len(texts) + 1.5)))
+    gs = fig.add_gridspec(len(texts) + 1, 3, height_ratios=[1] * len(texts) + [1.5])  # one text a row: words fit their boxes
     top = summary.get("boost_top") or max(max(v["boost"]) for v in texts.values()) or 1.0
     names = {"unwatermarked": "none (unwatermarked)", "SRL delta=2": "srl delta=2", "DualGA Delta=0.3 (shade: lambda_t)": "dualga Delta=0.3 (shade: lambda_t)"}
     for j, (name, v) in enumerate(texts.items()):
-        _panel(fig.add_subplot(gs[0, j]), v, f"{names.get(name, name)}: {v['green_share']:.0%} green", top, j == 0)
+        _panel(fig.add_subplot(gs[j, :]), v, f"{names.get(name, name)}: {v['green_share']:.0%} green", top, j == 0)
     lam = np.asarray(rep["lam"], dtype=float)
     ltop = float(np.nanmax(lam))
-    _panel(fig.add_subplot(gs[1, :2]), rep, f"looping LM, dualga Delta={rep.get('Delta', 0.2):g}: {rep['share_repeated']:.0%} of the tokens "
+    _panel(fig.add_subplot(gs[-1, :2]), rep, f"looping LM, dualga Delta={rep.get('Delta', 0.2):g}: {rep['share_repeated']:.0%} of the tokens "
            "in repeated 4-grams", ltop, False)
-    ax = fig.add_subplot(gs[1, 2])
+    ax = fig.add_subplot(gs[-1, 2])
     t = np.arange(lam.size)
     ax.fill_between(t, 0, ltop, where=np.asarray(rep["repeated"], dtype=bool), color=RED, alpha=0.2, lw=0,
                     label="token in a repeated 4-gram")
