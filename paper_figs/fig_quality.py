@@ -80,7 +80,8 @@ def draw(summary: dict):
     plt = agg()
     style.apply()
     series = style.Series()
-    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.4 * len(PANELS), 5.6))
+    entries = len(summary["rows"]) // 4 + 1  # legend rows under the panels (4 columns)
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.4 * len(PANELS), 4.4 + 0.22 * entries))
     for ax, (key, what) in zip(axes, PANELS):
         for r in summary["rows"]:
             lab = _series_label(r)
@@ -91,12 +92,13 @@ def draw(summary: dict):
             if r["params"] and key == PANELS[0][0]:  # an algorithm's variants share its marker: their parameters beside them
                 ax.annotate(" ".join(lab.split()[1:]), (r["kl_per_token"], y), xytext=(4, 3), textcoords="offset points",
                             fontsize=8, color=kw["color"])
-        ax.set(title=what.split(":")[0], xlabel=KL_LABEL, ylabel=f"{what} (mean, 95 % t interval)")
+        ax.set(title=what.split(":")[0], xlabel=KL_LABEL, ylabel=what)
     axes[0].set_ylim(bottom=0)  # a t interval over few texts reaches below 0: perplexity does not
     for ax in axes[1:]:
         ax.set_ylim(-0.02, 1.02)
     style.legend_below(fig, ncol=4)
-    style.title(fig, f"Text quality against KL, every algorithm (sampling seed {summary.get('seed', 0)})", lm=summary["lm"],
+    style.title(fig, f"Text quality against KL, every algorithm: means over the texts with 95 % t intervals (sampling seed "
+                     f"{summary.get('seed', 0)})", lm=summary["lm"],
                 n=summary["n"], T=summary["T"])
     return fig
 
