@@ -194,3 +194,14 @@ def test_figures_without_a_committed_json_of_this_form_draw_in_the_style(which, 
 
     plt.close(fig)
     _check(name, summary, draw)
+
+
+def test_every_figure_script_draws_from_its_json():
+    """Every figure script separates drawing from computing (``draw(summary) -> Figure``), so that ``python -m
+    paper_figs.redraw`` can redraw each one from its JSON in the style checked above."""
+    import importlib
+
+    from paper_figs.__main__ import scripts
+
+    inline = [s for s in scripts() if s.startswith("fig_") and not hasattr(importlib.import_module(f"paper_figs.{s}"), "draw")]
+    assert not inline, f"figure scripts still drawing inline: {inline}"
