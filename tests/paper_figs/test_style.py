@@ -205,3 +205,19 @@ def test_every_figure_script_draws_from_its_json():
 
     inline = [s for s in scripts() if s.startswith("fig_") and not hasattr(importlib.import_module(f"paper_figs.{s}"), "draw")]
     assert not inline, f"figure scripts still drawing inline: {inline}"
+
+
+def test_redraw_names_a_json_that_needs_a_rerun_and_redraws_the_others(tmp_path, capsys):
+    """A JSON written before its script recorded the per-prompt values (fig_consistency's, as committed before) is
+    left alone and named with its rerun command (exit status 1); a current one beside it is redrawn."""
+    from paper_figs import redraw
+
+    old = json.loads((ROOT / "docs" / "results" / "fig_consistency.json").read_text())
+    for v in old["algos"].values():
+        del v["per_prompt"]
+    (tmp_path / "fig_consistency.json").write_text(json.dumps(old))
+    (tmp_path / "fig_autocov.json").write_text((ROOT / "docs" / "results" / "fig_autocov.json").read_text())
+    assert redraw.main(["--out", str(tmp_path)]) == 1
+    assert (tmp_path / "fig_autocov.png").exists() and not (tmp_path / "fig_consistency.png").exists()
+    err = capsys.readouterr().err
+    assert "fig_consistency.json not redrawn" in err and "python -m paper_figs --only fig_consistency" in err, err
