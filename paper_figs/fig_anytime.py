@@ -234,37 +234,12 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     det = detection_table(name, n, T, V)
     fwer = fwer_table(name, *((300, 50) if quick else (4000, 100)), V)
     fdr = fdr_table(name, *((4, 50, 60) if quick else (40, 200, 100)), V)
-    plt = agg()
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
-    x = np.arange(len(fpr))
-    for off, rule, c in ((-0.27, "naive", "C3"), (0.0, "fixed", "C7"), (0.27, "anytime", "C0")):
-        v = np.array([max(r[rule], 0.5 / r["n"]) for r in fpr])
-        lo = np.array([r[f"{rule}_ci"][0] for r in fpr])
-        hi = np.array([r[f"{rule}_ci"][1] for r in fpr])
-        ax.bar(x + off, v, 0.25, color=c, label={"naive": "first prefix with p <= alpha (naive)", "fixed": "fixed length T",
-                                                   "anytime": "anytime-valid e-process"}[rule])
-        ax.errorbar(x + off, v, yerr=[np.maximum(v - lo, 0), np.maximum(hi - v, 0)], fmt="none", ecolor="k", lw=0.8)
-    for i, r in enumerate(fpr):
-        ax.hlines(r["alpha"], i - 0.45, i + 0.45, colors="k", linestyles="--", lw=1)
-    ax.set_xticks(x, [f"alpha={r['alpha']:g}\nT={r['T']}" for r in fpr])
-    ax.set(yscale="log", ylabel="false-positive rate (null texts)", title=f"{fpr[0]['n']:,} null texts per cell, gamma={GAMMA}")
-    ax.legend(fontsize=7)
-    labels = [f"{r['algo']} {','.join(f'{k}={v}' for k, v in r['params'].items())}" for r in det]
-    y = np.arange(len(det))
-    big = 1.05 * T
-    for off, key, c, lab in ((-0.27, "naive_median", "C3", "naive first prefix (invalid)"), (0.0, "fixed_n50", "C7", "fixed length for power 1/2"),
-                             (0.27, "anytime_median", "C0", "anytime e-process, median stop")):
-        ax2.barh(y + off, [big if r[key] is None else r[key] for r in det], 0.25, color=c, label=lab)
-    ax2.set_yticks(y, labels, fontsize=8)
-    ax2.axvline(T, color="k", lw=0.8, ls=":")
-    ax2.set(xlabel=f"tokens (alpha = 1e-4, dedup; bars at {big:.0f} = not reached in T={T})", title=f"tokens to detection, {name}, {n} texts per row")
-    ax2.legend(fontsize=7)
-    fig.tight_layout()
     summary = dict(lm=name, gamma=GAMMA, key=KEY, quick=quick, fpr=fpr, detection=det, fwer=fwer, fdr=fdr,
                    naive_over_alpha={f"{r['alpha']:g}_T{r['T']}": r["naive"] / r["alpha"] for r in fpr})
     rows = [[f"{r['alpha']:g}", r["T"], r["n"], r["naive"], f"[{r['naive_ci'][0]:.3g}, {r['naive_ci'][1]:.3g}]", r["anytime"],
              f"[{r['anytime_ci'][0]:.3g}, {r['anytime_ci'][1]:.3g}]", r["fixed"]] for r in fpr]
     table = md_table(["alpha", "T", "null texts", "naive FPR", "95% CI", "anytime FPR", "95% CI", "fixed-length FPR"], rows)
+    labels = [_config_label(r) for r in det]
     rows2 = [[lab, f"{r['gamma']:.3f}", r["anytime_median"], r["anytime_detected"], r["fixed_n50"], r["fixed_power_at_T"], r["naive_median"],
               r["ratio_anytime_over_fixed"]] for lab, r in zip(labels, det)]
     table += "\n\n" + md_table(["watermark", "gamma", "anytime median stop", "anytime detected by T", "fixed length for power 1/2",
@@ -274,4 +249,55 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                                    f"[{r['uncorrected_ci'][0]:.3g}, {r['uncorrected_ci'][1]:.3g}]"] for r in fwer])
     table += "\n\n" + md_table([f"screening (q={fdr['q']}, {fdr['corpora']} corpora of {fdr['N']} texts, 20% SRL)", "realised FDR", "s.e.", "power"],
                                  [[k, v["fdr"], v["se"], v["power"]] for k, v in fdr["rules"].items()])
-    return write(out_dir, "fig_anytime", summary, table, TITLE, fig)
+    return write(out_dir, "fig_anytime", summary, table, TITLE, draw(summary))
+
+
+RULES = (("naive", "naive: first prefix with p <= alpha (not valid)", "#D55E00"), ("fixed", "fixed length T", "#777777"),
+         ("anytime", "anytime-valid e-process", "#0072B2"))
+"""The three detection rules compared (a key of each FPR row of the JSON, its legend entry, its colour)."""
+STOPS = ("naive_median", "fixed_n50", "anytime_median")
+"""The tokens to detection under each rule of :data:`RULES` (a key of each detection row of the JSON): the naive and
+anytime rules' median stopping time, the fixed-length test's least length reaching power 1/2."""
+
+
+def _config_label(r: dict) -> str:
+    """A detection row's configuration (``"srl delta=2.0"``)."""
+    return f"{r['algo']} {','.join(f'{k}={v}' for k, v in r['params'].items())}".strip()
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_anytime.json``), in the package's style (:mod:`paper_figs.style`): left,
+    the false-positive rate of the naive, fixed-length and anytime rules on null texts at each (alpha, T) with
+    Clopper-Pearson 95 % intervals and alpha marked; right, tokens to detection of each configuration under the three
+    rules.  What ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    fpr, det = summary["fpr"], summary["detection"]
+    n, T = det[0]["n"], det[0]["T"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5.8))
+    x = np.arange(len(fpr))
+    for off, (rule, lab, c) in zip((-0.27, 0.0, 0.27), RULES):
+        v = np.array([max(r[rule], 0.5 / r["n"]) for r in fpr])  # a rate of 0 drawn at half a text, on the log scale
+        lo, hi = np.array([r[f"{rule}_ci"][0] for r in fpr]), np.array([r[f"{rule}_ci"][1] for r in fpr])
+        ax.bar(x + off, v, 0.25, color=c, label=lab)
+        ax.errorbar(x + off, v, yerr=[np.maximum(v - lo, 0), np.maximum(hi - v, 0)], fmt="none", ecolor=style.REFERENCE_COLOR, lw=0.8,
+                    label="_" + lab)
+    for i, r in enumerate(fpr):
+        ax.hlines(r["alpha"], i - 0.45, i + 0.45, colors=style.REFERENCE_COLOR, linestyles="--", lw=1.1,
+                  label="alpha: the level each rule should hold" if i == 0 else "_alpha: the level each rule should hold")
+    ax.set_xticks(x, [f"alpha = {r['alpha']:g}\nT = {r['T']}" for r in fpr])
+    ax.set(yscale="log", xlabel="level alpha and text length T", ylabel="false-positive rate on null texts (95 % interval)",
+           title=f"{fpr[0]['n']:,} null texts per cell, gamma = {summary['gamma']}")
+    y = np.arange(len(det))
+    big = 1.05 * T
+    for off, key, (_, lab, c) in zip((-0.27, 0.0, 0.27), STOPS, RULES):
+        ax2.barh(y + off, [big if r[key] is None else r[key] for r in det], 0.25, color=c, label=lab)
+    ax2.set_yticks(y, [_config_label(r) for r in det])
+    style.reference(ax2, T, f"text length T = {T} (a bar beyond it: not detected within T)", ls=":", horizontal=False)
+    ax2.set(xlabel="tokens to detection at alpha = 1e-4 (deduplicated)", ylabel="watermark configuration",
+            title="tokens to detection: median stop (naive, anytime),\nleast length with power 1/2 (fixed)")
+    style.legend_below(fig, ncol=3)
+    style.title(fig, "Anytime-valid detection: false positives of peeking, and tokens to detection", lm=summary["lm"], n=n, T=T)
+    return fig

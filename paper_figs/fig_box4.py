@@ -55,7 +55,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """
     import theory
 
-    plt = agg()
     lm = (lms or ("lfqa",))[0]
     test = sweep_grid("lam1_eta", lms=[lm], **(dict(n=8, T=100, chunk=8) if quick else {}))
     n, T, V = test.n, test.T, (2000 if quick else None)
@@ -66,20 +65,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     summ = {test: {r["config"]: r for r in test_rows}, val: {r["config"]: r for r in val_rows}}
     test_kl = text_values(test_dir, "kl")
     grid, rows = [], []
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw=dict(width_ratios=[2, 1]))
-    data, names = [], []
     for cfg, vcfg in zip(test.configs, val.configs):
         p, t, v = dict(cfg.params), summ[test][cfg.id], summ[val][vcfg.id]
         kl = test_kl[cfg.id]
         c = dict(lam1=p["lam1"], eta=p["eta"], kl_mean=float(kl.mean()), kl_percentiles=np.percentile(kl, (0, 25, 50, 75, 100)),
                  dg=t["realized_dg"], val_kl=v["kl_per_token"], val_dg=v["realized_dg"])
         grid.append(c)
-        data.append(kl)
-        names.append(f"{c['lam1']:g}/{c['eta']:g}")
         rows.append([c["lam1"], c["eta"], c["kl_mean"], c["dg"], c["val_kl"], c["val_dg"]])
-    ax.boxplot(data, whis=(0, 100))
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, fontsize=7)
-    ax.set(xlabel="lambda_1 / eta", ylabel="KL per token of a text", title=f"{lm}: DualGA Delta={DELTA}, {n} texts x {T}")
     G = generations(lm, "none", n, T, 0, vocab_size=V, gamma=gamma).G.ravel()  # the test prompts' unwatermarked green masses
     for c in grid:
         c["opt_kl"] = float(theory.offline_opt(G, min(DELTA, float(c["dg"]))).value)
@@ -97,13 +89,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                           rel_kl_vs_srl=float(g.kl.mean() / s_kl - 1), rel_dg_vs_srl=float(g.dg.mean() / s_dg - 1)))
     like_srl = [s for s in small if s["eta"] in SMALL_ETAS]
     robust = [s for s in small if s["eta"] in ROBUST_ETAS]
-    ax2.plot([s["eta"] for s in small], [s["kl"] for s in small], "o-", label="DualGA mean KL")
-    ax2.plot([s["eta"] for s in small], [s["dg_sd"] for s in small], "s-", label="sd of a text's realised DG")
-    ax2.axhline(s_kl, c="C0", ls=":", label=f"SRL delta=lambda_1={lam_ce:.2f}: KL")
-    ax2.axhline(float(srl.dg.mean(axis=1).std(ddof=1)), c="C1", ls=":", label="SRL: sd of DG")
-    ax2.set(xscale="log", xlabel="eta (lambda_1 = delta*(Delta, gamma))", title="step size")
-    ax2.legend(fontsize=6)
-    fig.tight_layout()
     summary = dict(lm=lm, n=n, T=T, Delta=DELTA, gamma=gamma, grid=grid,
                    tuning=dict(validation_prompts=16, rule=f"least validation KL with validation DG >= Delta - {DG_SLACK}", chosen=best),
                    srl_same_lambda=dict(delta=lam_ce, kl=s_kl, dg=s_dg, dg_sd=float(srl.dg.mean(axis=1).std(ddof=1))), eta_sweep=small,
@@ -115,4 +100,53 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     table += (f"\n\nTuned on 16 validation prompts: lambda_1 = {best['lam1']:g}, eta = {best['eta']:g}.\n\n"
               + md_table(["eta", "KL", "DG", "sd of DG", "KL vs SRL", "DG vs SRL"],
                          [[s["eta"], s["kl"], s["dg"], s["dg_sd"], s["rel_kl_vs_srl"], s["rel_dg_vs_srl"]] for s in small]))
-    return write(out_dir, "fig_box4", summary, table, TITLE, fig)
+    return write(out_dir, "fig_box4", summary, table, TITLE, draw(summary))
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_box4.json``), in the package's style (:mod:`paper_figs.style`): left, the
+    KL per text of DualGA at each (lambda_1, eta) as a box of its 0/25/50/75/100th percentiles, with the setting tuned
+    on the validation prompts and the hindsight optimum where the summary has it; right, DualGA's mean KL and the sd of
+    a text's realised DG over eta beside SRL's at delta = lambda_1.  What ``main`` saves and ``python -m
+    paper_figs.redraw`` redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(14, 5.6), gridspec_kw=dict(width_ratios=[2, 1]))
+    grid, Delta = summary["grid"], summary["Delta"]
+    dual = style.record("dualga").color
+    lab = f"dualga Delta={Delta:g}: KL per text (box 25th to 75th, whiskers 0 to 100th percentile)"
+    stats = [dict(whislo=c["kl_percentiles"][0], q1=c["kl_percentiles"][1], med=c["kl_percentiles"][2], q3=c["kl_percentiles"][3],
+                  whishi=c["kl_percentiles"][4], label=f"{c['lam1']:g} / {c['eta']:g}") for c in grid]
+    parts = ax.bxp(stats, showfliers=False, boxprops=dict(color=dual), whiskerprops=dict(color=dual), capprops=dict(color=dual),
+                   medianprops=dict(color=dual, lw=2))
+    for i, line in enumerate(x for v in parts.values() for x in v):
+        line.set_label(lab if i == 0 else "_" + lab)
+    x = np.arange(1, len(grid) + 1)
+    if all("opt_kl" in c for c in grid):
+        ax.plot(x, [c["opt_kl"] for c in grid], ls="none", marker="_", ms=14, mew=2, color=style.REFERENCE_COLOR,
+                label="hindsight optimum OPT(min(Delta, realised DG)) on the same prompts")
+    chosen = summary["tuning"]["chosen"]
+    i = next(j for j, c in enumerate(grid) if (c["lam1"], c["eta"]) == (chosen["lam1"], chosen["eta"]))
+    ax.plot(x[i], grid[i]["kl_mean"], ls="none", marker="*", ms=16, mfc="none", mew=1.5, color="#E69F00",
+            label=f"tuned on {summary['tuning']['validation_prompts']} validation prompts: λ₁ = {chosen['lam1']:g}, "
+                  f"η = {chosen['eta']:g} (its mean KL)")
+    ax.tick_params(axis="x", labelrotation=60)
+    ax.set(xlabel="initial dual variable λ₁ / step size η", ylabel="KL divergence from the LM of a text, per token (nats)",
+           title="KL per text at each (λ₁, η)")
+    sweep, srl = summary["eta_sweep"], summary["srl_same_lambda"]
+    series = style.Series()
+    for key, what in (("kl", "mean KL per token"), ("dg_sd", "sd of a text's realised DG")):
+        lab = f"dualga Delta={Delta:g}, λ₁ = δ*: {what}"
+        ax2.plot([e["eta"] for e in sweep], [e[key] for e in sweep], label=lab, **series(lab))
+    srl_color = style.record("srl").color
+    style.reference(ax2, srl["kl"], f"srl delta = λ₁ = {srl['delta']:.2f}: mean KL per token", color=srl_color)
+    style.reference(ax2, srl["dg_sd"], "srl: sd of a text's realised DG", ls=":", color=srl_color)
+    ax2.set(xscale="log", yscale="log", xlabel="step size η (with λ₁ = δ*(Δ, γ))",
+            ylabel="mean KL per token (nats) or sd of DG",
+            title="step size against SRL at the same boost")
+    style.legend_below(fig, ncol=2)
+    style.title(fig, f"DualGA (Delta = {Delta:g}) over λ₁ and η, and the step-size remarks", lm=summary["lm"],
+                n=summary["n"], T=summary["T"])
+    return fig

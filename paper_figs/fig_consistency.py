@@ -70,11 +70,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     list of pathlib.Path
         The files written: fig_consistency.png and fig_consistency.json (:func:`paper_figs.save`).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     import theory
     from sims.reduced import runner as reduced
 
@@ -88,10 +83,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             r = reduced.simulate(algo, spec, T=T, reps=reps, seed=100 + i, Delta=DELTA, gamma=0.5, eta=ETA,
                                  lam1=lam1, delta=d_srl, with_opt=False)
             runs[algo, label] = r.per_rep
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    summary = dict(T=T, reps_per_prompt_type=reps, Delta=DELTA, eta=ETA, lam1=lam1, srl_delta=d_srl, algos={})
-    bins = np.linspace(0.0, 0.45, 61)
-    for algo, ls in (("dualga", "-"), ("srl", "--")):
+    summary = dict(T=T, reps_per_prompt_type=reps, Delta=DELTA, eta=ETA, lam1=lam1, srl_delta=d_srl, miss_margin=MISS, algos={})
+    for algo in ("dualga", "srl"):
         dg_all = np.concatenate([runs[algo, lab]["avg_dg"] for lab in PROMPTS])
         z_all = np.concatenate([runs[algo, lab]["z"] for lab in PROMPTS])
         spread = float(dg_all.std(ddof=1))
@@ -102,22 +95,51 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             per_type={lab: dict(dg_mean=float(runs[algo, lab]["avg_dg"].mean()), dg_spread=float(runs[algo, lab]["avg_dg"].std(ddof=1)),
                                 kl_mean=float(runs[algo, lab]["avg_kl"].mean())) for lab in PROMPTS},
         )
-        name = "DualGA" if algo == "dualga" else f"SRL delta={d_srl:.2f}"
-        for k, lab in enumerate(PROMPTS):
-            per = runs[algo, lab]
-            axes[0].hist(per["avg_dg"], bins=bins, histtype="step", ls=ls, lw=1.5, color=f"C{k}", label=f"{name}, {lab}")
-            axes[1].scatter(per["avg_dg"], per["avg_kl"], s=6, color=f"C{k}", marker="o" if algo == "dualga" else "x", label=f"{name}, {lab}")
-        axes[0].plot([], [], " ", label=f"{name}: spread (sd) {spread:.3f}, {100 * miss:.0f}% below Delta-{MISS}")
-    axes[0].axvline(DELTA, c="k", lw=1)
-    axes[0].set_xlabel("realised average DG of one prompt")
-    axes[0].set_ylabel("prompts")
-    axes[0].set_ylim(0, 1.8 * axes[0].get_ylim()[1])  # room for the legend
-    axes[0].legend(fontsize=6, loc="upper left")
-    axes[1].axvline(DELTA, c="k", lw=1)
-    axes[1].set_xlabel("realised average DG of one prompt")
-    axes[1].set_ylabel("average KL of one prompt")
-    axes[1].set_yscale("log")
-    axes[1].legend(fontsize=6, markerscale=2, loc="upper left")
-    fig.suptitle(f"{reps} prompts x 3 entropy types, T = {T} tokens, Delta = {DELTA}, DualGA eta = {ETA}")
-    fig.tight_layout()
-    return save(fig, out_dir, "fig_consistency", summary)
+        summary["algos"][algo]["per_prompt"] = {lab: dict(avg_dg=[round(float(x), 5) for x in runs[algo, lab]["avg_dg"]],
+                                                          avg_kl=[round(float(x), 6) for x in runs[algo, lab]["avg_kl"]]) for lab in PROMPTS}
+    return save(draw(summary), out_dir, "fig_consistency", summary)
+
+
+TYPE_STYLES = (("-", "o"), ("--", "s"), (":", "^"))
+"""Line style (histograms) and marker (points) of the prompt types, low to high entropy; the algorithm is told by its
+registry colour."""
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_consistency.json``): per prompt type, the histogram of each prompt's
+    realised average DG (left) and its average KL against it (right), DualGA beside the population-tuned SRL, in the
+    package's style (:mod:`paper_figs.style`); what ``main`` saves and ``python -m paper_figs.redraw`` redraws.  A summary
+    written before the per-prompt values were recorded has none to draw: rerun the figure."""
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    if "per_prompt" not in next(iter(summary["algos"].values())):
+        raise ValueError("this fig_consistency.json holds no per-prompt values: rerun python -m paper_figs --only fig_consistency")
+    plt = agg()
+    style.apply()
+    Delta, miss = summary["Delta"], summary.get("miss_margin", MISS)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 6.0))
+    bins = np.linspace(0.0, 0.45, 61)
+    for algo, v in summary["algos"].items():
+        name = f"dualga eta={summary['eta']:g}" if algo == "dualga" else f"srl delta={summary['srl_delta']:.2f} (tuned on the population)"
+        color = style.record(algo).color
+        for (ls, marker), (kind, per) in zip(TYPE_STYLES, v["per_prompt"].items()):
+            lab = f"{name}, {kind} prompts"
+            axes[0].hist(per["avg_dg"], bins=bins, histtype="step", ls=ls, lw=1.6, color=color, label="_" + lab)
+            axes[1].scatter(per["avg_dg"], per["avg_kl"], s=9, alpha=0.5, marker=marker, edgecolors=color,
+                            facecolors=color if algo == "dualga" else "none", linewidths=0.7, label="_" + lab)
+            axes[1].plot([], [], ls=ls, marker=marker, color=color, mfc=color if algo == "dualga" else "white", label=lab)  # its key
+        axes[0].plot([], [], " ", color=color, label=f"{name}: spread (sd) {v['dg_spread']:.3f}, "
+                                                     f"{100 * v['miss_fraction']:.0f} % of prompts below Delta - {miss:g}")
+    for ax in axes:
+        style.reference(ax, Delta, f"target Delta = {Delta:g}", horizontal=False)
+    dg = np.concatenate([per["avg_dg"] for v in summary["algos"].values() for per in v["per_prompt"].values()])
+    axes[0].set_xlim(min(dg.min(), Delta) - 0.02, max(dg.max(), Delta) + 0.02)
+    axes[0].set(xlabel="realised average DG of one prompt", ylabel="number of prompts",
+                title="realised DG per prompt (line style: prompt type)")
+    axes[1].set(xlabel="realised average DG of one prompt", ylabel="average KL of one prompt (nats per token)", yscale="log",
+                title="KL against realised DG, one point per prompt")
+    style.legend_below(fig, ncol=2, axes=[axes[1], axes[0]])
+    style.title(fig, f"Per-prompt consistency: DualGA reaches Delta = {Delta:g} on every prompt type, a population-tuned SRL on average",
+                lm="none: G drawn from Beta processes", n=summary["reps_per_prompt_type"], T=summary["T"], n_what="prompts per type")
+    return fig

@@ -118,7 +118,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
     from sims.experiments.evaluate import clopper_pearson
     from sims.experiments.splice import splice
 
-    plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     names = tuple(lms or (("news",) if quick else ("news", "lfqa")))
     attacks = QUICK_ATTACKS if quick else ATTACKS
     run_algos = tuple(algos or ALGOS)
@@ -153,27 +152,50 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, algos=None) -> list[pathl
         rows += [r for r in json.loads(old.read_text())["rows"] if (r["lm"], r["algo"]) not in {(x["lm"], x["algo"]) for x in rows}]
     order = [_label(*a) for a in attacks] + ["splice"]
     rows.sort(key=lambda r: (r["lm"] != "news", r["lm"], list(ALGOS).index(r["algo"]), order.index(r["attack_label"]), ALGOS[r["algo"]][1].index(r["score"])))
-    names = tuple(dict.fromkeys(r["lm"] for r in rows))
-    labels = [_label(*a) for a in attacks] + ["splice"]
     table = [[r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else ""),
               f"{r['tpr']:.3f}", f"[{r['tpr_ci99'][0]:.2f}, {r['tpr_ci99'][1]:.2f}]", f"{r['median_log10_p']:.2f}"] for r in rows]
-    series = [(a, s) for a, (_, ss) in ALGOS.items() for s in ss]
-    fig, axes = plt.subplots(1, len(names), figsize=(8 * len(names), 5.0), sharey=True, squeeze=False)
-    width = 0.8 / len(series)
-    for ax, lm_name in zip(axes[0], names):
-        for s_i, (algo, name) in enumerate(series):
-            vals = [next((r["tpr"] for r in rows if (r["lm"], r["algo"], r["score"], r["attack_label"]) == (lm_name, algo, name, lab)), np.nan)
-                    for lab in labels]
-            ax.bar(np.arange(len(labels)) + s_i * width, vals, width, label=f"{algo}: {name}")
-        ax.set_xticks(np.arange(len(labels)) + 0.4 - width / 2)
-        ax.set_xticklabels([lab.replace("substitution", "sub").replace("insertion", "ins").replace("deletion", "del") for lab in labels], fontsize=8)
-        ax.set_title(f"{lm_name}: TPR at {level:g}, {n} texts x {T} tokens", fontsize=9)
-        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    axes[0][0].set_ylabel(f"TPR at fpr {level:g}")
-    fig.tight_layout()
     summary = dict(rows=rows, quick=quick, key=KEY, level=level, attack_seed=12, generation_seed=11, splice_plain=SPLICE_PLAIN, splice_plain_seed=13)
     header = ["lm", "algo", "attack", "texts x tokens", "score", f"TPR@{level:g}", "99 % interval", "median log10 p"]
-    return write(out_dir, "fig_edit_scores", summary, md_table(header, table) + "\n\n" + _verdict(rows), TITLE, fig)
+    return write(out_dir, "fig_edit_scores", summary, md_table(header, table) + "\n\n" + _verdict(rows), TITLE, draw(summary))
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_edit_scores.json``): the TPR of every (algorithm, score) under each
+    attack, one panel per LM, bars in the algorithm's registry colour with a hatch per score and their 99 %
+    Clopper-Pearson intervals, in the package's style (:mod:`paper_figs.style`); what ``main`` saves and ``python -m
+    paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._data import display
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    rows, level = summary["rows"], summary["level"]
+    lms = list(dict.fromkeys(r["lm"] for r in rows))
+    attacks = list(dict.fromkeys(r["attack_label"] for r in rows))
+    series = list(dict.fromkeys((r["algo"], r["score"]) for r in rows))
+    n, T = rows[0]["n"], rows[0]["T"]
+    fig, axes = plt.subplots(1, len(lms), figsize=(8.5 * len(lms), 6.0), sharey=True, squeeze=False)
+    width = 0.8 / len(series)
+    for ax, lm in zip(axes[0], lms):
+        for s_i, (algo, score) in enumerate(series):
+            mine = [next((r for r in rows if (r["lm"], r["algo"], r["score"], r["attack_label"]) == (lm, algo, score, a)), None) for a in attacks]
+            vals = np.array([np.nan if r is None else r["tpr"] for r in mine])
+            lo = np.array([np.nan if r is None else r["tpr_ci99"][0] for r in mine])
+            hi = np.array([np.nan if r is None else r["tpr_ci99"][1] for r in mine])
+            rec = style.record(algo)
+            hatch = style.HATCHES[[s for a, s in series if a == algo].index(score) % len(style.HATCHES)]
+            x = np.arange(len(attacks)) + s_i * width
+            lab = f"{algo}: {score} score" + (" (default)" if mine[0] is not None and mine[0]["default"] else "")
+            ax.bar(x, vals, width, color=rec.color if rec else "#777777", hatch=hatch, edgecolor="white", lw=0.5, label=lab)
+            ax.errorbar(x, vals, yerr=[vals - lo, hi - vals], fmt="none", ecolor=style.REFERENCE_COLOR, lw=0.7, label="_" + lab)
+        ax.set_xticks(np.arange(len(attacks)) + 0.4 - width / 2, attacks, rotation=30, ha="right")
+        ax.set(title=display(lm), xlabel="attack and its rate", ylim=(0, 1.05))
+    axes[0][0].set_ylabel(f"TPR at FPR {level:g} (99 % interval)")
+    style.legend_below(fig, ncol=4)
+    style.title(fig, "Edit-robust scores: detection under each attack, every algorithm's scores",
+                lm=", ".join(display(lm) for lm in lms), n=n, T=T)
+    return fig
 
 
 def _verdict(rows) -> str:

@@ -16,7 +16,7 @@ import pathlib
 import numpy as np
 
 from paper_figs._data import KEY, generations, is_synthetic, sized
-from paper_figs._out import agg, write
+from paper_figs._out import _plain, agg, write
 
 TITLE = "Watermarked text as pictures: green/red tokens shaded by the boost, repetition with lambda_t"
 WIDTH = 20  # tokens per line in the PNG
@@ -59,15 +59,26 @@ def _colours(gen, i: int):
     return g[0].astype(bool), np.nan_to_num(boost)
 
 
-def _panel(ax, tokens, green, boost, title: str, lm: str, top: float) -> None:
+GREEN, RED = "#009E73", "#D55E00"
+"""Colours of a green-list and a red-list token in the pictures."""
+
+
+def _panel(ax, text: dict, title: str, top: float, first: bool) -> None:
+    """Draw one text of the JSON (``words``, ``green``, ``boost``) as a grid of :data:`WIDTH` tokens a line, each a box in
+    :data:`GREEN` or :data:`RED` shaded by its boost over ``top``; ``first``: label a green and a red box for the legend."""
+    from matplotlib.patches import Rectangle
+
+    words, green, boost = text["words"], text["green"], text["boost"]
     ax.set_axis_off()
-    ax.set(xlim=(0, WIDTH), ylim=(-(len(tokens) // WIDTH) - 1, 1), title=title)
-    for t, (y, g, b) in enumerate(zip(tokens, green, boost)):
+    ax.set(xlim=(0, WIDTH), ylim=(-(len(words) // WIDTH) - 1, 1), title=title)
+    seen = set()
+    for t, (w, g, b) in enumerate(zip(words, green, boost)):
         a = 0.25 + 0.75 * min(b / top, 1.0) if top > 0 else 0.5
-        ax.add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
-            (t % WIDTH, -(t // WIDTH)), 0.95, 0.9, color="green" if g else "red", alpha=a, lw=0))
-        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, decode(lm, y).replace("\n", "\\n").replace("$", r"\$"), ha="center", va="center",
-                fontsize=5)
+        lab = "green-list token (darker: larger boost)" if g else "red-list token (darker: larger boost)"
+        ax.add_patch(Rectangle((t % WIDTH, -(t // WIDTH)), 0.95, 0.9, color=GREEN if g else RED, alpha=a, lw=0,
+                               label=lab if first and lab not in seen else "_" + lab))
+        seen.add(lab)
+        ax.text(t % WIDTH + 0.47, -(t // WIDTH) + 0.45, w.replace("\n", "\\n").replace("$", r"\$"), ha="center", va="center", fontsize=6)
 
 
 def _html_text(tokens, green, boost, lm: str, top: float) -> str:
@@ -77,6 +88,12 @@ def _html_text(tokens, green, boost, lm: str, top: float) -> str:
         rgb = "0,150,0" if g else "200,0,0"
         spans.append(f'<span title="boost {b:.2f}" style="background:rgba({rgb},{a:.2f})">{html.escape(decode(lm, y))}</span>')
     return " ".join(spans)
+
+
+def _text(lm: str, tokens, green, boost) -> dict:
+    """One text as the JSON holds it: its token ids, their decoded strings, green (1) or red (0), and boost."""
+    return dict(tokens=[int(y) for y in tokens], words=[decode(lm, y) for y in tokens], green=[int(g) for g in green],
+                boost=[round(float(b), 4) for b in boost])
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
@@ -101,7 +118,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims.lm.synthetic import loop_lm
     from sims.watermarks.generate import generate_synthetic
 
-    plt = agg()
     lm = (lms or ("lfqa",))[0]
     n, T = sized(lm, *((4, 80) if quick else (16, 200)))
     V = 2000 if quick else None
@@ -112,36 +128,63 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     loop = generate_synthetic(loop_lm(), "dualga", n=n * 4, T=T, seed=1, key=KEY, Delta=0.2)
     rep = repeated_ngram_mask(loop.tokens)
     r = int(np.argmax(rep.sum(axis=1)))
-    fig, axes = plt.subplots(2, 3, figsize=(18, 3 + 0.45 * (T // WIDTH) * 2))
     shown = [(null, "unwatermarked"), (srl, "SRL delta=2"), (wm, "DualGA Delta=0.3 (shade: lambda_t)")]
     parts, summary = [], dict(lm=lm, T=T, texts={})
     i = int(np.argmax(np.minimum.reduce([g.lengths for g, _ in shown])))  # the prompt whose three replies are longest
     summary["prompt"] = i
     top = float(np.nanmax(wm.lam[i])) or 1.0
-    for ax, (g, name) in zip(axes[0], shown):
+    summary["boost_top"] = top
+    for g, name in shown:
         green, boost = (a[: g.lengths[i]] for a in _colours(g, i))
-        _panel(ax, g.text(i), green, boost, f"{name}: {green.mean():.0%} green", lm, top)
         parts.append(f"<h3>{html.escape(name)}: {green.mean():.0%} green</h3><p>{_html_text(g.text(i), green, boost, lm, top)}</p>")
-        summary["texts"][name] = dict(tokens=g.text(i), green_share=float(green.mean()))
+        summary["texts"][name] = dict(_text(lm, g.text(i), green, boost), green_share=float(green.mean()))
     green, boost = _colours(loop, r)
     ltop = float(np.nanmax(loop.lam[r]))
-    _panel(axes[1, 0], loop.tokens[r], green, boost, f"looping LM, DualGA: {rep[r].mean():.0%} in repeated 4-grams", "loopy", ltop)
-    axes[1, 1].set_axis_off()
-    ax = axes[1, 2]
-    ax.fill_between(np.arange(T), 0, ltop, where=rep[r], color="red", alpha=0.2, label="repeated 4-gram")
-    ax.plot(loop.lam[r], lw=1, label="lambda_t")
-    ax.set(xlabel="t", ylabel="lambda_t", title="lambda_t spikes on repetition")
-    ax.legend(fontsize=7)
     parts.append(f"<h3>looping LM, DualGA (repetition example)</h3><p>{_html_text(loop.tokens[r], green, boost, 'loopy', ltop)}</p>")
     lam_rep, lam_other = loop.lam[rep], loop.lam[~rep]
     summary["repetition"] = dict(text=r, share_repeated=float(rep[r].mean()),
                                  mean_lambda_repeated=float(np.nanmean(lam_rep)) if lam_rep.size else None,
-                                 mean_lambda_other=float(np.nanmean(lam_other)), lam=loop.lam[r])
-    fig.tight_layout()
+                                 mean_lambda_other=float(np.nanmean(lam_other)), lam=loop.lam[r], Delta=0.2,
+                                 repeated=rep[r].astype(int).tolist(), **_text("loopy", loop.tokens[r], green, boost))
     page = out_dir / "fig_examples.html"
     page.write_text("<!doctype html><meta charset='utf-8'><title>watermark examples</title><body style='font-family:monospace'>"
                     f"<h2>{html.escape(TITLE)}</h2>" + "\n".join(parts) + "</body>")
     table = ("Green share: " + ", ".join(f"{k} {v['green_share']:.2f}" for k, v in summary["texts"].items())
              + f". Repetition example: mean lambda on repeated tokens {summary['repetition']['mean_lambda_repeated']}, elsewhere "
              f"{summary['repetition']['mean_lambda_other']:.3f}.")
-    return write(out_dir, "fig_examples", summary, table, TITLE, fig) + [page]
+    return write(out_dir, "fig_examples", summary, table, TITLE, draw(_plain(summary))) + [page]
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_examples.json``), in the package's style (:mod:`paper_figs.style`): the
+    unwatermarked, SRL and DualGA replies to one prompt as token grids, one a row (green or red, shaded by the boost), and the
+    looping LM's most repetitive DualGA text with its lambda_t.  What ``main`` saves and ``python -m paper_figs.redraw``
+    redraws; a summary written before the decoded tokens and their colours were recorded has none: rerun the figure."""
+    from paper_figs import style
+
+    if "words" not in next(iter(summary["texts"].values())):
+        raise ValueError("this fig_examples.json holds no token colours: rerun python -m paper_figs --only fig_examples")
+    plt = agg()
+    style.apply()
+    T, texts, rep = summary["T"], summary["texts"], summary["repetition"]
+    rows = max(len(v["words"]) for v in texts.values()) // WIDTH + 1
+    fig = plt.figure(figsize=(18, 2.5 + 0.36 * rows * (len(texts) + 1.5)))
+    gs = fig.add_gridspec(len(texts) + 1, 3, height_ratios=[1] * len(texts) + [1.5])  # one text a row: words fit their boxes
+    top = summary.get("boost_top") or max(max(v["boost"]) for v in texts.values()) or 1.0
+    names = {"unwatermarked": "none (unwatermarked)", "SRL delta=2": "srl delta=2", "DualGA Delta=0.3 (shade: lambda_t)": "dualga Delta=0.3 (shade: lambda_t)"}
+    for j, (name, v) in enumerate(texts.items()):
+        _panel(fig.add_subplot(gs[j, :]), v, f"{names.get(name, name)}: {v['green_share']:.0%} green", top, j == 0)
+    lam = np.asarray(rep["lam"], dtype=float)
+    ltop = float(np.nanmax(lam))
+    _panel(fig.add_subplot(gs[-1, :2]), rep, f"looping LM, dualga Delta={rep.get('Delta', 0.2):g}: {rep['share_repeated']:.0%} of the tokens "
+           "in repeated 4-grams", ltop, False)
+    ax = fig.add_subplot(gs[-1, 2])
+    t = np.arange(lam.size)
+    ax.fill_between(t, 0, ltop, where=np.asarray(rep["repeated"], dtype=bool), color=RED, alpha=0.2, lw=0,
+                    label="token in a repeated 4-gram")
+    ax.plot(t, lam, color=style.record("dualga").color, lw=1.1, label=f"dualga Delta={rep.get('Delta', 0.2):g}: dual variable lambda_t")
+    ax.set(xlabel="position t in the text (tokens)", ylabel="dual variable lambda at t", title="lambda_t rises on repetition")
+    style.legend_below(fig, ncol=4)
+    style.title(fig, "Watermarked text as pictures: green and red tokens shaded by the boost, and repetition",
+                lm=summary["lm"], T=T)
+    return fig

@@ -19,6 +19,12 @@ from paper_figs import save
 TITLE = "fitted synthetic LM vs SmolLM2: entropy per text, its autocorrelation, G_t, and SRL / DualGA"
 
 
+G_BINS = np.linspace(0, 1, 41)
+"""Bin edges of the G_t histograms the JSON holds."""
+SIDES = (("real", "SmolLM2-135M-Instruct (stored record)", "#000000", "-"), ("synthetic", "smollm2-fit (fitted synthetic LM)", "#CC3311", "--"))
+"""The two LMs compared (a key of the JSON's ``curves`` and ``distributions``, its legend entry, colour and line style)."""
+
+
 def markdown_table(wm_real: dict, wm_fit: dict) -> str:
     """The markdown table of SRL / DualGA on SmolLM2 beside the fitted LM.
 
@@ -63,11 +69,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         The files written: fig_fitted_lm.png, fig_fitted_lm.json (:func:`paper_figs.save`) and fig_fitted_lm.md.
     """
     del lms  # this figure is about one LM pair: the shipped smollm2-fit preset beside SmolLM2 itself
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from sims.experiments import lm_validation as val
     from sims.lm.synthetic import open_synthetic
 
@@ -80,42 +81,60 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     wm_real = ref["summary"]
     wm_fit = val.watermark_summary(lm, wm_real, n_wm, T, seed=0)
 
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7.5))
-    ax = axes[0, 0]
-    for st, lab, c in ((real, f"SmolLM2 ({real['entropy'].shape[0]} texts)", "k"), (synth, f"smollm2-fit ({n_stats} texts)", "C3")):
-        x = np.sort(st["entropy"].mean(axis=1))
-        ax.step(x, np.arange(1, x.size + 1) / x.size, where="post", c=c, label=lab)
-    ax.set(xlabel="mean entropy of a text (nats)", ylabel="CDF", title=f"per-text mean entropy, KS = {dist['ks_text_mean_entropy']:.3f}")
-    ax.legend(fontsize=8)
-    ax = axes[0, 1]
-    lags = dist["real"]["acf_lags"]
-    ax.plot(lags[:10], dist["real"]["acf"][:10], "k-o", ms=3, label="SmolLM2")
-    ax.plot(lags[:10], dist["synthetic"]["acf"][:10], "C3-o", ms=3, label="smollm2-fit")
-    ax.set(xlabel="lag", ylabel="autocorrelation of entropy", title="entropy autocorrelation (pooled over texts)", ylim=(0, None))
-    ax.legend(fontsize=8)
-    ax = axes[0, 2]
-    bins = np.linspace(0, 1, 41)
-    for key, ls in (("G25", "-"), ("G50", "--")):
-        ax.hist(real[key].ravel(), bins, density=True, histtype="step", color="k", ls=ls, label=f"SmolLM2 {key}")
-        ax.hist(synth[key].ravel(), bins, density=True, histtype="step", color="C3", ls=ls, label=f"fit {key}")
-    ax.set(xlabel="G_t under random keys", ylabel="density", yscale="log",
-           title=f"G_t: KS {dist['ks_G25']:.3f} (gamma .25), {dist['ks_G50']:.3f} (gamma .5)")
-    ax.legend(fontsize=7)
-    names = list(wm_real)
-    x = np.arange(len(names))
-    for ax, key, se, lab in ((axes[1, 0], "realized_dg", "dg_se", "realised DG"), (axes[1, 1], "kl_per_token", "kl_se", "KL per token"),
-                             (axes[1, 2], "tpr_at_1e-4", "tpr_se", "TPR at FPR 1e-4")):
-        for d, c, off, lab2 in ((wm_real, "k", -0.15, "SmolLM2"), (wm_fit, "C3", 0.15, "smollm2-fit")):
-            ax.errorbar(x + off, [d[k][key] for k in names], yerr=[2 * d[k][se] for k in names], fmt="o", c=c, ms=4, label=lab2)
-        ax.set_xticks(x, [k.replace("-gamma", "\ngamma").replace("dualga-", "dualga\n") for k in names], fontsize=6)
-        ax.set(title=f"{lab} (+-2 SE; SmolLM2 n={wm_real[names[0]]['n']}, fit n={n_wm}, T={T})")
-        ax.title.set_fontsize(8)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    curves = {}
+    for side, st in (("real", real), ("synthetic", synth)):
+        curves[side] = dict(text_mean_entropy=[round(float(x), 5) for x in np.sort(st["entropy"].mean(axis=1))],
+                            **{f"{k}_density": np.histogram(st[k].ravel(), G_BINS, density=True)[0].round(5).tolist() for k in ("G25", "G50")})
     summary = dict(T=T, n_real_stats=int(real["entropy"].shape[0]), n_synth_stats=n_stats, n_synth_watermark=n_wm, distributions=dist,
-                   watermark_real=wm_real, watermark_fitted=wm_fit)
-    files = save(fig, out_dir, "fig_fitted_lm", summary)
+                   watermark_real=wm_real, watermark_fitted=wm_fit, curves=curves, G_bins=G_BINS.tolist())
+    files = save(draw(summary), out_dir, "fig_fitted_lm", summary)
     md = out_dir / "fig_fitted_lm.md"
     md.write_text(f"# {TITLE}\n\nKS per-text mean entropy {dist['ks_text_mean_entropy']:.3f}, per-token entropy "
                   f"{dist['ks_token_entropy']:.3f}, G_t {dist['ks_G25']:.3f} / {dist['ks_G50']:.3f}\n\n" + markdown_table(wm_real, wm_fit))
     return files + [md]
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_fitted_lm.json``), in the package's style (:mod:`paper_figs.style`): the
+    per-text mean entropy (empirical CDFs), entropy autocorrelation, G_t histograms, and realised DG, KL and TPR of each
+    watermark configuration on both LMs with +-2 standard errors.  What ``main`` saves and ``python -m paper_figs.redraw``
+    redraws; a summary written before the per-text entropies and G_t histograms were recorded has none: rerun it."""
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    if "curves" not in summary:
+        raise ValueError("this fig_fitted_lm.json holds no per-text curves: rerun python -m paper_figs --only fig_fitted_lm")
+    plt = agg()
+    style.apply()
+    dist, curves, T = summary["distributions"], summary["curves"], summary["T"]
+    n = {"real": summary["n_real_stats"], "synthetic": summary["n_synth_stats"]}
+    fig, axes = plt.subplots(2, 3, figsize=(15, 9.4))
+    for side, lab, c, ls in SIDES:
+        x = np.asarray(curves[side]["text_mean_entropy"])
+        axes[0, 0].step(x, np.arange(1, x.size + 1) / x.size, where="post", color=c, ls=ls, label=lab)
+        lags = dist[side]["acf_lags"][:10]
+        axes[0, 1].plot(lags, dist[side]["acf"][:10], color=c, ls=ls, marker="o", ms=3, label=lab)
+        edges = np.asarray(summary["G_bins"])
+        for key, lw in (("G25", 1.6), ("G50", 0.9)):
+            axes[0, 2].stairs(curves[side][f"{key}_density"], edges, color=c, ls=ls, lw=lw, label="_" + lab)
+    axes[0, 0].set(xlabel="mean entropy of a text (nats)", ylabel="share of texts at or below (empirical CDF)",
+                   title=f"per-text mean entropy (SmolLM2 {n['real']}, fit {n['synthetic']} texts), KS = {dist['ks_text_mean_entropy']:.3f}")
+    axes[0, 1].set(xlabel="lag (tokens)", ylabel="autocorrelation of the entropy", title="entropy autocorrelation (pooled over texts)",
+                   ylim=(0, None))
+    axes[0, 2].set(xlabel="green mass G of a step under a random key", ylabel="density", yscale="log",
+                   title=f"green mass G: KS {dist['ks_G25']:.3f} at gamma 0.25 (thick),\n{dist['ks_G50']:.3f} at gamma 0.5 (thin)")
+    real, fit = summary["watermark_real"], summary["watermark_fitted"]
+    names = list(real)
+    x = np.arange(len(names))
+    for ax, key, se, what in ((axes[1, 0], "realized_dg", "dg_se", "realised DG per token"), (axes[1, 1], "kl_per_token", "kl_se", "KL per token (nats)"),
+                              (axes[1, 2], "tpr_at_1e-4", "tpr_se", "TPR at FPR 1e-4")):
+        for (_, lab, c, _), d, off in zip(SIDES, (real, fit), (-0.15, 0.15)):
+            ax.errorbar(x + off, [d[k][key] for k in names], yerr=[2 * d[k][se] for k in names], fmt="o", color=c, ms=4, capsize=2,
+                        label="_" + lab)
+        ax.set_xticks(x, [k.replace("-", " ") for k in names], fontsize=8, rotation=35, ha="right")
+        ax.set(xlabel="watermark configuration", ylabel=f"{what} (+-2 SE)",
+               title=f"{what}: SmolLM2 n = {real[names[0]]['n']}, fit n = {summary['n_synth_watermark']}")
+    style.legend_below(fig, ncol=2)
+    style.title(fig, "The fitted synthetic LM smollm2-fit beside SmolLM2: entropy, G and watermarks", lm="smollm2-fit and smollm2",
+                T=T)
+    return fig

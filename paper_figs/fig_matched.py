@@ -298,36 +298,70 @@ def span(c: dict) -> str:
     return "; ".join(cells) or c.get("reason", "")
 
 
-MARKERS = "osv^DP<X>*hd"
+PANELS = (("tpr_1e-4", "TPR at FPR 1e-4"), ("tpr_1e-6", "TPR at FPR 1e-6"), ("strength", "-median log10 p-value (strength)"))
+"""The measures drawn against KL (a key of each point of the JSON, its axis label), one row of panels each."""
 
 
-def _figure(plt, result: dict):
-    """TPR at 1e-4 and 1e-6 and -median log10 p against KL, one column per LM; each curve one colour, marker and line
-    style on every panel (DualGA thick black on top), its 95 % band shaded; one legend below the panels."""
+def _series_label(point: dict) -> str:
+    """A curve's legend entry, its registry algorithm first (``"SRL gamma=0.1"`` -> ``"srl gamma=0.1"``; DualGA at
+    gamma*(Delta) named so)."""
+    if point["curve"] == "DualGA":
+        return "dualga gamma=gamma*(Delta), over Delta"
+    return " ".join([point["algo"], *point["curve"].split()[1:]])
+
+
+def _kl_ticks(ax):
+    """Plain tick labels on a log KL axis; at 1, 2 and 5 per decade where it spans less than two decades (where the
+    default labels of minor ticks run into each other)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = ax.get_xlim()
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0) if hi / lo < 100 else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def draw(result: dict):
+    """The figure from its JSON summary (``fig_matched.json``): TPR at 1e-4 and 1e-6 and -median log10 p against KL, one
+    column per LM (one LM: one row), each curve in its algorithm's registry colour and marker (an algorithm's curves told apart by line
+    style), its 95 % band shaded, one legend below the panels (:mod:`paper_figs.style`); what ``main`` saves and
+    ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
     lms = list(result["per_lm"])
     names = list(dict.fromkeys(p["curve"] for res in result["per_lm"].values() for p in res["points"]))
-    others = [n for n in names if n != "DualGA"]
-    style = {n: dict(c=f"C{i % 10}", marker=MARKERS[i % len(MARKERS)], ls=("-", "--")[i // 10 % 2], lw=1, ms=3.5) for i, n in enumerate(others)}
-    style["DualGA"] = dict(c="k", marker="o", ls="-", lw=2.4, ms=3.5, zorder=5)
-    fig, axes = plt.subplots(3, len(lms), figsize=(5.5 * len(lms), 12), squeeze=False)
+    if len(lms) == 1:  # one LM: its panels side by side
+        fig, row = plt.subplots(1, len(PANELS), figsize=(5.2 * len(PANELS), 5.4), squeeze=False)
+        axes = row.T
+    else:
+        fig, axes = plt.subplots(len(PANELS), len(lms), figsize=(5.6 * len(lms), 4.0 * len(PANELS)), squeeze=False)
     for j, lm in enumerate(lms):
         pts = result["per_lm"][lm]["points"]
-        for i, (m, lab) in enumerate((("tpr_1e-4", "TPR at FPR 1e-4"), ("tpr_1e-6", "TPR at FPR 1e-6"), ("strength", "-median log10 p"))):
+        for i, (m, what) in enumerate(PANELS):
             ax = axes[i, j]
             for name in names:
                 ps = sorted((p for p in pts if p["curve"] == name), key=lambda p: p["kl"])
                 if not ps:
                     continue
+                lab = _series_label(ps[0])
+                kw = series(lab)
+                if ps[0]["algo"] == "dualga" and name != "DualGA":  # DualGA at a fixed gamma: thin, under its gamma*(Delta) curve
+                    kw.update(lw=1.0, zorder=2)
                 x = [p["kl"] for p in ps]
-                st = dict(style[name], ls=style[name]["ls"] if len(ps) > 1 else "none")
-                ax.plot(x, [p[m] for p in ps], label=name, **st)
-                ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=st["c"], alpha=0.12, lw=0)
-            ax.set(xscale="log", xlabel="KL per token (nats)", ylabel=lab, title=f"{display(lm)}, {result['n']} texts x {result['T']} tokens")
+                ax.plot(x, [p[m] for p in ps], label=lab, **dict(kw, ms=3.5, ls=kw["ls"] if len(ps) > 1 else "none"))
+                ax.fill_between(x, [p[f"{m}_ci95"][0] for p in ps], [p[f"{m}_ci95"][1] for p in ps], color=kw["color"], alpha=0.1,
+                                lw=0, label="_" + lab)
+            ax.set(xscale="log", xlabel="KL divergence from the LM per token (nats)", ylabel=what,
+                   title=display(lm) if len(lms) > 1 else what)
+            _kl_ticks(ax)
             if m == "strength":
                 ax.set_yscale("log")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(6, len(labels)), fontsize=9, frameon=False)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    style.legend_below(fig, ncol=5)
+    style.title(fig, "Matched distortion: detection against KL per token, each curve with its 95 % band",
+                lm=", ".join(display(lm) for lm in lms), n=result["n"], T=result["T"])
     return fig
 
 
@@ -361,7 +395,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
     from paper_figs._sweep import run_grid, sweep_grid, text_values
     from sims.sweep.grid import Config
 
-    plt = agg()
     lms = tuple(lms or (("news",) if quick else LMS))
     real = not all(is_synthetic(lm) for lm in lms)
     keep = _quick_keep if quick else _real_keep if real else None
@@ -425,7 +458,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
              "which bounds its KL there to [0, its least KL] (or [its greatest KL, inf)); the interval spans those bounds.  "
              f"\"no interval\": fewer than {mt.MIN_DEFINED:.0%} of the replicates define the difference (counted as tied).\n\n"
              + md_table(["LM", "pair", "metric", "levels (KL or TPR)", "diff per level [interval]", "verdict"], rows))
-    return write(out_dir, "fig_matched", result, table, TITLE, _figure(plt, result))
+    return write(out_dir, "fig_matched", result, table, TITLE, draw(result))
 
 
 if __name__ == "__main__":

@@ -66,12 +66,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
     list of pathlib.Path
         The files written: fig_quality.png and fig_quality.json (:func:`paper_figs.save`).
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from paper_figs._data import display, figure_lm, generations, is_synthetic, label, sized
+    from paper_figs._data import figure_lm, generations, is_synthetic, label, sized
     from sims.core.progress import progress
     from sims.experiments.quality import quality
 
@@ -89,20 +84,53 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
             rows.append(dict(algo=algo, params=params, label=label(algo, params), kl_per_token=float(np.nanmean(gen.kl)), **q))
             bar.update()
     summary = dict(lm=name, n=n, T=T, seed=0, ci_level=0.95, rows=rows)
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-    for r in rows:
-        kl, ppl = r["kl_per_token"], r["perplexity"]
-        lo, hi = r["perplexity_ci95"]
-        c = axes[0].errorbar(kl, ppl, yerr=[[ppl - lo], [hi - ppl]], fmt="o", ms=4, capsize=2)[0].get_color()
-        axes[0].annotate(r["label"], (kl, ppl), fontsize=6, xytext=(3, 3), textcoords="offset points", color=c)
-        axes[1].plot(kl, r["distinct_2"], "o", c=c, ms=4)
-        axes[1].plot(kl, r["self_bleu"], "s", c=c, ms=4, mfc="none")
-        axes[1].annotate(r["label"], (kl, r["distinct_2"]), fontsize=6, xytext=(3, 3), textcoords="offset points", color=c)
-    axes[0].set(xlabel="KL(q || p) per token (nats)", ylabel="perplexity under the unwatermarked LM (mean, 95% t interval)")
-    axes[1].set(xlabel="KL(q || p) per token (nats)", ylabel="distinct-2 (filled) and self-BLEU-4 (open)", ylim=(-0.02, 1.02))
-    fig.suptitle(f"Quality against KL on {display(name)}: n = {n} texts x T = {T} tokens per configuration, seed 0")
-    fig.tight_layout()
-    return save(fig, out_dir, "fig_quality", summary)
+    return save(draw(summary), out_dir, "fig_quality", summary)
+
+
+KL_LABEL = "KL divergence from the LM per token (nats)"
+PANELS = (("perplexity", "perplexity under the unwatermarked LM"), ("distinct_2", "distinct-2: share of distinct bigrams"),
+          ("self_bleu", "self-BLEU-4 between the texts"))
+"""The quality measures drawn (a key of each row of the JSON, its axis label), one panel each."""
+
+
+def _series_label(row: dict) -> str:
+    """A configuration's legend entry: its label, ``(default parameters)`` where it sets none."""
+    if row["algo"] == "none":
+        return "none (the unwatermarked LM)"
+    return row["label"] if row["params"] else f"{row['label']} (default parameters)"
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_quality.json``): each configuration's perplexity, distinct-2 and self-BLEU
+    against its KL per token (means over texts with their 95 % t intervals), in the package's style
+    (:mod:`paper_figs.style`); what ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    entries = len(summary["rows"]) // 4 + 1  # legend rows under the panels (4 columns)
+    fig, axes = plt.subplots(1, len(PANELS), figsize=(5.4 * len(PANELS), 4.4 + 0.22 * entries))
+    for ax, (key, what) in zip(axes, PANELS):
+        for r in summary["rows"]:
+            lab = _series_label(r)
+            kw = dict(series(lab), ls="none")
+            y = r[key]
+            lo, hi = r.get(f"{key}_ci95", (y, y))
+            ax.errorbar(r["kl_per_token"], y, yerr=[[y - lo], [hi - y]], capsize=2, label=lab, **kw)
+            if r["params"] and key == PANELS[0][0]:  # an algorithm's variants share its marker: their parameters beside them
+                ax.annotate(" ".join(lab.split()[1:]), (r["kl_per_token"], y), xytext=(4, 3), textcoords="offset points",
+                            fontsize=8, color=kw["color"])
+        ax.set(title=what.split(":")[0], xlabel=KL_LABEL, ylabel=what)
+    axes[0].set_ylim(bottom=0)  # a t interval over few texts reaches below 0: perplexity does not
+    for ax in axes[1:]:
+        ax.set_ylim(-0.02, 1.02)
+    style.legend_below(fig, ncol=4)
+    style.title(fig, f"Text quality against KL, every algorithm: means over the texts with 95 % t intervals (sampling seed "
+                     f"{summary.get('seed', 0)})", lm=summary["lm"],
+                n=summary["n"], T=summary["T"])
+    return fig
 
 
 if __name__ == "__main__":

@@ -257,12 +257,8 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
     list of pathlib.Path
         fig_scores.png, fig_scores.json and fig_scores.md.
     """
-    from sims.detect.families import score_families
-
-    plt = __import__("paper_figs._out", fromlist=["agg"]).agg()
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
     rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"])))
-    all_lms = tuple(dict.fromkeys(r["lm"] for r in rows))
     table = []
     for r in rows:
         lo, hi = r["tokens_to_detect_median_ci95"]
@@ -278,25 +274,49 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
     default_best = [f"{k[0]}/{k[1]}/{k[2]}" for k, (rank, s) in best.items()
                     if any(r["default"] and (r["tpr_at_1e-06"], r["tpr_at_0.0001"]) == rank[:2] for r in rows
                            if (r["lm"], r["algo"], r["attack_label"]) == k)]
-    fig, axes = plt.subplots(1, len(ALGOS), figsize=(18, 4.6), sharey=True)
-    for ax, algo in zip(axes, ALGOS):
-        score_names = scores(algo)
-        settings = [(lm_name, _label(*a)) for lm_name in all_lms for a in ATTACKS]
-        width = 0.8 / len(score_names)
-        for s_i, name in enumerate(score_names):
-            vals = [next((r["tpr_at_1e-06"] for r in rows if (r["lm"], r["attack_label"], r["algo"], r["score"]) == (lm_name, lab, algo, name)), np.nan)
-                    for lm_name, lab in settings]
-            ax.bar(np.arange(len(settings)) + s_i * width, vals, width,
-                   label=name + (" (default)" if score_families.get_score(name).default else ""))
-        ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2)
-        ax.set_xticklabels([f"{lm_name}\n{lab.replace('substitution', 'sub').replace('entropy', 'ent')}" for lm_name, lab in settings],
-                           fontsize=6, rotation=90)
-        ax.set_title(f"{algo}: TPR at 1e-6 (attack below)", fontsize=9)
-        ax.set_ylim(0, 1.22)  # a band above TPR 1 for the legend, which would cover the bars
-        ax.legend(fontsize=7, ncol=len(score_names), loc="upper center", columnspacing=0.8, handlelength=1.2)
-    axes[0].set_ylabel("TPR at fpr 1e-6")
-    fig.tight_layout()
     summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{k[2]}": v[1] for k, v in best.items()},
                    default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES)
     header = ["lm", "algo", "attack", "texts x tokens", "score", "TPR@1e-4 [99 % CI]", "TPR@1e-6 [99 % CI]", "median tokens to detect (1e-4)", "95 % interval"]
-    return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, fig)
+    return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, draw(summary))
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_scores.json``): the TPR at 1e-6 of every score of each algorithm (one
+    panel each) in every (LM, attack) setting, bars in the algorithm's registry colour with a hatch per score and their
+    99 % Clopper-Pearson intervals, in the package's style (:mod:`paper_figs.style`); what :func:`render` saves and
+    ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._data import display
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    rows = summary["rows"]
+    algos = list(dict.fromkeys(r["algo"] for r in rows))
+    lms = list(dict.fromkeys(r["lm"] for r in rows))
+    attacks = list(dict.fromkeys(r["attack_label"] for r in rows))
+    settings = [(lm, a) for lm in lms for a in attacks]
+    fig, axes = plt.subplots(len(algos), 1, figsize=(16, 3.9 * len(algos)), sharey=True, squeeze=False)
+    for ax, algo in zip(axes[:, 0], algos):
+        mine = [r for r in rows if r["algo"] == algo]
+        scores = list(dict.fromkeys(r["score"] for r in mine))
+        color = (style.record(algo).color if style.record(algo) else "#777777")
+        width = 0.8 / len(scores)
+        for s_i, score in enumerate(scores):
+            got = [next((r for r in mine if (r["lm"], r["attack_label"], r["score"]) == (*st, score)), None) for st in settings]
+            vals = np.array([np.nan if r is None else r["tpr_at_1e-06"] for r in got])
+            lo = np.array([np.nan if r is None else r["tpr_at_1e-06_ci99"][0] for r in got])
+            hi = np.array([np.nan if r is None else r["tpr_at_1e-06_ci99"][1] for r in got])
+            default = any(r["default"] for r in mine if r["score"] == score)
+            lab = f"{algo}: {score} score" + (" (default)" if default else "")
+            x = np.arange(len(settings)) + s_i * width
+            ax.bar(x, vals, width, color=color, hatch=style.HATCHES[s_i % len(style.HATCHES)], edgecolor="white", lw=0.5, label=lab)
+            ax.errorbar(x, vals, yerr=[vals - lo, hi - vals], fmt="none", ecolor=style.REFERENCE_COLOR, lw=0.7, label="_" + lab)
+        ax.set_xticks(np.arange(len(settings)) + 0.4 - width / 2, [f"{lm}\n{a}" for lm, a in settings], fontsize=8, rotation=30,
+                      ha="right")
+        sizes = ", ".join(dict.fromkeys(f"{r['lm']} {r['n']} x {r['T']}" for r in mine))
+        ax.set(title=f"{algo}: texts x tokens {sizes}", xlabel="LM and attack (kind: rate)", ylabel="TPR at FPR 1e-6 (99 % interval)",
+               ylim=(0, 1.05))
+    style.legend_below(fig, ncol=4)
+    style.title(fig, "Power of each detection score against the default: TPR at FPR 1e-6", lm=", ".join(display(lm) for lm in lms))
+    return fig

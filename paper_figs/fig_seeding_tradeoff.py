@@ -50,10 +50,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         The files written: fig_seeding_tradeoff.png, fig_seeding_tradeoff.json (:func:`paper_figs.save`) and
         fig_seeding_tradeoff.md.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from sims import steal
@@ -66,35 +62,58 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lm = open_synthetic(cfg["edit_lm"], cfg["V"])
     slm = open_synthetic(cfg["steal_lm"], vocab_size=cfg["steal_V"])
     summary = dict(config={k: list(v) if isinstance(v, tuple) else v for k, v in cfg.items()}, params=PARAMS, seed=0, schemes={})
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
     shared = {}
     for s in SCHEMES:
         gen = generate_synthetic(lm, "srl", n=cfg["n"], T=cfg["T"], seed=0, key=15485863, h=cfg["h_edit"], seeding=s, **PARAMS)
         row = dict(kl_per_token=float(gen.kl.mean()), dg_per_token=float(gen.dg.mean()), edits={})
-        for j, kind in enumerate(EDITS):
+        for kind in EDITS:
             lps = [detectors.score(attack(gen, kind, r, seed=1, lm=lm) if r > 0 else gen, dedup=True).log10_p for r in cfg["rates"]]
             row["edits"][kind] = dict(median_log10_p=[float(np.median(lp)) for lp in lps], tpr_at_1e_4=[float(np.mean(lp <= -4.0)) for lp in lps])
-            axes[0, j].plot(cfg["rates"], row["edits"][kind]["median_log10_p"], "o-", ms=3, label=f"{s} (KL {row['kl_per_token']:.3f})")
         haul = steal.generate_stealing_texts(slm, "srl", n_max=cfg["Ns"][-1], T=cfg["steal_T"], n_eval=cfg["n_eval"], h=cfg["h_steal"], seeding=s, **shared,
                                **PARAMS)
         shared = dict(base=haul.base, held_out=haul.held_out)
         row["stealing"] = [steal.attack_point(haul, N) for N in cfg["Ns"]]
-        for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
-            axes[1, c].plot(cfg["Ns"], [r[k] for r in row["stealing"]], "o-", ms=3, label=s)
         summary["schemes"][s] = row
-    for j, kind in enumerate(EDITS):
-        axes[0, j].axhline(-4, c="k", ls="--", lw=1)
-        axes[0, j].set(title=f"random {kind}, h = {cfg['h_edit']}", xlabel="edit rate", ylabel="median log10 p (dedup)")
-    for c, yl in enumerate(("spoof success (p <= 1e-4)", "scrub success (edit rate <= 0.5)", "balanced accuracy of the estimate")):
-        axes[1, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"stealing, h = {cfg['h_steal']}", ylim=(-0.03, 1.03))
-    axes[0, 0].legend(fontsize=7)
-    axes[1, 0].legend(fontsize=7)
-    fig.suptitle(TITLE, fontsize=10)
-    fig.tight_layout()
-    files = save(fig, out_dir, "fig_seeding_tradeoff", summary)
+    files = save(draw(summary), out_dir, "fig_seeding_tradeoff", summary)
     md = out_dir / "fig_seeding_tradeoff.md"
     md.write_text(_markdown(summary))
     return files + [md]
+
+
+STEALING = (("spoof_success", "spoof success (share with p <= 1e-4)"), ("scrub_success", "scrub success (edit rate <= 0.5)"),
+            ("green_estimate_accuracy", "balanced accuracy of the colour estimate"))
+"""The stealing measures drawn (a key of each stealing point of the JSON, its axis label), one panel each."""
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_seeding_tradeoff.json``): SRL under each seeding scheme, its median log10 p
+    after each random edit (top) and the stealing attack's success against the number of stolen texts (bottom), in the
+    package's style (:mod:`paper_figs.style`); what ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    cfg, p = summary["config"], summary["params"]
+    fig, axes = plt.subplots(2, 3, figsize=(15, 9.4))
+    for s, row in summary["schemes"].items():
+        lab = f"srl {s} seeding (KL {row['kl_per_token']:.3f})"
+        for ax, kind in zip(axes[0], EDITS):
+            ax.plot(cfg["rates"], row["edits"][kind]["median_log10_p"], label=lab, **series(lab))
+        for ax, (key, _) in zip(axes[1], STEALING):
+            ax.plot([r["n_stolen"] for r in row["stealing"]], [r[key] for r in row["stealing"]], label=lab, **series(lab))
+    for ax, kind in zip(axes[0], EDITS):
+        style.reference(ax, -4, "detection level: p = 1e-4")
+        ax.set(title=f"random {kind} ({cfg['edit_lm']}, n = {cfg['n']}, T = {cfg['T']}, h = {cfg['h_edit']})",
+               xlabel="edit rate (share of tokens edited)", ylabel="median log10 p-value (deduplicated)")
+    for ax, (_, what) in zip(axes[1], STEALING):
+        ax.set(xscale="log", ylim=(-0.03, 1.03), xlabel="number of stolen texts", ylabel=what,
+               title=f"stealing ({cfg['steal_lm']}, V = {cfg['steal_V']}, T = {cfg['steal_T']}, h = {cfg['h_steal']})")
+    style.legend_below(fig, ncol=3)
+    style.title(fig, f"Seeding schemes of SRL (gamma = {p['gamma']:g}, delta = {p['delta']:g}): edits and stealing",
+                lm=cfg["edit_lm"], n=cfg["n"], T=cfg["T"])
+    return fig
 
 
 def _markdown(summary: dict) -> str:

@@ -67,7 +67,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """
     import sims
 
-    plt = agg()
     lm_name = (lms or (LM,))[0]
     n, T, V = (24, 80, 2000) if quick else (300, 200, None)
     B, k = (50, 3) if quick else (400, 5)
@@ -95,19 +94,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                 float(np.median(sims.score(g if r == 0 else sims.attack(g, kind, r, seed=1, lm=lm), lm, key=g.meta["key"]).log10_p)) for r in RATES]
     summary = dict(lm=lm_name, n=n, T=T, bootstrap=B, levels=k, alpha=ALPHA, schemes={k_: v for k_, v in SCHEMES.items()}, points=points,
                    comparisons=comparisons, robust_delta=ROBUST_DELTA, rates=list(RATES), robustness=robust)
-    fig, axes = plt.subplots(1, 1 + len(ATTACKS), figsize=(5 * (1 + len(ATTACKS)), 4.2))
-    for j, c in enumerate(curves):
-        pts = [p for p in points if p["curve"] == c]
-        axes[0].plot([p["kl"] for p in pts], [p["tpr_1e6"] for p in pts], "o-", c="k" if c == "DualGA" else f"C{j}", label=c)  # ATW j: as on the right
-    axes[0].set(xscale="log", xlabel="KL per token (nats)", ylabel="TPR at FPR 1e-6", title=f"{display(lm_name)}, {n} texts x {T} tokens")
-    axes[0].legend(fontsize=8)
-    for a, kind in zip(axes[1:], ATTACKS):
-        for j, name in enumerate(SCHEMES):
-            a.plot(RATES, robust[name][kind], "o-", c=f"C{j + 1}", label=f"ATW delta={ROBUST_DELTA:g}, {name}")
-        a.axhline(-4, c="k", ls=":", lw=1, label="p = 1e-4")
-        a.set(xlabel=f"{kind} rate", ylabel="median log10 p", title=f"{kind} attack")
-        a.legend(fontsize=7)
-    fig.tight_layout()
     rows = [[c["b"], c["metric"], ", ".join(f"{x:.3g}" for x in c["levels"]),
              "; ".join(f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]" for d, lo, hi in zip(c["diff"], c["lo"], c["hi"])), c["verdict"]] for c in comparisons]
     rob = [[name, kind, *[f"{x:.3g}" for x in v]] for name, kinds in robust.items() for kind, v in kinds.items()]
@@ -118,4 +104,45 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
              + md_table(["seeding", "attack", *[f"rate {r:g}" for r in RATES]], rob)
              + "\n\n" + md_table(["curve", "parameter", "KL", "DG", "TPR 1e-6", "-median log10 p"],
                                  [[p["curve"], p["param"], p["kl"], p["dg"], p["tpr_1e6"], p["strength"]] for p in points]))
-    return write(out_dir, "fig_semantic_atw", summary, table, TITLE, fig)
+    return write(out_dir, "fig_semantic_atw", summary, table, TITLE, draw(summary))
+
+
+def _series_label(curve: str) -> str:
+    """A curve's legend entry, its algorithm first (``"ATW window h=1"`` -> ``"atw window hashing, h=1"``)."""
+    if curve == "DualGA":
+        return "dualga over Delta"
+    kind, h = curve.split()[1:]
+    return f"atw {kind} hashing, {h}"
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_semantic_atw.json``): TPR at 1e-6 against KL of DualGA and of ATW under
+    each seeding, and ATW's median log10 p under each attack, in the package's style (:mod:`paper_figs.style`); what
+    ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    kinds = list(next(iter(summary["robustness"].values())))
+    fig, axes = plt.subplots(1, 1 + len(kinds), figsize=(4.6 * (1 + len(kinds)), 5.2))
+    curves = list(dict.fromkeys(p["curve"] for p in summary["points"]))
+    for c in curves:
+        pts = sorted((p for p in summary["points"] if p["curve"] == c), key=lambda p: p["kl"])
+        lab = _series_label(c)
+        axes[0].plot([p["kl"] for p in pts], [p["tpr_1e6"] for p in pts], label=lab, **series(lab))
+    params = lambda c: ", ".join(f"{p['param']:g}" for p in summary["points"] if p["curve"] == c)  # noqa: E731
+    axes[0].set(xscale="log", xlabel="KL divergence from the LM per token (nats)", ylabel="TPR at FPR 1e-6",
+                title=f"trade-off: ATW delta {params(curves[-1])};\nDualGA Delta {params('DualGA')}")
+    rates = summary["rates"]
+    for ax, kind in zip(axes[1:], kinds):
+        for scheme, v in summary["robustness"].items():
+            lab = _series_label(f"ATW {scheme}")
+            ax.plot(rates, v[kind], label=lab, **series(lab))
+        style.reference(ax, -4, "detection level: p = 1e-4")
+        ax.set(xlabel="attack rate (share of tokens attacked)", ylabel="median log10 p-value of the detector",
+               title=f"ATW delta = {summary['robust_delta']:g} under {kind} attack")
+    style.legend_below(fig, ncol=3)
+    style.title(fig, "ATW with semantic hashing (as the paper ran it) vs window hashing", lm=summary["lm"], n=summary["n"],
+                T=summary["T"])
+    return fig

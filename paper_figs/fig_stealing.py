@@ -62,10 +62,6 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
         The files written: fig_stealing.png, fig_stealing.json (:func:`paper_figs.save`) and fig_stealing.md;
         progress is kept in fig_stealing.partial.json while it runs.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from sims import steal
@@ -104,27 +100,48 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             summary["spoof_test"][f"h={h}"] = [dict(steal.spoof_test_power(haul, N, n_calibration=cfg["spoof_n_calibration"]),
                                                     spoof_success=steal.attack_point(haul, N)["spoof_success"]) for N in sN]
             partial.write_text(json.dumps(summary, indent=1))
-    fig, axes = plt.subplots(len(cfg["hs"]), 3, figsize=(15, 4 * len(cfg["hs"])), squeeze=False)
-    for r, h in enumerate(cfg["hs"]):
-        for name, rows in summary["curves"].items():
-            if not name.startswith(f"h={h} "):
-                continue
-            label = name.split(" ", 1)[1]
-            if "aware_spoof_success" in rows[0]:
-                axes[r, 0].plot(Ns, [row["aware_spoof_success"] for row in rows], "x--", ms=3, label=f"{label} (scheme-aware)")
-            for c, k in enumerate(("spoof_success", "scrub_success", "green_estimate_accuracy")):
-                axes[r, c].plot(Ns, [row[k] for row in rows], "o-", ms=3, label=label)
-        for c, (_, yl) in enumerate((("spoof", "spoof success (p <= 1e-4)"), ("scrub", "scrub success (edit rate <= 0.5)"),
-                                     ("acc", "balanced accuracy of the estimate"))):
-            axes[r, c].set(xscale="log", xlabel="N stolen texts", ylabel=yl, title=f"h = {h}", ylim=(-0.03, 1.03))
-        axes[r, 0].legend(fontsize=6)
-    fig.suptitle(f"Watermark stealing on news (V = {cfg['V']}), texts of {cfg['T']} tokens, {cfg['n_eval']} spoofs / targets")
-    fig.tight_layout()
-    files = save(fig, out_dir, "fig_stealing", summary)
+    files = save(draw(summary), out_dir, "fig_stealing", summary)
     md = out_dir / "fig_stealing.md"
     md.write_text(_markdown(summary, np))
     partial.unlink()
     return files + [md]
+
+
+PANELS = (("spoof_success", "spoof success (share with p <= 1e-4)", "spoof"),
+          ("aware_spoof_success", "spoof success (share with p <= 1e-4)", "scheme-aware spoof"),
+          ("scrub_success", "scrub success (edit rate <= 0.5)", "scrub"),
+          ("green_estimate_accuracy", "balanced accuracy of the colour estimate", "estimated green lists"))
+"""The measures drawn (a key of each attack point of the JSON, its axis label, the panel's subject), one column each;
+the scheme-aware attacker ran on SRL gamma 0.25 delta 2 under each seeding scheme only."""
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_stealing.json``): one row per context width h, one column per measure of
+    :data:`PANELS` against the number of stolen texts, every scheme in its algorithm's registry colour (an algorithm's
+    settings told apart by line style), in the package's style (:mod:`paper_figs.style`); what ``main`` saves and
+    ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+    from paper_figs._out import agg
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    hs = list(dict.fromkeys(name.split(" ", 1)[0] for name in summary["curves"]))
+    fig, axes = plt.subplots(len(hs), len(PANELS), figsize=(4.8 * len(PANELS), 3.9 * len(hs)), squeeze=False)
+    for r, h in enumerate(hs):
+        for name, rows in summary["curves"].items():
+            if not name.startswith(f"{h} "):
+                continue
+            lab = name.split(" ", 1)[1].replace(",", ", ")
+            for ax, (key, _, _) in zip(axes[r], PANELS):
+                if key in rows[0]:
+                    ax.plot([row["n_stolen"] for row in rows], [row[key] for row in rows], label=lab, **series(lab))
+        for ax, (_, what, subject) in zip(axes[r], PANELS):
+            ax.set(xscale="log", ylim=(-0.03, 1.03), xlabel="number of stolen texts", ylabel=what, title=f"{subject}, {h.replace('=', ' = ')}")
+    style.legend_below(fig, ncol=4)
+    style.title(fig, f"Watermark stealing: {summary['n_eval']} spoofs and scrub targets per point (V = {summary['vocab_size']})",
+                lm=summary["lm"], T=summary["T"])
+    return fig
 
 
 def _aware_cells(rows: list[dict]) -> str:

@@ -54,16 +54,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     from sims.watermarks.generate import generate_synthetic, sample_prompts
     from sims.watermarks.tournament import generate_tournament
 
-    plt = agg()
     lm_name = next((x for x in (lms or ()) if is_synthetic(x)), "news")
     n, T, V = (8, 60, 2000) if quick else (100, 200, None)
     layers = (1, 4, 30) if quick else LAYERS
     lm = figure_lm(lm_name, V)
     prompts = sample_prompts(lm, n, 0, 16)
     rows, confs = [], []
-    fig, ax = plt.subplots(figsize=(7, 4.6))
-    for mode, colour in (("non-distortionary", "C0"), ("distortionary", "C2")):
-        pts = []
+    for mode in ("non-distortionary", "distortionary"):
         for m in layers:
             g = generate_tournament(lm, n=n, T=T, seed=1, key=KEY, m=m, mode=mode, prompts=prompts)
             kl, dg = float(g.kl.mean()), float(g.dg.mean())
@@ -72,23 +69,41 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             confs.append(dict(algo="synthid", mode=mode, m=m, candidates=g.meta["candidates"], kl=kl, dg=dg, median_neg_log10_p_mean=mean_p,
                               median_neg_log10_p_weighted=weighted_p))
             rows.append([f"SynthID {mode}, m={m}", kl, dg, mean_p, weighted_p])
-            pts.append((kl, mean_p, weighted_p))
-        kls, means, weighted = zip(*pts)
-        ax.plot(kls, means, "o-", c=colour, label=f"SynthID {mode}, m={layers[0]}..{layers[-1]} (mean score)")
-        ax.plot(kls, weighted, "x--", c=colour, label=f"SynthID {mode} (weighted mean score)")
-    pts = []
     for D in DELTAS:
         g = generate_synthetic(lm, "dualga", n=n, T=T, seed=1, key=KEY, Delta=D, prompts=prompts)
         kl, dg = float(g.kl.mean()), float(g.dg.mean())
         p = float(-np.median(score(g).log10_p))
         confs.append(dict(algo="dualga", Delta=D, kl=kl, dg=dg, median_neg_log10_p=p))
         rows.append([f"DualGA Delta={D:g}", kl, dg, p, float("nan")])
-        pts.append((kl, p))
-    ax.plot(*zip(*pts), "s-", c="red", lw=2, label="DualGA, Delta 0.1..0.5 (green count)")
-    ax.set(xscale="log", xlabel="KL per token for the key (nats)", ylabel=f"median -log10 p ({T} tokens)",
-           title=f"{lm_name}: SynthID vs DualGA ({n} texts x {T})")
-    ax.legend(fontsize=6)
-    fig.tight_layout()
     summary = dict(lm=lm_name, n=n, T=T, vocab_size=lm.vocab_size, key=KEY, configs=confs)
     table = md_table(["configuration", "KL/token", "DG (mean g drift for SynthID)", "median -log10 p", "median -log10 p (weighted)"], rows)
-    return write(out_dir, "fig_synthid_tradeoff", summary, table, TITLE, fig)
+    return write(out_dir, "fig_synthid_tradeoff", summary, table, TITLE, draw(summary))
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_synthid_tradeoff.json``): the median -log10 p of each configuration's
+    own detector against its per-key KL, SynthID in both modes over m (mean and weighted-mean score) and DualGA over
+    Delta, in the package's style (:mod:`paper_figs.style`); what ``main`` saves and ``python -m paper_figs.redraw``
+    redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    fig, ax = plt.subplots(figsize=(9, 6.4))
+    confs = summary["configs"]
+    for mode in dict.fromkeys(c["mode"] for c in confs if c["algo"] == "synthid"):
+        cs = [c for c in confs if c["algo"] == "synthid" and c["mode"] == mode]
+        for key, score in (("median_neg_log10_p_mean", "mean g-value score"), ("median_neg_log10_p_weighted", "weighted mean score")):
+            lab = f"synthid {mode}, {score} ({cs[0]['candidates']} candidates, m {cs[0]['m']}..{cs[-1]['m']} layers)"
+            ax.plot([c["kl"] for c in cs], [c[key] for c in cs], label=lab, **series(lab))
+    cs = [c for c in confs if c["algo"] == "dualga"]
+    if cs:
+        lab = "dualga Delta " + ", ".join(f"{c['Delta']:g}" for c in cs) + ": green count"
+        ax.plot([c["kl"] for c in cs], [c["median_neg_log10_p"] for c in cs], label=lab, **series(lab))
+    ax.set(xscale="log", yscale="log", xlabel="KL divergence from the LM per token, for the key (nats)",
+           ylabel="median -log10 p-value of each one's detector", title="SynthID-Text and DualGA on the trade-off")
+    style.legend_below(fig, ncol=1)
+    style.title(fig, "SynthID-Text (both modes, over m layers) vs DualGA: per-key KL against detection", lm=summary["lm"],
+                n=summary["n"], T=summary["T"])
+    return fig

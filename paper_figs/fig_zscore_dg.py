@@ -44,11 +44,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     """
     from sims.detect.families import detectors
 
-    plt = agg()
     lm = (lms or ("lfqa",))[0]
     n, T, V = (16, 100, 2000) if quick else (200, 200, None)
     n, T = sized(lm, n, T)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.4))
     summary = dict(lm=lm, n=n, T=T, key=KEY, percentiles=PCT, configs=[])
     rows = []
     for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("ems", EMS)):
@@ -56,22 +54,53 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             g = generations(lm, algo, n, T, 0, vocab_size=V, **params)
             z = detectors.score(g).z
             dg, kl = g.dg.mean(axis=1), float(g.kl.mean())
-            name = label(algo, params)
             c = dict(algo=algo, params=params, kl=kl, dg_mean=float(dg.mean()), dg_sd=float(dg.std(ddof=1)), z_percentiles=np.percentile(z, PCT),
-                     z_sd=float(z.std(ddof=1)), z_dg_corr=float(np.corrcoef(z, dg)[0, 1]) if algo != "ems" else None)
+                     z_sd=float(z.std(ddof=1)), z_dg_corr=float(np.corrcoef(z, dg)[0, 1]) if algo != "ems" else None,
+                     z=[round(float(x), 4) for x in z], dg=[round(float(x), 5) for x in dg])
             summary["configs"].append(c)
-            rows.append([name, kl, c["dg_mean"], c["dg_sd"], *c["z_percentiles"]])
-            if algo != "ems":
-                ax.scatter(dg, z, s=6, alpha=0.5, marker="o" if algo == "dualga" else "x", label=name)
-            p = c["z_percentiles"]
-            col = dict(srl="C0", dualga="red", ems="C2")[algo]
-            ax2.plot([kl, kl], [p[0], p[4]], c=col, lw=1)
-            ax2.plot([kl, kl], [p[1], p[3]], c=col, lw=6, alpha=0.6)
-            ax2.plot(kl, p[2], "_", c="k", ms=12)
-            ax2.annotate(name, (kl, p[4]), fontsize=6, rotation=60)
-    ax.set(xlabel="realised DG of a text", ylabel="z-score", title=f"{lm}: {n} texts x {T} tokens per configuration")
-    ax.legend(fontsize=6, markerscale=3)
-    ax2.set(xlabel="mean KL per token", ylabel="z-score (0/10/50/90/100th percentiles)", title="blue SRL, red DualGA, green EMS")
-    fig.tight_layout()
+            rows.append([label(algo, params), kl, c["dg_mean"], c["dg_sd"], *c["z_percentiles"]])
     table = md_table(["configuration", "KL/token", "DG mean", "DG sd", *[f"z p{q}" for q in PCT]], rows)
-    return write(out_dir, "fig_zscore_dg", summary, table, TITLE, fig)
+    return write(out_dir, "fig_zscore_dg", summary, table, TITLE, draw(summary))
+
+
+def draw(summary: dict):
+    """The figure from its JSON summary (``fig_zscore_dg.json``), in the package's style (:mod:`paper_figs.style`): left,
+    each text's z-score against its realised DG (a summary written before the per-text values were recorded: each
+    configuration's 0/10/50/90/100th z percentiles at its mean DG, with its DG's standard deviation); right, the z
+    percentiles of every configuration at its mean KL.  What ``main`` saves and ``python -m paper_figs.redraw`` redraws."""
+    from paper_figs import style
+
+    plt = agg()
+    style.apply()
+    series = style.Series()
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 5.6))
+    per_text = all("z" in c for c in summary["configs"])
+    for c in summary["configs"]:
+        lab = label(c["algo"], c["params"])
+        kw = series(lab)
+        p = c["z_percentiles"]
+        if c["algo"] != "ems":  # EMS has no green list: no DG
+            if per_text:
+                hollow = kw.get("mfc") == "white"  # a variant told apart from its algorithm's other settings
+                ax.scatter(c["dg"], c["z"], s=10, alpha=0.6, edgecolors=kw["color"], facecolors="none" if hollow else kw["color"],
+                           marker=kw["marker"], linewidths=0.8, label=lab)
+            else:
+                ax.errorbar(c["dg_mean"], p[2], xerr=c["dg_sd"], yerr=[[p[2] - p[1]], [p[3] - p[2]]], capsize=2, label=lab,
+                            **dict(kw, ls="none"))
+        x = c["kl"]
+        ax2.plot([x, x], [p[0], p[4]], color=kw["color"], lw=1, label="_" + lab)
+        ax2.plot([x, x], [p[1], p[3]], color=kw["color"], lw=6, alpha=0.5, solid_capstyle="butt", label="_" + lab)
+        ax2.plot(x, p[2], label=lab, **dict(kw, ls="none", ms=7))
+        ax2.annotate(" ".join(lab.split()[1:]), (x, p[4]), xytext=(2, 4), textcoords="offset points", fontsize=7, rotation=60,
+                     color=kw["color"])
+    ax.set(xlabel="realised DG of a text (green-probability gain per token)", ylabel="z-score of the text",
+           title="z-score against realised DG, one point per text" if per_text
+           else "median z (10th to 90th percentile) at the mean DG (+- its sd)")
+    ax2.set(xscale="log", xlabel="KL divergence from the LM per token (nats)", ylabel="z-score of the texts",
+            title="z percentiles: marker 50th, thick 10th to 90th, thin 0 to 100th")
+    lo, hi = ax2.get_ylim()
+    ax2.set_ylim(lo, hi + 0.15 * (hi - lo))  # room for the labels above the boxes
+    style.legend_below(fig, ncol=4)
+    style.title(fig, "z-score against realised DG, and z percentiles at each configuration's KL", lm=summary["lm"], n=summary["n"],
+                T=summary["T"])
+    return fig

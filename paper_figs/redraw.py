@@ -2,7 +2,8 @@
 
 A figure script that separates drawing from computing has ``draw(summary) -> Figure``; this redraws its NAME.png from
 NAME.json in ``--out`` (every such script whose JSON is there, or those named by ``--only``), in the package's style
-(:mod:`paper_figs.style`).  Scripts without ``draw`` still draw only as they compute (``python -m paper_figs``).
+(:mod:`paper_figs.style`).  A JSON written before its script recorded everything its drawing needs is left as it is
+and named, with the command that reruns it; the exit status is then 1.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def redrawable() -> list[str]:
     return sorted(drawers())
 
 
-def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
+def redraw(out: pathlib.Path, only=None, stale=None) -> list[pathlib.Path]:
     """Redraw NAME.png from NAME.json in ``out`` for each redrawable script (or ``only``).
 
     Parameters
@@ -55,6 +56,9 @@ def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
         The folder of NAME.json files; a figure whose JSON is missing is skipped.
     only : list of str, optional
         The figures to redraw (default all of :func:`redrawable`).
+    stale : list, optional
+        Where a JSON written before a field its drawing needs (its ``draw`` raises ``ValueError``) is skipped and
+        ``(name, reason)`` appended.
 
     Returns
     -------
@@ -69,7 +73,12 @@ def redraw(out: pathlib.Path, only=None) -> list[pathlib.Path]:
         js = out / f"{name}.json"
         if not js.exists():
             continue
-        fig = draws[name](json.loads(js.read_text()))
+        try:
+            fig = draws[name](json.loads(js.read_text()))
+        except ValueError as e:
+            if stale is not None:
+                stale.append((name, str(e)))
+            continue
         png = out / f"{name}.png"
         fig.savefig(png, dpi=120)
         plt.close(fig)
@@ -94,9 +103,12 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, required=True, help="folder of NAME.json files (e.g. docs/results)")
     ap.add_argument("--only", action="append", choices=redrawable(), help="redraw only this figure (repeatable)")
     args = ap.parse_args(argv)
-    for png in redraw(args.out, args.only):
+    stale = []
+    for png in redraw(args.out, args.only, stale):
         print(png)
-    return 0
+    for name, why in stale:
+        print(f"{args.out / name}.json not redrawn: {why}", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

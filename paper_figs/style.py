@@ -22,6 +22,12 @@ SIZES = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fo
 #: Line styles told apart within one algorithm's colour (its parameter variants, in order of appearance).
 VARIANT_LINES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 3)))
 
+#: Height (inches) of one row of a figure legend at the legend's font size, and the margin under and above it.
+LEGEND_ROW, LEGEND_PAD = 0.19, 0.2
+
+#: Hatches telling bars of one algorithm apart within its colour (its scores or variants, the default plain).
+HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+
 #: Colour of reference lines (levels, bounds): neutral, so they are not read as a series.
 REFERENCE_COLOR = "#444444"
 
@@ -169,7 +175,8 @@ def legend_below(fig, axes=None, ncol=3, skip=()):
             if lab not in labels and lab not in skip and not lab.startswith("_"):
                 handles.append(h)
                 labels.append(lab)
-    fig.tight_layout(rect=(0, 0.03 + 0.03 * ((len(labels) + ncol - 1) // ncol), 1, 0.92))
+    rows = (len(labels) + ncol - 1) // ncol
+    fig.tight_layout(rect=(0, min(0.5, (LEGEND_PAD + LEGEND_ROW * rows) / fig.get_figheight()), 1, 0.92))
     return fig.legend(handles, labels, loc="lower center", ncol=ncol, bbox_to_anchor=(0.5, 0.0))
 
 
