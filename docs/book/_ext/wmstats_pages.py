@@ -6,8 +6,9 @@ At ``builder-inited`` this extension writes, under ``docs/book/_generated/`` (no
 - ``bench.md``: one section per ``bench/results/bench_*.json`` (what the benchmark measures, from its module's
   docstring, the command that reruns it, the machine and date of the run, and every value of the file in a table),
   and every ``bench/results/*.txt`` as a literal block: no number on the performance page is typed by hand;
-- ``leaderboard.md``: the leaderboard table of ``docs/results/tab_leaderboard.md`` (written by
-  ``python -m paper_figs.tab_leaderboard``), its title line dropped (the ``guide/leaderboard`` page has its own);
+- ``leaderboard.md`` and ``their_settings.md``: the tables of ``docs/results/tab_leaderboard.md`` and
+  ``tab_their_settings.md`` (written by ``python -m paper_figs.tab_leaderboard`` / ``tab_their_settings``), their
+  title lines dropped (the ``guide/leaderboard`` and ``guide/their_settings`` pages have their own);
 - ``gallery.md``: every figure committed under ``docs/results*/`` (``**/*.png``), grouped by folder, each captioned
   with its file name and the first line of the ``paper_figs`` script that draws it.
 """
@@ -126,19 +127,21 @@ def gallery_markdown(docs=DOCS, page_dir=DOCS / "book"):
     return "\n".join(parts)
 
 
-def leaderboard_markdown(docs=DOCS):
-    """The leaderboard page's generated part: ``docs/results/tab_leaderboard.md`` without its title, its sections
+def results_table_markdown(name, docs=DOCS):
+    """A page's generated part from a committed table: ``docs/results/NAME.md`` without its title, its sections
     one level down (the page's own title is the only level-1 heading)."""
-    lines = (docs / "results" / "tab_leaderboard.md").read_text(encoding="utf-8").splitlines()
+    lines = (docs / "results" / f"{name}.md").read_text(encoding="utf-8").splitlines()
     body = lines[1:] if lines and lines[0].startswith("# ") else lines
     return "\n".join("#" + ln if ln.startswith("#") else ln for ln in body).strip() + "\n"
 
 
 def write(srcdir):
-    """Write ``_generated/bench.md``, ``leaderboard.md`` and ``gallery.md`` under ``srcdir`` (only when changed)."""
+    """Write ``_generated/bench.md``, ``leaderboard.md``, ``their_settings.md`` and ``gallery.md`` under ``srcdir``
+    (only when changed)."""
     out = pathlib.Path(srcdir) / "_generated"
     out.mkdir(exist_ok=True)
-    pages = (("bench.md", bench_markdown()), ("leaderboard.md", leaderboard_markdown()),
+    pages = (("bench.md", bench_markdown()), ("leaderboard.md", results_table_markdown("tab_leaderboard")),
+             ("their_settings.md", results_table_markdown("tab_their_settings")),
              ("gallery.md", gallery_markdown(page_dir=pathlib.Path(srcdir))))
     for name, text in pages:
         path = out / name
