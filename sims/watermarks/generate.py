@@ -26,10 +26,12 @@ Algorithms (``ALGOS``):
                alpha (its semantic hash is replaced by the context hash here)
 ``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
                (:mod:`sims.watermarks.unigram`)
+``sweet``      SWEET (Lee et al. 2023): ATW's step (boost delta where the entropy of p_t exceeds
+               alpha); its detector counts only those positions (:mod:`sims.detect.stats.gated_scores`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
-``dualga``, ``autocov``, ``atw``) with Bernoulli green lists only need the green mass and
+``dualga``, ``autocov``, ``atw``, ``unigram``, ``sweet``) with Bernoulli green lists only need the green mass and
 one draw: their step reads the LM's tabulated weights in one fused pass that hashes the
 green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm.synthetic`), and builds
 :math:`p_t` and the green list only in the block of 512 ids the inverse-CDF draw lands in.
@@ -80,7 +82,8 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 #: The kernel codes of Unigram and DiPmark (their records' ``code``).
 UNIGRAM, DIPMARK = registry.get("unigram").code, registry.get("dipmark").code
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK)  #: the codes _generate has a step for
+SWEET = registry.get("sweet").code  #: SWEET's kernel code (its record's); it runs ATW's step
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, SWEET)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
@@ -105,7 +108,8 @@ SIPHASH_ALGOS = registry.names(siphash=True)  #: the red-green schemes prf="siph
 def _tabulated(algo, partition):
     """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
     with Bernoulli green lists."""
-    boosting = algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
+    boosting = (algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
+                or algo == SWEET)
     return boosting and not partition
 
 
@@ -361,7 +365,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y = _draw(-1.0, blk_all, u, dist)
             elif algo == SRL or algo == UNIGRAM:  # Unigram: SRL at context width 0 (its record's context_width)
                 y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
-            elif algo == ATW:
+            elif algo == ATW or algo == SWEET:  # SWEET generates by ATW's rule
                 y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
             elif algo == DUALGA:
                 lam_rec = lam

@@ -553,6 +553,10 @@ register(Algorithm("dipmark", 12, ("dip_alpha",), "redgreen", dipmark.ref_dipmar
                    distortion_free=True, green_kind="partition",
                    doc="DiPmark (Wu et al. 2023): alpha-reweight of the context's keyed permutation; its tail is the green list",
                    color="#999933", marker="H"))
+# SWEET: ATW's generation rule (its reference step, the generator's ATW branch) with a detector of its own (the entropy_gated family)
+register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, siphash=True, boost=FIXED,
+                   doc="SWEET (Lee et al. 2023): boost delta where the entropy of p_t exceeds alpha; detection counts only those positions",
+                   color="#117733", marker="d"))
 
 
 SEEDING_ALGOS = names(siphash=True)

@@ -7,7 +7,8 @@ key (:mod:`sims.sweep.grid`) and ``paper_figs/fig_scores.py`` read them through
 :func:`score_names` / :func:`get_score`, which refuse an unknown or inapplicable score with one
 message.  ``green`` and ``ems-ars`` are today's
 default detectors (:mod:`sims.detect.stats.scores`); the others live in :mod:`sims.detect.stats.gumbel_scores`
-and :mod:`sims.detect.stats.lr_scores`, ``green-local`` (the red-green scan for spliced or partly rewritten text) in
+and :mod:`sims.detect.stats.lr_scores`, ``ewd`` (the entropy-weighted green count) in :mod:`sims.detect.stats.ewd_scores`,
+``green-local`` (the red-green scan for spliced or partly rewritten text) in
 :mod:`sims.detect.stats.local_scores`; ``hits`` is the keyed-order default (ITS / UW) and ``its-edit`` its
 edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`).  The table is this module's own: no other
 module's table is filled by importing it.
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from sims.core import defaults
 from sims.detect.families import detectors
-from sims.detect.stats import edit_scores, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect.stats import edit_scores, ewd_scores, gumbel_scores, local_scores, lr_scores, scores
 from sims.detect.stats.marks import check_fpr
 from sims.watermarks import registry
 
@@ -112,6 +113,12 @@ def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
     return lr_scores.score_lr(gen, _lm_of(gen, lm), key=key, gamma=gamma, delta=delta)
 
 
+def _ewd(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
+    from sims.lm.door import lm_of
+
+    return ewd_scores.score_ewd(gen, lm_of(gen.meta) if lm is None else lm, key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta)
+
+
 def _gumbel(name):
     def scorer(gen, lm, *, key, gamma, dedup, algo, Delta=gumbel_scores.OPT_DELTA, s=gumbel_scores.TRGOF_S, **_):
         m = gen.meta
@@ -134,6 +141,8 @@ for _s in (
     Score("green-local", local_scores.LOCAL_ALGOS, False, "best segment's green log-likelihood ratio (local score, integer weights)",
           "local-score Markov chain (exact, log space)", _green_local),
     Score("lr", lr_scores.LR_ALGOS, True, "sum of quantised LR weights of green tokens", "weighted Bernoulli lattice, tilted", _lr),
+    Score("ewd", ewd_scores.EWD_ALGOS, True, "sum of lattice-rounded spike-entropy weights of green tokens (EWD)",
+          "weighted Bernoulli lattice, exact log-space convolution", _ewd),
     Score("ems-ars", _EMS, False, "sum of -ln(1 - Y)", "Gamma(n, 1) upper tail", _gumbel("ems-ars"), default=True),
     Score("ems-log", _EMS, False, "sum of ln Y", "Gamma(n, 1) lower tail", _gumbel("ems-log")),
     Score("ems-opt", _EMS, False, "sum of quantised h_Delta(Y)", "lattice convolution, tilted FFT", _gumbel("ems-opt")),
@@ -157,8 +166,9 @@ def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: 
 
     ``algo`` (default the generation's) must be one the family scores
     (:func:`get_score` refuses it otherwise); ``lm`` defaults to the
-    generation's synthetic LM for families that read it; ``delta`` is the LR score's boost (default
-    the generation's, :func:`sims.detect.stats.lr_scores.lr_delta`); ``Delta`` and ``s`` parametrise
+    generation's synthetic LM for families that read it (``ewd``: the generation's LM, a real one too); ``delta`` is the LR
+    score's boost (default the generation's, :func:`sims.detect.stats.lr_scores.lr_delta`) and the boost of EWD's spike-entropy
+    modulus (default :func:`sims.detect.stats.ewd_scores.ewd_delta`); ``Delta`` and ``s`` parametrise
     ``ems-opt`` and ``ems-trgof``; ``rho`` the green rate ``green-local`` seeks (default
     :func:`sims.detect.stats.local_scores.local_rho` of the record); ``fpr`` the level of the result's decision
     (:attr:`~sims.detect.stats.scores.DetectResult.watermarked`, default 1e-4).
