@@ -287,11 +287,11 @@ def test_the_torch_backend_refuses_an_unknown_name():
 
 
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
-                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram'\\)"),
-                                                 ("ems", dict(alpha=1.0), "\\('atw',\\)"),
+                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)"),
+                                                 ("ems", dict(alpha=1.0), "\\('atw', 'sweet'\\)"),
                                                  ("its", dict(tau=0.5), "\\('ems',\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
-                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram'\\)")])
+                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 

@@ -102,10 +102,10 @@ def _green_local(gen, lm, *, key, gamma, dedup, algo, rho=None, **_):
 
 
 def _lm_of(gen, lm):
-    if lm is None:
-        from sims.lm.synthetic import lm_from_meta
+    if lm is None:  # the generation's LM behind the one door: a synthetic one's tables, a real one's softmax
+        from sims.lm.door import lm_of
 
-        lm = lm_from_meta(gen.meta)
+        lm = lm_of(gen.meta)
     return lm
 
 
@@ -114,9 +114,7 @@ def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
 
 
 def _ewd(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
-    from sims.lm.door import lm_of
-
-    return ewd_scores.score_ewd(gen, lm_of(gen.meta) if lm is None else lm, key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta)
+    return ewd_scores.score_ewd(gen, _lm_of(gen, lm), key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta)
 
 
 def _gumbel(name):
@@ -166,7 +164,7 @@ def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: 
 
     ``algo`` (default the generation's) must be one the family scores
     (:func:`get_score` refuses it otherwise); ``lm`` defaults to the
-    generation's synthetic LM for families that read it (``ewd``: the generation's LM, a real one too); ``delta`` is the LR
+    generation's LM for families that read it (:func:`sims.lm.door.lm_of`: a synthetic LM's tables, a real LM's softmax); ``delta`` is the LR
     score's boost (default the generation's, :func:`sims.detect.stats.lr_scores.lr_delta`) and the boost of EWD's spike-entropy
     modulus (default :func:`sims.detect.stats.ewd_scores.ewd_delta`); ``Delta`` and ``s`` parametrise
     ``ems-opt`` and ``ems-trgof``; ``rho`` the green rate ``green-local`` seeks (default
