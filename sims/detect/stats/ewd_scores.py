@@ -7,14 +7,18 @@ token by an increasing function of the spike entropy of its position,
 al. 2023, Definition 4.1 and Theorem 4.2; :mod:`sims.detect.stats.entropies`): a token the LM was sure of
 could hardly be moved by the boost and weighs little.  Its weight function is linear, offset by the
 text's least spike entropy, :math:`w_t = S_t - \min_u S_u` over the scored tokens (the form of the authors'
-release in MarkLLM).  Here the weights are rounded to the lattice of multiples of :math:`1/K`,
-:math:`K` = :data:`EWD_LEVELS` = 32:
+release in MarkLLM).  EWD's test is unchanged when every weight of a text is multiplied by one positive number,
+so the weights are divided by the text's range :math:`\max_u S_u - \min_u S_u` before they are rounded to the
+lattice of multiples of :math:`1/K`, :math:`K` = :data:`EWD_LEVELS` = 32: the lattice resolves 1/K of the text's
+own spread of entropies, however narrow (on a near-uniform LM the spike entropies of a text differ by less than
+1e-2, and fixed multiples of 1/K would round every weight to 0):
 
-.. math:: k_t = \mathrm{round}(K w_t) \in \{0, \dots, K\},\qquad
+.. math:: k_t = \mathrm{round}\Bigl(K \frac{S_t - \min_u S_u}{\max_u S_u - \min_u S_u}\Bigr) \in \{0, \dots, K\},\qquad
           S = \sum_t k_t X_t ,
 
-:math:`X_t` the colour of token :math:`t`; the score reported is :math:`S / K`, the weighted green count in
-spike-entropy units, and the z-score EWD's :math:`(S - \gamma \sum_t k_t) / \sqrt{\gamma(1-\gamma) \sum_t k_t^2}`.
+(:math:`k_t = K` for every token of a text whose spike entropies are all equal: the green count),
+:math:`X_t` the colour of token :math:`t`; the score reported is :math:`S / K`, and the z-score EWD's
+:math:`(S - \gamma \sum_t k_t) / \sqrt{\gamma(1-\gamma) \sum_t k_t^2}`.
 
 **Exact null.**  The weights are functions of the text and the LM, not of the key.  Given the text the
 colours of distinct (context, token) pairs are i.i.d. Bernoulli(:math:`\gamma`) (Bernoulli green lists;
@@ -126,7 +130,7 @@ def lattice_logsf(k, s: int, g: float) -> float:
 
 
 def ewd_delta(meta: dict, algo: str) -> float:
-    """The boost :math:`\\delta` of the spike entropy's modulus for texts of ``algo``: its record's boost
+    r"""The boost :math:`\delta` of the spike entropy's modulus for texts of ``algo``: its record's boost
     (:meth:`sims.watermarks.registry.Boost.lr`: SRL's and SWEET's delta, DualGA's lambda_1, the hard list's inf) read from
     the generation where it is of ``algo``, else from the registry's defaults; ``defaults.DELTA`` for plain text."""
     rec = registry.get(algo)
@@ -137,14 +141,16 @@ def ewd_delta(meta: dict, algo: str) -> float:
 
 
 def ewd_weights(spike, scored, levels: int = EWD_LEVELS) -> np.ndarray:
-    """(n, T) integer weights :math:`k_t = \\mathrm{round}(K (S_t - \\min_u S_u))` clipped to [0, K] (module docstring), the
-    minimum over each text's scored tokens; 0 where a token is not scored."""
+    r"""(n, T) integer weights :math:`k_t = \mathrm{round}(K (S_t - \min_u S_u) / (\max_u S_u - \min_u S_u))` in [0, K]
+    (module docstring), the extremes over each text's scored tokens (K for all where they are equal); 0 where a token is
+    not scored."""
     if int(levels) != levels or levels < 1:
         raise ValueError(f"levels must be an integer in [1, inf); got {levels!r}")
     spike, scored = np.asarray(spike, dtype=np.float64), np.asarray(scored, dtype=bool)
     low = np.min(np.where(scored, spike, np.inf), axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        k = np.clip(np.rint(levels * (spike - low)), 0, levels)
+    span = np.max(np.where(scored, spike, -np.inf), axis=1, keepdims=True) - low
+    with np.errstate(invalid="ignore", divide="ignore"):
+        k = np.where(span > 0, np.clip(np.rint(levels * (spike - low) / span), 0, levels), levels)
     return np.where(scored, k, 0).astype(np.int64)
 
 

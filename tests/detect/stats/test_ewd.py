@@ -91,8 +91,9 @@ def test_lattice_tail_refuses_bad_input_naming_it():
         spike_modulus(0.25, 0.0)
 
 
-def test_weights_are_the_rounded_spike_entropy_above_the_texts_least():
-    """k_t = round(K (S_t - min S)) on the scored tokens, 0 elsewhere; the spike entropy lies in [1/(1+z), 1]."""
+def test_weights_are_the_rounded_spike_entropy_scaled_to_the_texts_range():
+    """k_t = round(K (S_t - min S) / (max S - min S)) on the scored tokens, 0 elsewhere, K on a text of equal entropies;
+    the spike entropy is sum p / (1 + z p) and lies in [1/(1+z), 1]."""
     gen = sims.generate(LM, "srl", n=2, T=30, seed=1, key=KEY)
     z = spike_modulus(gen.meta["gamma"], gen.meta["delta"])
     spike = spike_entropies(gen, LM, z)
@@ -102,9 +103,12 @@ def test_weights_are_the_rounded_spike_entropy_above_the_texts_least():
     scored = np.ones(spike.shape, dtype=bool)
     scored[:, ::3] = False
     k = ewd_scores.ewd_weights(spike, scored, EWD_LEVELS)
-    low = np.array([spike[i][scored[i]].min() for i in range(2)])
-    np.testing.assert_array_equal(k, np.where(scored, np.rint(EWD_LEVELS * (spike - low[:, None])), 0))
-    assert [int(k[i][scored[i]].min()) for i in range(2)] == [0, 0]  # the text's least spike entropy weighs 0
+    low = np.array([spike[i][scored[i]].min() for i in range(2)])[:, None]
+    high = np.array([spike[i][scored[i]].max() for i in range(2)])[:, None]
+    np.testing.assert_array_equal(k, np.where(scored, np.rint(EWD_LEVELS * (spike - low) / (high - low)), 0))
+    assert [(int(k[i][scored[i]].min()), int(k[i][scored[i]].max())) for i in range(2)] == [(0, EWD_LEVELS)] * 2
+    flat = ewd_scores.ewd_weights(np.full((1, 4), 0.7), np.array([[True, True, False, True]]), EWD_LEVELS)
+    np.testing.assert_array_equal(flat, [[EWD_LEVELS, EWD_LEVELS, 0, EWD_LEVELS]])  # equal entropies: the green count
 
 
 @pytest.fixture(scope="module")
