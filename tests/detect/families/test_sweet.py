@@ -128,6 +128,25 @@ def test_sequential_many_keys_and_stream_agree_with_the_fixed_length_test(gen):
         assert state.log_e == pytest.approx(batch.log_e[i], rel=1e-12, abs=1e-12)
 
 
+def test_dedup_keeps_each_pair_once_over_the_whole_text_then_gates():
+    """On loopy text (``loopy``, V = 4096: repeated (context, token) pairs), dedup's scored tokens are exactly the first
+    occurrence of each (previous token, token) pair in the whole text that is also gated, recomputed here token by token."""
+    lm = sims.get_lm("loopy")
+    gen = sims.generate(lm, "sweet", n=4, T=150, seed=2, key=KEY, alpha=1.0)
+    res = detectors.score(gen, lm, dedup=True)
+    gate = shannon_entropies(gen, lm) > 1.0
+    want = []
+    for i in range(gen.n):
+        seq, seen, kept = np.concatenate([gen.prompts[i, -1:], gen.tokens[i]]).tolist(), set(), 0
+        for t in range(150):
+            pair = (seq[t], seq[t + 1])
+            kept += pair not in seen and bool(gate[i, t])
+            seen.add(pair)
+        want.append(kept)
+    np.testing.assert_array_equal(res.n_scored, want)
+    assert (res.n_scored < detectors.score(gen, lm, dedup=False).n_scored).all()  # the loops repeat pairs
+
+
 def test_sweet_refuses_detection_without_the_lm(gen):
     with pytest.raises(ValueError, match="algo 'sweet' is detected with the model's probabilities \\(its entropy gate\\): pass lm"):
         detectors.score(gen)
