@@ -10,8 +10,8 @@ the anytime-valid e-process (:meth:`~DetectorFamily.sequential`), many keys
 :meth:`~DetectorFamily.stream_marks`, :meth:`~DetectorFamily.stream_skip`,
 :meth:`~DetectorFamily.stream_step`).  :mod:`sims.detect.families.detectors` asks the family of a generation's
 algorithm for its answer.  The methods delegate to the kernels of
-:mod:`sims.detect.stats.scores`, :mod:`sims.detect.anytime.sequential`, :mod:`sims.detect.multiple` and
-:mod:`sims.detect.stats.tournament_scores`; nothing here recomputes their numbers.
+:mod:`sims.detect.stats.scores`, :mod:`sims.detect.anytime.sequential`, :mod:`sims.detect.multiple`,
+:mod:`sims.detect.stats.gated_scores` and :mod:`sims.detect.stats.tournament_scores`; nothing here recomputes their numbers.
 
 An algorithm's record (:class:`sims.watermarks.registry.Algorithm`) names its family;
 :func:`of` returns the family object of an algorithm, :func:`get` that of a name.  Every family
