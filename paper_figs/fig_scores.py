@@ -40,7 +40,10 @@ ATTACKS = (("none", 0.0), ("substitution", 0.1), ("substitution", 0.3), ("entrop
 PREFIXES = 10  # tokens to detect is read on prefixes of T / PREFIXES, 2 T / PREFIXES, ..., T tokens
 ALGOS = {"srl": dict(delta=2.0), "dualga": dict(Delta=0.2), "ems": {}}
 ELSEWHERE = {"ems-edit": "aligns EMS text past inserted tokens; its power is measured under insertions "
-                         "(tests/detect/stats/test_ems_edit.py), and this figure's attacks are substitutions"}
+                         "(tests/detect/stats/test_ems_edit.py), and this figure's attacks are substitutions",
+             "ewd": "registered after this figure's committed run (whose smollm2 column took a real-LM rerun); its power "
+                    "against the green count is measured in tests/detect/stats/test_ewd.py; adding it here needs its "
+                    "prefix test in _prefix_rejects and a rerun"}
 """Registered scores this figure leaves out, with the reason."""
 N_FULL = 150  # texts per setting on a synthetic preset (each row records the n it ran with)
 T_FULL = {"srl": 200, "dualga": 200, "ems": 50}  # EMS detects in a few dozen tokens: shorter texts separate its scores

@@ -319,6 +319,14 @@ class MorphMarkProcessor(_KeyedProcessor):
 
 
 @processor
+class SWEETProcessor(ATWProcessor):
+    """SWEET (Lee et al. 2023): ATW's step, the boost where the entropy of p_t exceeds ``alpha``; its texts are
+    detected by the entropy-gated family (:mod:`sims.detect.stats.gated_scores`)."""
+
+    name = "sweet"
+
+
+@processor
 class HardProcessor(_KeyedProcessor):
     """Hard red list (delta = inf): sample from p restricted to the green list; KL = -log G,
     DG = 1 - G, lambda = nan.  A step with G = 0 is left unwatermarked (as the generator)."""

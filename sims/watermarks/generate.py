@@ -30,10 +30,12 @@ Algorithms (``ALGOS``):
                (:mod:`sims.watermarks.dipmark`)
 ``morphmark``  MorphMark (Wang et al. 2025): the mass r (1 - G) moved to the green list,
                r = min(exp(kappa G) - 1, 1) where G >= p0 (:mod:`sims.watermarks.morphmark`)
+``sweet``      SWEET (Lee et al. 2023): ATW's step (boost delta where the entropy of p_t exceeds
+               alpha); its detector counts only those positions (:mod:`sims.detect.stats.gated_scores`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
-``dualga``, ``autocov``, ``atw``, ``unigram``, ``morphmark``) with Bernoulli green lists only need the green mass and
+``dualga``, ``autocov``, ``atw``, ``unigram``, ``morphmark``, ``sweet``) with Bernoulli green lists only need the green mass and
 one draw: their step reads the LM's tabulated weights in one fused pass that hashes the
 green list on the fly (normaliser and entropy are O(1), :mod:`sims.lm.synthetic`), and builds
 :math:`p_t` and the green list only in the block of 512 ids the inverse-CDF draw lands in.
@@ -84,7 +86,8 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 #: The kernel codes of Unigram, DiPmark and MorphMark (their records' ``code``).
 UNIGRAM, DIPMARK, MORPHMARK = (registry.get(a).code for a in ("unigram", "dipmark", "morphmark"))
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK)  #: the codes _generate has a step for
+SWEET = registry.get("sweet").code  #: SWEET's kernel code (its record's); it runs ATW's step
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK, SWEET)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
@@ -110,7 +113,7 @@ def _tabulated(algo, partition):
     """Whether a step reads the LM's tables without building p_t over V: the boosting watermarks
     with Bernoulli green lists."""
     boosting = (algo == NONE or algo == SRL or algo == HARD or algo == DUALGA or algo == AUTOCOV or algo == ATW or algo == UNIGRAM
-                or algo == MORPHMARK)
+                or algo == MORPHMARK or algo == SWEET)
     return boosting and not partition
 
 
@@ -379,7 +382,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y = _draw(-1.0, blk_all, u, dist)
             elif algo == SRL or algo == UNIGRAM:  # Unigram: SRL at context width 0 (its record's context_width)
                 y, kl, dg = _boost_step(prm.delta, False, G, masses, u, u2, dist)
-            elif algo == ATW:
+            elif algo == ATW or algo == SWEET:  # SWEET generates by ATW's rule
                 y, kl, dg = _boost_step(prm.delta if ent > prm.alpha else 0.0, False, G, masses, u, u2, dist)
             elif algo == MORPHMARK:
                 y, kl, dg = _morph_step(prm.morph_kappa, prm.morph_p0, G, masses, u, u2, dist)

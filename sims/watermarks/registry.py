@@ -575,6 +575,10 @@ register(Algorithm("morphmark", 13, ("morph_kappa", "morph_p0"), "redgreen", _re
                    siphash=True, stealable=True,
                    doc="MorphMark (Wang et al. 2025): mass r(1 - G_t) moved to the green list, r = min(exp(kappa G_t) - 1, 1) where G_t >= p0",
                    color="#E41A1C", marker="8"))
+# SWEET: ATW's generation rule (its reference step, the generator's ATW branch) with a detector of its own (the entropy_gated family)
+register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, siphash=True, boost=FIXED,
+                   doc="SWEET (Lee et al. 2023): boost delta where the entropy of p_t exceeds alpha; detection counts only those positions",
+                   color="#117733", marker="d"))
 
 
 SEEDING_ALGOS = names(siphash=True)

@@ -28,7 +28,7 @@ from sims.watermarks.generate import generate_synthetic
 ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
 PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3), dipmark=dict(dip_alpha=0.3, gamma=0.4),
-              dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5),
+              dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5), sweet=dict(alpha=1.5),
               synthid=dict(m=7, candidates=3, mask_repeated=0), morphmark=dict(morph_kappa=0.9, morph_p0=0.3, gamma=0.4))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact
@@ -287,11 +287,11 @@ def test_the_torch_backend_refuses_an_unknown_name():
 
 
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
-                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram'\\)"),
-                                                 ("ems", dict(alpha=1.0), "\\('atw',\\)"),
+                                                 ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)"),
+                                                 ("ems", dict(alpha=1.0), "\\('atw', 'sweet'\\)"),
                                                  ("its", dict(tau=0.5), "\\('ems',\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
-                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram'\\)")])
+                                                 ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
     from sims.experiments.evaluate import evaluate
 

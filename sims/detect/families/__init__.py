@@ -1,7 +1,7 @@
 r"""The detector families: one object per family, registered once here, asked by every detector (this room's modules).
 
-A detector family (red-green count, AutoCov, EMS sum, keyed-order hits, tournament g-values) is
-one :class:`DetectorFamily` object holding what the family does: its name, the label of its
+A detector family (red-green count, entropy-gated green count, AutoCov, EMS sum, keyed-order hits, tournament
+g-values) is one :class:`DetectorFamily` object holding what the family does: its name, the label of its
 statistic, a description of its test, the fixed-length score of a generation with its exact
 null tail (:meth:`~DetectorFamily.score`), the prefix curve (:meth:`~DetectorFamily.prefix_curve`),
 the anytime-valid e-process (:meth:`~DetectorFamily.sequential`), many keys
@@ -10,8 +10,8 @@ the anytime-valid e-process (:meth:`~DetectorFamily.sequential`), many keys
 :meth:`~DetectorFamily.stream_marks`, :meth:`~DetectorFamily.stream_skip`,
 :meth:`~DetectorFamily.stream_step`).  :mod:`sims.detect.families.detectors` asks the family of a generation's
 algorithm for its answer.  The methods delegate to the kernels of
-:mod:`sims.detect.stats.scores`, :mod:`sims.detect.anytime.sequential`, :mod:`sims.detect.multiple` and
-:mod:`sims.detect.stats.tournament_scores`; nothing here recomputes their numbers.
+:mod:`sims.detect.stats.scores`, :mod:`sims.detect.anytime.sequential`, :mod:`sims.detect.multiple`,
+:mod:`sims.detect.stats.gated_scores` and :mod:`sims.detect.stats.tournament_scores`; nothing here recomputes their numbers.
 
 An algorithm's record (:class:`sims.watermarks.registry.Algorithm`) names its family;
 :func:`of` returns the family object of an algorithm, :func:`get` that of a name.  Every family
@@ -260,6 +260,99 @@ class RedGreen(_GreenLists):
         det.mix = sequential.bernoulli_mixture(det.g_eff, f)
 
 
+class EntropyGated(_GreenLists):
+    """SWEET's green count over the positions where the LM's entropy exceeds the threshold, exact binomial tail
+    (:mod:`sims.detect.stats.gated_scores`); the gate reads the LM (a synthetic LM's tables, a real LM's softmax)."""
+
+    colours = True
+    name = "entropy_gated"
+    statistic = "gated green count"
+    description = "green count over positions with LM entropy H(p_t) > alpha, exact binomial tail P(Bin(n_gated, gamma) >= k)"
+    needs_lm = True
+    prefix_stat = "green"
+
+    def _threshold(self, meta: dict, algo: str | None = None) -> float:
+        """The entropy threshold: the generation's ``alpha`` where it is of this family's algorithm ``algo`` (default the
+        generation's), else the registry's default of ``algo`` (its first algorithm's where the generation's is another's)."""
+        own = registry.names(family=self.name)
+        algo = meta["algo"] if algo is None else algo
+        if algo not in own:
+            algo = own[0]
+        return registry.resolve_params(algo, alpha=meta.get("alpha") if meta["algo"] == algo else None)["alpha"]
+
+    def _marks(self, gen, lm, key, *, algo, gamma, dedup, gate=None):
+        from sims.detect.stats.gated_scores import gated_marks
+
+        if lm is None and gate is None:
+            raise ValueError(f"algo {algo!r} is detected with the model's probabilities (its entropy gate): pass lm")
+        prompts, green_kind, seeding = _layout(gen)
+        values, scored, lengths, g_eff = gated_marks(gen, lm, key, gamma=gamma, threshold=self._threshold(gen.meta, algo), dedup=dedup,
+                                                     prompts=prompts, green_kind=green_kind, prf=gen.meta.get("prf", defaults.PRF),
+                                                     seeding=seeding, gate=gate)
+        return Marks(values, scored, lengths, g_eff)
+
+    def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
+        gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
+        return self.from_marks(self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup))[0]
+
+    def marks(self, gen, key, *, gamma, dedup):
+        from sims.lm.door import lm_of
+
+        return self._marks(gen, lm_of(gen.meta), key, algo=gen.meta["algo"], gamma=gamma, dedup=dedup)
+
+    def from_marks(self, marks):
+        from sims.detect.stats.gated_scores import score_gated
+
+        return score_gated(marks.values, marks.scored, marks.lengths, marks.g_eff)
+
+    def answer(self, gen, lm, *, algo, key, dedup, gamma, stat=None, params=None):
+        gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
+        marks = self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup)
+        res, prefix = self.from_marks(marks)
+        return res, prefix, marks
+
+    def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
+        from sims.detect.stats.gated_scores import sequential_gated
+
+        gamma = gen.meta["gamma"] if gamma is None else gamma
+        mk = self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup)
+        return sequential_gated(mk.values, mk.scored, mk.lengths, mk.g_eff, alpha=alpha, grid=grid)
+
+    def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
+        from sims.detect.stats.entropies import shannon_entropies
+        from sims.detect.stats.gated_scores import entropy_gate
+
+        gamma, _, _ = self._checked(gen, lm, algo, gamma, None)
+        if lm is None:
+            raise ValueError(f"algo {algo!r} is detected with the model's probabilities (its entropy gate): pass lm")
+        gate = entropy_gate(shannon_entropies(gen, lm), self._threshold(gen.meta, algo))  # key-independent: once for every key
+        res = [self.from_marks(self._marks(gen, lm, int(k), algo=algo, gamma=gamma, dedup=dedup, gate=gate))[0] for k in keys]
+        return np.stack([r.log10_p for r in res]), np.stack([r.n_scored for r in res])
+
+    def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
+        det.g_eff = scores._stat_code("green", det.gamma, det.green_kind, det.vocab_size)[3]
+        det.mix = sequential.bernoulli_mixture(det.g_eff, f)
+        det.threshold = registry.resolve_params(algo)["alpha"]  # the record's default: a stream carries no generation record
+        det.gates = []
+
+    def stream_marks(self, det, new, probs):
+        from scipy.special import entr
+
+        from sims.detect.stats.gated_scores import entropy_gate
+
+        if probs is None:
+            raise ValueError(f"probs must be given for algo {det.algo!r} (its entropy gate reads the model's next-token distributions)")
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.ndim != 2 or probs.shape[0] != new.size:
+            raise ValueError(f"probs must be the (tokens, vocab_size) next-token distributions of the chunk; got shape {probs.shape}")
+        det.gates.extend(entropy_gate(entr(probs).sum(axis=1), det.threshold).tolist())
+        return super().stream_marks(det, new, probs)
+
+    def stream_skip(self, det, window, pair):
+        seen = super().stream_skip(det, window, pair)  # the pair dedup first, over every position (as the batch's marks)
+        return seen or not det.gates[len(det.seq) - det.P - 1]
+
+
 class AutoCov(_GreenLists):
     """AutoCov S_T with its exact lower tail."""
 
@@ -462,7 +555,7 @@ def register_family(family: DetectorFamily) -> DetectorFamily:
     return family
 
 
-for _f in (RedGreen(), AutoCov(), EMS(), KeyedOrder(), Tournament()):
+for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), KeyedOrder(), Tournament()):
     register_family(_f)
 
 

@@ -27,7 +27,8 @@ def score(gen, lm=None, *, dedup: bool = False, key: int | None = None, gamma: f
 
     red-green (none, srl, hard, dualga, atw): :func:`score_redgreen`; ``autocov``:
     :func:`score_autocov`; ``ems``: :func:`score_ems`; keyed (its / uw-delta / uw-gamma):
-    :func:`score_keyed_order` (needs ``lm``); tournament (synthid):
+    :func:`score_keyed_order` (needs ``lm``); entropy-gated (sweet): the green count over the positions where the LM's
+    entropy exceeds the record's ``alpha``, :mod:`sims.detect.stats.gated_scores` (needs ``lm``); tournament (synthid):
     :func:`sims.detect.stats.tournament_scores.score_tournament`, its ``stat`` "mean" (default) or "weighted".
 
     ``key`` defaults to the generation's (another key scores the text as a stranger would:

@@ -7,7 +7,8 @@ key (:mod:`sims.sweep.grid`) and ``paper_figs/fig_scores.py`` read them through
 :func:`score_names` / :func:`get_score`, which refuse an unknown or inapplicable score with one
 message.  ``green`` and ``ems-ars`` are today's
 default detectors (:mod:`sims.detect.stats.scores`); the others live in :mod:`sims.detect.stats.gumbel_scores`
-and :mod:`sims.detect.stats.lr_scores`, ``green-local`` (the red-green scan for spliced or partly rewritten text) in
+and :mod:`sims.detect.stats.lr_scores`, ``ewd`` (the entropy-weighted green count) in :mod:`sims.detect.stats.ewd_scores`,
+``green-local`` (the red-green scan for spliced or partly rewritten text) in
 :mod:`sims.detect.stats.local_scores`; ``hits`` is the keyed-order default (ITS / UW) and ``its-edit`` its
 edit-tolerant alignment (:mod:`sims.detect.stats.edit_scores`); ``ems-edit`` aligns EMS text past inserted
 tokens (:mod:`sims.detect.stats.ems_edit`).  The table is this module's own: no other
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 
 from sims.core import defaults
 from sims.detect.families import detectors
-from sims.detect.stats import edit_scores, ems_edit, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect.stats import edit_scores, ems_edit, ewd_scores, gumbel_scores, local_scores, lr_scores, scores
 from sims.detect.stats.marks import check_fpr
 from sims.watermarks import registry
 
@@ -102,15 +103,19 @@ def _green_local(gen, lm, *, key, gamma, dedup, algo, rho=None, **_):
 
 
 def _lm_of(gen, lm):
-    if lm is None:
-        from sims.lm.synthetic import lm_from_meta
+    if lm is None:  # the generation's LM behind the one door: a synthetic one's tables, a real one's softmax
+        from sims.lm.door import lm_of
 
-        lm = lm_from_meta(gen.meta)
+        lm = lm_of(gen.meta)
     return lm
 
 
 def _lr(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
     return lr_scores.score_lr(gen, _lm_of(gen, lm), key=key, gamma=gamma, delta=delta)
+
+
+def _ewd(gen, lm, *, key, gamma, dedup, algo, delta=None, **_):
+    return ewd_scores.score_ewd(gen, _lm_of(gen, lm), key=key, gamma=gamma, dedup=dedup, algo=algo, delta=delta)
 
 
 def _gumbel(name):
@@ -139,6 +144,8 @@ for _s in (
     Score("green-local", local_scores.LOCAL_ALGOS, False, "best segment's green log-likelihood ratio (local score, integer weights)",
           "local-score Markov chain (exact, log space)", _green_local),
     Score("lr", lr_scores.LR_ALGOS, True, "sum of quantised LR weights of green tokens", "weighted Bernoulli lattice, tilted", _lr),
+    Score("ewd", ewd_scores.EWD_ALGOS, True, "sum of lattice-rounded spike-entropy weights of green tokens (EWD)",
+          "weighted Bernoulli lattice, exact log-space convolution", _ewd),
     Score("ems-ars", _EMS, False, "sum of -ln(1 - Y)", "Gamma(n, 1) upper tail", _gumbel("ems-ars"), default=True),
     Score("ems-log", _EMS, False, "sum of ln Y", "Gamma(n, 1) lower tail", _gumbel("ems-log")),
     Score("ems-opt", _EMS, False, "sum of quantised h_Delta(Y)", "lattice convolution, tilted FFT", _gumbel("ems-opt")),
@@ -164,8 +171,9 @@ def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: 
 
     ``algo`` (default the generation's) must be one the family scores
     (:func:`get_score` refuses it otherwise); ``lm`` defaults to the
-    generation's synthetic LM for families that read it; ``delta`` is the LR score's boost (default
-    the generation's, :func:`sims.detect.stats.lr_scores.lr_delta`); ``Delta`` and ``s`` parametrise
+    generation's LM for families that read it (:func:`sims.lm.door.lm_of`: a synthetic LM's tables, a real LM's softmax); ``delta`` is the LR
+    score's boost (default the generation's, :func:`sims.detect.stats.lr_scores.lr_delta`) and the boost of EWD's spike-entropy
+    modulus (default :func:`sims.detect.stats.ewd_scores.ewd_delta`); ``Delta`` and ``s`` parametrise
     ``ems-opt`` and ``ems-trgof``; ``rho`` the green rate ``green-local`` seeks (default
     :func:`sims.detect.stats.local_scores.local_rho` of the record); ``fpr`` the level of the result's decision
     (:attr:`~sims.detect.stats.scores.DetectResult.watermarked`, default 1e-4).

@@ -76,8 +76,9 @@ class SequentialDetector:
         The watermark's detector: a red-green algorithm, ``"autocov"``, ``"ems"``, ``"its"``,
         ``"uw-delta"`` or ``"uw-gamma"`` (keyed orders: :meth:`update` needs the model's
         next-token probabilities), ``"synthid"`` (tournament: the mean g-value score's e-process,
-        :func:`sims.detect.anytime.sequential_laws.sequential_tournament`), or any registered algorithm
-        of these detector families.
+        :func:`sims.detect.anytime.sequential_laws.sequential_tournament`), ``"sweet"`` (the entropy-gated green
+        count: :meth:`update` needs the model's probabilities; the gate is the record's default threshold ``alpha``), or
+        any registered algorithm of these detector families.
     context : 1-d int array
         The tokens before the text (at least ``h``): the first token's context.
     gamma : float, optional
@@ -174,7 +175,7 @@ class SequentialDetector:
         return hits[-new.size :], probs_hit[-new.size :]
 
     def update(self, tokens, probs=None) -> SequentialState:
-        """Feed the next tokens (1-d ids; ``probs``: their (m, V) next-token distributions, keyed orders only)."""
+        """Feed the next tokens (1-d ids; ``probs``: their (m, V) next-token distributions, keyed orders and SWEET's gate only)."""
         new = np.asarray(tokens)
         if new.ndim != 1 or new.dtype.kind not in "iu":
             raise ValueError(f"tokens must be a 1-d array of integer ids; got dtype {new.dtype}, shape {new.shape}")

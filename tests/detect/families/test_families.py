@@ -243,7 +243,8 @@ def test_null_p_values_are_uniform(battery_gens, fam, algo, seeding, h, dedup):
     Seed 11, 300 texts of 40 tokens (``news``, V = 2000), scored under key 1007; every test at alpha = 1e-3:
     - every family: #(p <= a) is not above Binomial(300, a) (one-sided exact binomial test, a in 0.01, 0.1, 0.5,
       Bonferroni over the three levels);
-    - red-green with dedup (distinct pairs: i.i.d. Bernoulli colours, the binomial law exact): #(p <= a) against
+    - red-green and entropy-gated with dedup (distinct pairs: i.i.d. Bernoulli colours given the key-independent gate,
+      the binomial law exact): #(p <= a) against
       its exact law, the Poisson-binomial of each text's attained level P(Bin(n_i, g) >= k_a(n_i)) (two-sided);
     - EMS (continuous Gamma null): the p-values against U(0, 1) (two-sided Kolmogorov-Smirnov).
     """
@@ -258,7 +259,7 @@ def test_null_p_values_are_uniform(battery_gens, fam, algo, seeding, h, dedup):
     for a in LEVELS:
         x = int((p <= a).sum())
         assert stats.binomtest(x, N_NULL, a, alternative="greater").pvalue > ALPHA_MC / len(LEVELS), (a, x)
-    if fam == "redgreen" and dedup:
+    if families.get(fam).colours and dedup:  # the green count, whole or over the entropy-gated positions
         g = null_green_probability(gen.meta["gamma"], gen.meta["green_kind"], gen.meta["vocab_size"])
         for a in LEVELS:
             n = res.n_scored.astype(np.int64)
@@ -300,7 +301,7 @@ def test_marks_from_an_npz_equal_marks_from_its_decoded_text(battery_gens, tmp_p
 
 
 # the fixed-length statistic that is the e-process's summed statistic (sims.detect.anytime.e_mixtures.SequentialResult.score)
-SAME_SUM = {"redgreen": True, "ems": True, "keyed": True, "autocov": False, "tournament": False}
+SAME_SUM = {"redgreen": True, "entropy_gated": True, "ems": True, "keyed": True, "autocov": False, "tournament": False}
 
 
 @pytest.mark.parametrize("fam, algo, seeding, h, dedup", BATTERY)
@@ -344,7 +345,7 @@ def test_the_stream_equals_the_batch(battery_gens, fam, algo, seeding, h, dedup)
     gen = battery_gens(algo, seeding, h)
     m = gen.meta
     seq = detectors.sequential_score(gen, BATTERY_LM, alpha=1e-2, dedup=dedup)
-    step_probs = BATTERY_LM.step_probs(gen) if fam == "keyed" else None
+    step_probs = BATTERY_LM.step_probs(gen) if families.get(fam).needs_lm else None  # keyed orders, the entropy gate
     for i in range(3):
         kw = {} if families.get(fam).own_dedup is not None else dict(dedup=dedup)
         det = SequentialDetector(BATTERY_KEY, algo=algo, context=gen.prompts[i], gamma=m.get("gamma"), vocab_size=m["vocab_size"], alpha=1e-2,

@@ -10,7 +10,7 @@ from sims.detect.families import score_families as sf
 def test_needs_lm_is_true_exactly_for_the_families_whose_scorer_reads_the_lm():
     reads = {n for n, f in sf.SCORES.items() if "_lm_of" in f.scorer.__code__.co_names}  # _lm_of: the LM given, else the generation's
     needs = {n for n, f in sf.SCORES.items() if f.needs_lm}
-    assert needs == reads == {"lr", "hits", "its-edit"}
+    assert needs == reads == {"lr", "ewd", "hits", "its-edit"}
 
 
 def test_the_lr_score_reads_the_lm_given_else_the_generations_own():

@@ -21,7 +21,7 @@ def small():
 
 
 def test_registry_lists_the_families_per_algorithm():
-    assert score_families.score_names("dualga") == ("green", "green-local", "lr")
+    assert score_families.score_names("dualga") == ("green", "green-local", "lr", "ewd")
     assert score_families.score_names("ems") == ("ems-ars", "ems-log", "ems-opt", "ems-hc", "ems-trgof", "ems-edit")
     assert score_families.score_names("its") == ("hits", "its-edit")
     for name in score_families.score_names():
@@ -32,10 +32,10 @@ def test_registry_lists_the_families_per_algorithm():
 
 
 def test_unknown_or_inapplicable_score_is_one_clear_error():
-    with pytest.raises(ValueError, match=r"score must be one of \('green', 'green-local', 'lr', 'ems-ars'.*got 'nope'"):
+    with pytest.raises(ValueError, match=r"score must be one of \('green', 'green-local', 'lr', 'ewd', 'ems-ars'.*got 'nope'"):
         score_families.get_score("nope")
     with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems',\)\); "
-                                         r"scores of 'dualga': \('green', 'green-local', 'lr'\)"):
+                                         r"scores of 'dualga': \('green', 'green-local', 'lr', 'ewd'\)"):
         score_families.get_score("ems-opt", "dualga")
     with pytest.raises(ValueError, match="algo must be one of"):
         score_families.score_names("nope")
