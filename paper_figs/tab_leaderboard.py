@@ -55,6 +55,7 @@ STRENGTH = {
     "dipmark": ("dip_alpha", (0.05, 0.1, 0.2, 0.35, 0.5)),
     "synthid": ("m", (1, 2, 4, 8)),
     "morphmark": ("morph_kappa", (0.1, 0.2, 0.4, 0.7, 1.0, 1.3)),
+    "sweet": ("delta", (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)),
 }
 """Each algorithm's strength parameter and its values (an algorithm not listed: one point at its defaults)."""
 
