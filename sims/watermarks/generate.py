@@ -26,6 +26,10 @@ Algorithms (``ALGOS``):
                alpha (its semantic hash is replaced by the context hash here)
 ``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
                (:mod:`sims.watermarks.unigram`)
+``pf``         Permute-and-Flip (Zhao, Li, Wang 2024): y = argmax log(p_k)/tau - log r_k, r = 1 - the
+               EMS stream's uniforms; a point mass, KL = -log p(y) (:mod:`sims.watermarks.pf`)
+``gumbelsoft`` GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS
+               stream's Gumbel noise; KL exact over V (:mod:`sims.watermarks.gumbelsoft`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
@@ -39,8 +43,9 @@ and against each other.
 
 The kernel :func:`_generate` computes p_t's masses once per step and hands them to one step
 function per algorithm family (:func:`_boost_step` for SRL, DualGA, AutoCov and ATW,
-:func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
-the named codes ``NONE`` ... ``ATW``; parameters travel as the named records :class:`AlgoParams`,
+:func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW, and the steps of their own
+modules: DiPmark's, :func:`sims.watermarks.pf.pf_step`, :func:`sims.watermarks.gumbelsoft.gumbelsoft_step`), selected by
+the named codes ``NONE`` ... ``GUMBELSOFT``; parameters travel as the named records :class:`AlgoParams`,
 :class:`LMTables` and :class:`Keying`.  The dual updates are :func:`theory.dualga_update` and
 :func:`theory.autocov_update`, inlined from :mod:`theory._scalar`.
 
@@ -69,7 +74,7 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import _kernels as kern
-from sims.watermarks import dipmark, registry
+from sims.watermarks import dipmark, gumbelsoft, pf, registry
 from theory import _scalar
 
 #: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
@@ -80,11 +85,13 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 #: The kernel codes of Unigram and DiPmark (their records' ``code``).
 UNIGRAM, DIPMARK = registry.get("unigram").code, registry.get("dipmark").code
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK)  #: the codes _generate has a step for
+#: The kernel codes of Permute-and-Flip and GumbelSoft (their records' ``code``).
+PF, GUMBELSOFT = registry.get("pf").code, registry.get("gumbelsoft").code
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, PF, GUMBELSOFT)  #: the codes _generate has a step for
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha")
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha gs_tau")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
@@ -377,6 +384,11 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G, scratch)
             elif algo == EMS:
                 y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
+            elif algo == PF:
+                y = pf.pf_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, tokmix, scratch)
+            elif algo == GUMBELSOFT:
+                y, kl, dg = gumbelsoft.gumbelsoft_step(prm.gs_tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, inv, green, G, u,
+                                                       tokmix, scratch)
             else:
                 sctx = prf.context_hash_nb(key, window, prf.STEP)
                 if algo == ITS:
@@ -387,7 +399,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                     target = 0.5 * (1.0 + u)
                 reverse = algo == UW_GAMMA and prf.uniform_nb(sctx, V + 1) < 0.5
                 y, kl, dg = _keyed_order_step(algo, target, reverse, perm, e, inv, green, G)
-            if algo == EMS or algo == ITS or algo == UW_DELTA:  # a point mass at y
+            if algo == EMS or algo == ITS or algo == UW_DELTA or algo == PF:  # a point mass at y
                 kl = -math.log(e[y] * inv)
                 dg = green[y] - G
             tokens[i, t] = y
@@ -407,7 +419,7 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
     info = registry.resolve_params(algo, **given)
-    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha: DiPmark's only
+    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha, gs_tau: their algorithm's only
     return prm, info
 
 
@@ -416,6 +428,7 @@ def generate_synthetic(
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
     prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT, dip_alpha=None,
+    gs_tau=None,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -450,6 +463,8 @@ def generate_synthetic(
         detects with the same.
     dip_alpha :
         DiPmark's reweight alpha in [0, 1/2] (:mod:`sims.watermarks.dipmark`).
+    gs_tau :
+        GumbelSoft's softmax temperature in (0, inf) (:mod:`sims.watermarks.gumbelsoft`).
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
@@ -483,7 +498,7 @@ def generate_synthetic(
     if rec.generator is not None:
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
-                                         candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha))
+                                         candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha, gs_tau=gs_tau))
     registry.check_params(algo, m=m, candidates=candidates, mask_repeated=mask_repeated)
     if rec.code not in STEPS:
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
@@ -510,7 +525,7 @@ def generate_synthetic(
         k0 = k1 = 0
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
-    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha)
+    given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha, gs_tau=gs_tau)
     registry.check_params(algo, **given)
     M = registry.PARAMS["M"].check(defaults.M if M is None else M)
     prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})
