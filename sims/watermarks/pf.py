@@ -37,8 +37,8 @@ from numba import njit
 from sims.core import prf
 from sims.watermarks import _kernels as kern
 
-LAW_NODES = 96
-"""Gauss-Legendre nodes of :func:`pf_law`'s integral (its accuracy: :func:`pf_law`)."""
+LAW_NODES = 24
+"""Gauss-Legendre nodes per panel of :func:`pf_law`'s integral (its accuracy: :func:`pf_law`)."""
 
 
 def pf_uniforms(key: int, window, vocab_size: int) -> np.ndarray:
@@ -71,12 +71,14 @@ def pf_law(p: np.ndarray, tau: float = 1.0, nodes: int = LAW_NODES) -> np.ndarra
                         = w_k \int_0^1 \frac{P(s)}{1 - s w_k}\, ds, \qquad P(s) = \prod_i (1 - s w_i),
 
     the permute-and-flip mechanism's probabilities (a token is kept with probability :math:`w_k` in
-    a uniformly random order).  :math:`P(s) \approx e^{-s W}`, :math:`W = \sum_i w_i`, falls off at
-    :math:`s \sim 1/W`; the substitution :math:`s = -\log(1 - v(1 - e^{-W}))/W` makes
-    :math:`e^{-sW} ds` uniform in :math:`v \in (0, 1)`, and ``nodes``-point Gauss-Legendre in
-    :math:`v` integrates the smooth rest :math:`\prod_i (1 - s w_i) e^{s w_i} / (1 - s w_k)`.
-    Accuracy (tests/watermarks/test_pf.py): within 1e-12 of the exact polynomial integral at small V,
-    and the Monte Carlo over keys agrees within its 99.9 % confidence band.
+    a uniformly random order).  The integrand is a polynomial in :math:`s` (no pole: the division only
+    removes the factor :math:`i = k`), and :math:`P(s) \approx e^{-s W}`, :math:`W = \sum_i w_i \ge 1`,
+    falls off at :math:`s \sim 1/W`: ``nodes``-point Gauss-Legendre on each panel of
+    :math:`[0, 1/W], [1/W, 2/W], [2/W, 4/W], \dots, [2^{j-1}/W, 1]` (at most
+    :math:`\lceil\log_2 V\rceil + 1` panels), :math:`P` from :math:`\sum_i \log(1 - s w_i)`.  Cost
+    O(``nodes`` V log V).  Accuracy (tests/watermarks/test_pf.py): within 1e-12 of the exact polynomial integral at
+    small V, 24 and 64 nodes per panel agree within 1e-12 at V = 50,000, and the Monte Carlo over keys agrees
+    within its 99.9 % band.
 
     Parameters
     ----------
@@ -85,7 +87,7 @@ def pf_law(p: np.ndarray, tau: float = 1.0, nodes: int = LAW_NODES) -> np.ndarra
     tau : float
         The temperature, in (0, inf).
     nodes : int
-        Gauss-Legendre nodes, in [2, inf).
+        Gauss-Legendre nodes per panel, in [2, inf).
 
     Returns
     -------
@@ -101,13 +103,16 @@ def pf_law(p: np.ndarray, tau: float = 1.0, nodes: int = LAW_NODES) -> np.ndarra
     w = np.exp(a - a.max())
     W = float(w.sum())
     x, gw = np.polynomial.legendre.leggauss(int(nodes))
-    v = 0.5 * (x + 1.0)
-    span = -math.expm1(-W)  # 1 - e^{-W}
-    s = -np.log1p(-v * span) / W
-    # log of prod_i (1 - s w_i) e^{s w_i}, one row per node
-    log_rest = np.log1p(-np.outer(s, w)).sum(axis=1) + s * W
-    weight = 0.5 * gw * span / W * np.exp(log_rest)  # dv -> ds Jacobian: e^{sW} (1 - e^{-W}) / W
-    q = w * (weight[:, None] / (1.0 - np.outer(s, w))).sum(axis=0)
+    edges = [0.0]
+    while edges[-1] < 1.0:
+        edges.append(min(1.0, 2.0 ** (len(edges) - 1) / W))
+    q = np.zeros_like(w)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        s = lo + 0.5 * (hi - lo) * (x + 1.0)
+        one_minus = 1.0 - np.outer(s, w)  # (nodes, V): 1 - s w_i
+        P = np.exp(np.log(one_minus).sum(axis=1))
+        q += ((0.5 * (hi - lo) * gw * P)[:, None] / one_minus).sum(axis=0)
+    q *= w
     return q / q.sum()
 
 
