@@ -21,8 +21,7 @@ uniform whatever the sampling rule, so its exact Gamma(n, 1) tail holds.
 :math:`D_{kl}(q_t\|p_t) = \sum_k q_k (\log q_k - \log p_k)` over the vocabulary and
 :math:`\mathrm{DG}_t = q_t(\mathrm{green}) - G_t`, as for EMS and UW.  The key-averaged law
 :math:`E_g[q_t]` has no closed form and is not :math:`p_t` for :math:`\tau_{\mathrm{gs}} > 0`.
-``gs_tau`` defaults to 0.5 (:data:`sims.core.defaults.GUMBELSOFT_TAU`), a choice of ours inside the
-range of temperatures the paper studies.
+``gs_tau`` defaults to 0.5 (:data:`sims.core.defaults.GUMBELSOFT_TAU`), a choice of ours.
 """
 
 from __future__ import annotations
