@@ -313,7 +313,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
         bits = np.empty(size, dtype=np.uint64)
         sip_state = np.empty(prf_crypto.STATE_WORDS, dtype=np.uint64)
         wa = np.empty(h, dtype=np.uint64)  # selfhash's window hashes
-        scratch = np.empty(size)  # EMS's work arrays
+        scratch = np.empty(size)  # EMS's, PF's and GumbelSoft's work arrays
         scratch2 = np.empty(size)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
         mod_logit = np.empty(lm_mod.N_BUMPS)
@@ -388,7 +388,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y = pf.pf_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, tokmix, scratch)
             elif algo == GUMBELSOFT:
                 y, kl, dg = gumbelsoft.gumbelsoft_step(prm.gs_tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, inv, green, G, u,
-                                                       tokmix, scratch)
+                                                       tokmix, scratch, scratch2)
             else:
                 sctx = prf.context_hash_nb(key, window, prf.STEP)
                 if algo == ITS:

@@ -56,12 +56,13 @@ def ref_gumbelsoft(p, window, t, key, state, prm):
 
 
 @njit(cache=True)
-def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z):
+def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z, w):
     r"""The Numba step: ``logits`` :math:`\ell` of p_t over V (:math:`p_k = e^{\ell_k - c}` ``* inv``), ``green``
-    the green list as 0.0/1.0 with mass ``G``, ``u`` the sampling uniform, ``z`` a work array (V,).
+    the green list as 0.0/1.0 with mass ``G``, ``u`` the sampling uniform, ``z`` and ``w`` work arrays (V,).
 
     :math:`z_k = \log(-\log r_k) = -g_k` (two vectorised logs, :func:`sims.watermarks._kernels.log_into`),
-    :math:`a_k = (\ell_k - c - z_k)/\tau`, :math:`\log q_k = a_k - \max a - \log \sum_j e^{a_j - \max a}`;
+    :math:`a_k = (\ell_k - c - z_k)/\tau`, :math:`w_k = e^{a_k - \max a}` (the vectorised exp of
+    :func:`sims.watermarks._kernels.exp_shifted_into`, 1 ulp), :math:`\log q_k = a_k - \max a - \log \sum_j w_j`;
     then the exact KL :math:`\sum_k q_k(\log q_k - \log p_k)`, DG :math:`= \sum_k q_k\,\mathrm{green}_k - G`
     and the inverse-CDF draw of ``u`` in vocabulary order.  Returns ``(y, kl, dg)``."""
     V = z.shape[0]
@@ -73,28 +74,23 @@ def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z):
     top = -np.inf
     for k in range(V):
         z[k] = (logits[k] - c - z[k]) / tau
-        if z[k] > top:
-            top = z[k]
+        top = max(top, z[k])
+    kern.exp_shifted_into(z, top, w)
     W = 0.0
     for k in range(V):
-        W += math.exp(z[k] - top)
+        W += w[k]
     log_norm = top + math.log(W)
     log_inv = math.log(inv)
     kl = 0.0
     qg = 0.0
-    target = u * W
-    acc = 0.0
-    y = -1
     for k in range(V):
-        wk = math.exp(z[k] - top)
-        qk = wk / W
+        qk = w[k] / W
         kl += qk * ((z[k] - log_norm) - (logits[k] - c + log_inv))
         qg += qk * green[k]
-        acc += wk
-        if y < 0 and acc > target:
-            y = k
-    if y < 0:  # u W above the rounded total: the last token of positive mass
-        y = V - 1
-        while math.exp(z[y] - top) == 0.0:
-            y -= 1
-    return y, kl, qg - G
+    target = u * W
+    acc = 0.0
+    for k in range(V):
+        acc += w[k]
+        if acc > target:
+            return k, kl, qg - G
+    return V - 1, kl, qg - G  # u W above the rounded total (w > 0 everywhere: the exp is floored at e^-708)
