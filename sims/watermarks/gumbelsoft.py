@@ -61,7 +61,7 @@ def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z, w):
     the green list as 0.0/1.0 with mass ``G``, ``u`` the sampling uniform, ``z`` and ``w`` work arrays (V,).
 
     :math:`z_k = \log(-\log r_k) = -g_k` (two vectorised logs, :func:`sims.watermarks._kernels.log_into`),
-    :math:`a_k = (\ell_k - c - z_k)/\tau`, :math:`w_k = e^{a_k - \max a}` (the vectorised exp of
+    :math:`a_k = (\ell_k - c - z_k) \cdot (1/\tau)`, :math:`w_k = e^{a_k - \max a}` (the vectorised exp of
     :func:`sims.watermarks._kernels.exp_shifted_into`, 1 ulp), :math:`\log q_k = a_k - \max a - \log \sum_j w_j`;
     then the exact KL :math:`\sum_k q_k(\log q_k - \log p_k)`, DG :math:`= \sum_k q_k\,\mathrm{green}_k - G`
     and the inverse-CDF draw of ``u`` in vocabulary order.  Returns ``(y, kl, dg)``."""
@@ -71,9 +71,10 @@ def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z, w):
     for k in range(V):
         z[k] = -z[k]
     kern.log_into(z, z)
+    inv_tau = 1.0 / tau  # products, not quotients: the loops vectorise
     top = -np.inf
     for k in range(V):
-        z[k] = (logits[k] - c - z[k]) / tau
+        z[k] = (logits[k] - c - z[k]) * inv_tau
         top = max(top, z[k])
     kern.exp_shifted_into(z, top, w)
     W = 0.0
@@ -81,10 +82,11 @@ def gumbelsoft_step(tau, ems_hash, logits, c, inv, green, G, u, tokmix, z, w):
         W += w[k]
     log_norm = top + math.log(W)
     log_inv = math.log(inv)
+    inv_W = 1.0 / W
     kl = 0.0
     qg = 0.0
     for k in range(V):
-        qk = w[k] / W
+        qk = w[k] * inv_W
         kl += qk * ((z[k] - log_norm) - (logits[k] - c + log_inv))
         qg += qk * green[k]
     target = u * W
