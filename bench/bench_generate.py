@@ -78,7 +78,7 @@ def main(argv=None) -> dict:
     n, T = 64, 200
     prompts = np.zeros((n, 2), dtype=np.int64) + np.arange(n)[:, None]
     res = {}
-    for algo in ("none", "srl", "dualga", "ems", "unigram", "dipmark", "sweet"):  # issue 45: each new algorithm within 2x of DualGA?
+    for algo in ("none", "srl", "dualga", "ems", "unigram", "dipmark", "morphmark", "sweet", "pf", "gumbelsoft"):  # each new algorithm within 2x of DualGA?
         best = np.inf
         for _ in range(REPEATS):
             t0 = time.perf_counter()
@@ -95,7 +95,7 @@ def main(argv=None) -> dict:
         res[f"ours_{algo}_siphash_tokens_per_s_all_threads"] = SIPHASH_N * T / best
         res[f"ratio_{algo}_splitmix_over_siphash"] = (res[f"ours_{algo}_tokens_per_s_all_threads"]
                                                       / res[f"ours_{algo}_siphash_tokens_per_s_all_threads"])
-    for algo in ("unigram", "dipmark", "sweet"):
+    for algo in ("unigram", "dipmark", "morphmark", "sweet", "ems", "pf", "gumbelsoft"):
         res[f"ratio_dualga_over_{algo}"] = res["ours_dualga_tokens_per_s_all_threads"] / res[f"ours_{algo}_tokens_per_s_all_threads"]
     res["numba_threads"] = numba.get_num_threads()  # the texts run in parallel on this many threads (NUMBA_NUM_THREADS)
     res["ours_dualga_tokens_per_s_per_core"] = res["ours_dualga_tokens_per_s_all_threads"] / res["numba_threads"]

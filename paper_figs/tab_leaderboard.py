@@ -56,6 +56,8 @@ STRENGTH = {
     "synthid": ("m", (1, 2, 4, 8)),
     "morphmark": ("morph_kappa", (0.1, 0.2, 0.4, 0.7, 1.0, 1.3)),
     "sweet": ("delta", (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)),
+    "pf": ("tau", (0.5, 1.0)),
+    "gumbelsoft": ("gs_tau", (0.5, 1.0)),
 }
 """Each algorithm's strength parameter and its values (an algorithm not listed: one point at its defaults)."""
 

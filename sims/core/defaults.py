@@ -14,7 +14,8 @@ DELTA = 2.0  #: SRL / ATW logit boost
 TARGET_DG = 0.3  #: Delta, DualGA's / AutoCov's target green-probability increase per token
 ETA = 0.5  #: DualGA step size (the paper's tuned range is [0.1, 2])
 M = LAMBDA_MAX  #: projection bound of lambda (the paper's code truncates at 15; theory.constants)
-TAU = 1.0  #: EMS temperature
+TAU = 1.0  #: EMS / PF temperature
+GUMBELSOFT_TAU = 0.5  #: GumbelSoft's softmax temperature (sims.watermarks.gumbelsoft)
 ALPHA = 2.0  #: ATW entropy threshold (nats)
 H = 1  #: context width of the green-list hash
 PRF = "splitmix64"  #: the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)

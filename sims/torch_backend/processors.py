@@ -370,6 +370,42 @@ class EMSProcessor(_KeyedProcessor):
         return self._point_mass(scores, p, green, G, y)
 
 
+@processor
+class PFProcessor(EMSProcessor):
+    """Permute-and-Flip watermark at temperature tau (:mod:`sims.watermarks.pf`): the logits become a point
+    mass at argmax_k log(p_k) / tau - log r_k, r = 1 - the key's uniforms of stream EMS; KL = -log p(y)."""
+
+    name = "pf"
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        ctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.EMS)
+        r = 1.0 - prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
+        y = torch.argmax(torch.log(p) / self.tau - torch.log(r), dim=-1)
+        return self._point_mass(scores, p, green, G, y)
+
+
+@processor
+class GumbelSoftProcessor(_KeyedProcessor):
+    """GumbelSoft (:mod:`sims.watermarks.gumbelsoft`): the logits become (log p + g) / gs_tau, g = -log(-log r) the
+    key's Gumbel noise of stream EMS, so the loop samples from q = softmax((log p + g) / gs_tau); records its exact
+    KL(q || p) and DG."""
+
+    name = "gumbelsoft"
+
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, gs_tau: float = defaults.GUMBELSOFT_TAU, h: int = defaults.H,
+                 gamma: float = defaults.GAMMA):
+        super().__init__(vocab_size=vocab_size, key=key, gamma=gamma, h=h)
+        self.gs_tau = float(registry.PARAMS["gs_tau"].check(gs_tau))
+
+    def __call__(self, input_ids, scores):
+        logits, green, p, G = self._prepare(input_ids, scores)
+        ctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.EMS)
+        r = prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
+        q = torch.softmax((torch.log(p) - torch.log(-torch.log(r))) / self.gs_tau, dim=-1)
+        return self._reweighted(scores, p, q, green, G)
+
+
 class KeyedOrderProcessor(_KeyedProcessor):
     """ITS, UW delta-reweight and UW gamma-reweight over the key's fixed vocabulary order
     (:func:`sims.watermarks.generate.keyed_order`), exactly as the simulator defines them.

@@ -32,6 +32,10 @@ Algorithms (``ALGOS``):
                r = min(exp(kappa G) - 1, 1) where G >= p0 (:mod:`sims.watermarks.morphmark`)
 ``sweet``      SWEET (Lee et al. 2023): ATW's step (boost delta where the entropy of p_t exceeds
                alpha); its detector counts only those positions (:mod:`sims.detect.stats.gated_scores`)
+``pf``         Permute-and-Flip (Zhao, Li, Wang 2024): y = argmax log(p_k)/tau - log r_k, r = 1 - the
+               EMS stream's uniforms; a point mass, KL = -log p(y) (:mod:`sims.watermarks.pf`)
+``gumbelsoft`` GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS
+               stream's Gumbel noise; KL exact over V (:mod:`sims.watermarks.gumbelsoft`)
 =============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
@@ -45,8 +49,9 @@ and against each other.
 
 The kernel :func:`_generate` computes p_t's masses once per step and hands them to one step
 function per algorithm family (:func:`_boost_step` for SRL, DualGA, AutoCov and ATW,
-:func:`_morph_step` for MorphMark, :func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW), selected by
-the named codes ``NONE`` ... ``ATW``; parameters travel as the named records :class:`AlgoParams`,
+:func:`_morph_step` for MorphMark, :func:`_hard_step`, :func:`_ems_step`, :func:`_keyed_order_step` for ITS and both UW, and the steps of their own
+modules: DiPmark's, :func:`sims.watermarks.pf.pf_step`, :func:`sims.watermarks.gumbelsoft.gumbelsoft_step`), selected by
+the named codes ``NONE`` ... ``GUMBELSOFT``; parameters travel as the named records :class:`AlgoParams`,
 :class:`LMTables` and :class:`Keying`.  The dual updates are :func:`theory.dualga_update` and
 :func:`theory.autocov_update`, inlined from :mod:`theory._scalar`.
 
@@ -75,7 +80,7 @@ from sims.core.record import Generation
 from sims.lm import synthetic as lm_mod
 from sims.lm.synthetic import SyntheticLM
 from sims.watermarks import _kernels as kern
-from sims.watermarks import dipmark, morphmark, registry
+from sims.watermarks import dipmark, gumbelsoft, morphmark, pf, registry
 from theory import _scalar
 
 #: Names of every registered watermark algorithm (``sims.watermarks.registry``), in registry order: what
@@ -86,12 +91,15 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
     "none", "srl", "hard", "dualga", "autocov", "ems", "its", "uw-delta", "uw-gamma", "atw"))
 #: The kernel codes of Unigram, DiPmark and MorphMark (their records' ``code``).
 UNIGRAM, DIPMARK, MORPHMARK = (registry.get(a).code for a in ("unigram", "dipmark", "morphmark"))
+#: The kernel codes of Permute-and-Flip and GumbelSoft (their records' ``code``).
+PF, GUMBELSOFT = registry.get("pf").code, registry.get("gumbelsoft").code
 SWEET = registry.get("sweet").code  #: SWEET's kernel code (its record's); it runs ATW's step
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK, SWEET)  #: the codes _generate has a step for
+#: the codes _generate has a step for
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK, SWEET, PF, GUMBELSOFT)
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0")
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0 gs_tau")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
 
@@ -327,7 +335,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
         bits = np.empty(size, dtype=np.uint64)
         sip_state = np.empty(prf_crypto.STATE_WORDS, dtype=np.uint64)
         wa = np.empty(h, dtype=np.uint64)  # selfhash's window hashes
-        scratch = np.empty(size)  # EMS's work arrays
+        scratch = np.empty(size)  # EMS's, PF's and GumbelSoft's work arrays
         scratch2 = np.empty(size)
         mod_tok = np.empty(lm_mod.N_BUMPS, dtype=np.int64)
         mod_logit = np.empty(lm_mod.N_BUMPS)
@@ -400,6 +408,11 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G, scratch)
             elif algo == EMS:
                 y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
+            elif algo == PF:
+                y = pf.pf_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, tokmix, scratch)
+            elif algo == GUMBELSOFT:
+                y, kl, dg = gumbelsoft.gumbelsoft_step(prm.gs_tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, inv, green, G, u,
+                                                       tokmix, scratch, scratch2)
             else:
                 sctx = prf.context_hash_nb(key, window, prf.STEP)
                 if algo == ITS:
@@ -410,7 +423,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                     target = 0.5 * (1.0 + u)
                 reverse = algo == UW_GAMMA and prf.uniform_nb(sctx, V + 1) < 0.5
                 y, kl, dg = _keyed_order_step(algo, target, reverse, perm, e, inv, green, G)
-            if algo == EMS or algo == ITS or algo == UW_DELTA:  # a point mass at y
+            if algo == EMS or algo == ITS or algo == UW_DELTA or algo == PF:  # a point mass at y
                 kl = -math.log(e[y] * inv)
                 dg = green[y] - G
             tokens[i, t] = y
@@ -430,7 +443,7 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
     """
     info = registry.resolve_params(algo, **given)
-    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha, morph_*: one record's each
+    prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha, morph_*, gs_tau: one record's each
     return prm, info
 
 
@@ -439,7 +452,7 @@ def generate_synthetic(
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
     prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT, dip_alpha=None,
-    morph_kappa=None, morph_p0=None,
+    morph_kappa=None, morph_p0=None, gs_tau=None,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -476,6 +489,8 @@ def generate_synthetic(
         DiPmark's reweight alpha in [0, 1/2] (:mod:`sims.watermarks.dipmark`).
     morph_kappa, morph_p0 :
         MorphMark's strength constant kappa in (0, inf) and threshold p0 in [0, 1] (:mod:`sims.watermarks.morphmark`).
+    gs_tau :
+        GumbelSoft's softmax temperature in (0, inf) (:mod:`sims.watermarks.gumbelsoft`).
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
@@ -510,7 +525,7 @@ def generate_synthetic(
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
                                          candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha,
-                                         morph_kappa=morph_kappa, morph_p0=morph_p0))
+                                         morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau))
     registry.check_params(algo, m=m, candidates=candidates, mask_repeated=mask_repeated)
     if rec.code not in STEPS:
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
@@ -538,7 +553,7 @@ def generate_synthetic(
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
     given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha,
-                 morph_kappa=morph_kappa, morph_p0=morph_p0)
+                 morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau)
     registry.check_params(algo, **given)
     M = registry.PARAMS["M"].check(defaults.M if M is None else M)
     prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})

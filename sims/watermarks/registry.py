@@ -12,7 +12,7 @@ against its reference step.  How to add one: the book's page "Adding a watermark
 
 Parameters (:data:`PARAMS`) are shared by name across algorithms: ``gamma`` (every algorithm:
 the green list is recorded even where it is not boosted), ``delta``, ``Delta``, ``eta``,
-``lam1``, ``tau``, ``alpha``, ``M``, DiPmark's ``dip_alpha``, MorphMark's ``morph_kappa`` and ``morph_p0``
+``lam1``, ``tau``, ``alpha``, ``M``, DiPmark's ``dip_alpha``, MorphMark's ``morph_kappa`` and ``morph_p0``, GumbelSoft's ``gs_tau``
 (recorded only by the algorithms that take them), and tournament sampling's ``m``, ``candidates`` and
 ``mask_repeated`` (integers; recorded only by the algorithms that take them).  :func:`resolve_params` fills the defaults of
 :mod:`sims.core.defaults` (and the per-algorithm ones: gamma*(Delta), lambda_1 =
@@ -44,7 +44,7 @@ import theory
 from sims.core import defaults, prf, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
-from sims.watermarks import dipmark, unigram
+from sims.watermarks import dipmark, gumbelsoft, pf, unigram
 
 COMMON = ("gamma", "h", "green_kind")
 """The green list's settings every algorithm's records use (``h``, ``green_kind``: the generator's own arguments)."""
@@ -109,7 +109,7 @@ PARAMS = {p.name: p for p in (
     Param("Delta", defaults.TARGET_DG, 0.0, 1.0, True, True, "target DG per token (default 0.3)", exact=False),
     Param("eta", defaults.ETA, 0.0, math.inf, True, True, "dual step size (default 0.5)", unused=defaults.ETA, exact=False),
     Param("lam1", None, 0.0, "M", False, False, "initial dual variable (default delta*(Delta, gamma))", unused=0.0, exact=False),
-    Param("tau", defaults.TAU, 0.0, math.inf, True, True, "EMS temperature (default 1)", unused=defaults.TAU),
+    Param("tau", defaults.TAU, 0.0, math.inf, True, True, "EMS / PF temperature (default 1)", unused=defaults.TAU),
     Param("alpha", defaults.ALPHA, 0.0, math.inf, False, True, "entropy threshold in nats (default 2)", unused=defaults.ALPHA),
     Param("M", defaults.M, 0.0, math.inf, True, True, "projection bound of lambda (default 15)", unused=defaults.M),
     Param("m", 30, 1, 64, False, False, "tournament layers (default 30)", integer=True, recorded_unused=False),
@@ -123,6 +123,8 @@ PARAMS = {p.name: p for p in (
           "(default 1.3)", exact=False, recorded_unused=False),
     Param("morph_p0", defaults.MORPH_P0, 0.0, 1.0, False, False, "MorphMark's threshold p0: no watermark where G < p0 (default 0.15)",
           exact=False, recorded_unused=False),
+    Param("gs_tau", defaults.GUMBELSOFT_TAU, 0.0, math.inf, True, True, "GumbelSoft's softmax temperature (default 0.5)", exact=False,
+          recorded_unused=False),
 )}
 """Every parameter by name, in the order of the records' ``meta``."""
 
@@ -579,6 +581,12 @@ register(Algorithm("morphmark", 13, ("morph_kappa", "morph_p0"), "redgreen", _re
 register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, siphash=True, boost=FIXED,
                    doc="SWEET (Lee et al. 2023): boost delta where the entropy of p_t exceeds alpha; detection counts only those positions",
                    color="#117733", marker="d"))
+register(Algorithm("pf", 15, ("tau",), "ems", pf.ref_pf, point_mass=True,
+                   doc="Permute-and-Flip (Zhao, Li, Wang 2024): argmax log(p_k)/tau - log r_k, r = 1 - the EMS stream's uniforms",
+                   color="#6A3D9A", marker="P"))
+register(Algorithm("gumbelsoft", 16, ("gs_tau",), "ems", gumbelsoft.ref_gumbelsoft,
+                   doc="GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS stream's Gumbel noise",
+                   color="#B15928", marker="X"))
 
 
 SEEDING_ALGOS = names(siphash=True)

@@ -138,7 +138,7 @@ def _ems_edit(gen, lm, *, key, **_):
     return ems_edit.score_ems_edit(gen, key=key)
 
 
-_EMS = ("ems",)
+_EMS = registry.names(family="ems")  # Y = r_y is uniform under H0 whatever the keyed sampling rule: every null exact
 for _s in (
     Score("green", scores.REDGREEN_ALGOS, False, "green count", "binomial upper tail", _green, default=True),
     Score("green-local", local_scores.LOCAL_ALGOS, False, "best segment's green log-likelihood ratio (local score, integer weights)",

@@ -34,7 +34,7 @@ def test_registry_lists_the_families_per_algorithm():
 def test_unknown_or_inapplicable_score_is_one_clear_error():
     with pytest.raises(ValueError, match=r"score must be one of \('green', 'green-local', 'lr', 'ewd', 'ems-ars'.*got 'nope'"):
         score_families.get_score("nope")
-    with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems',\)\); "
+    with pytest.raises(ValueError, match=r"score 'ems-opt' does not apply to algo 'dualga' \(it scores \('ems', 'pf', 'gumbelsoft'\)\); "
                                          r"scores of 'dualga': \('green', 'green-local', 'lr', 'ewd'\)"):
         score_families.get_score("ems-opt", "dualga")
     with pytest.raises(ValueError, match="algo must be one of"):
