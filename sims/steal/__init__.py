@@ -80,18 +80,26 @@ class GreenEstimate:
 
     Attributes
     ----------
-    h, vocab_size, n_stolen : int
+    h : int
+        The scheme's context width: a window is the last ``h`` tokens.
+    vocab_size : int
+        The vocabulary size V.
+    n_stolen : int
+        How many watermarked texts (the first ones given) the counts :math:`w(c, k)` were taken over.
     names : (C,) uint64, sorted
         Public names (:func:`sims.core.windows.window_names`) of the windows seen.
     starts : (C + 1,) int64
         Pairs of window ``names[i]`` are ``tokens[starts[i]:starts[i+1]]`` (sorted).
     tokens : (P,) int64
+        The token k of each (window, token) pair seen in the watermarked texts, grouped by window.
     scores : (P,) float64
-        :math:`s(c, k)`.
+        :math:`s(c, k)`, the log frequency ratio of each pair (module docstring).
     green : (P,) bool
-        :math:`k \\in \\hat G(c)`.
-    pair_keys : (P,) uint64, sorted; pair_green : (P,) bool
+        :math:`k \\in \\hat G(c)`: :math:`w(c, k) \\ge m` and :math:`s(c, k) > \\tau`.
+    pair_keys : (P,) uint64, sorted
         The same pairs keyed by :func:`sims.core.windows.pair_names`, for vectorised look-ups.
+    pair_green : (P,) bool
+        ``green`` in the order of ``pair_keys``.
     """
 
     h: int

@@ -55,13 +55,43 @@ ALPHA = 0.45
 
 
 def permutation(key: int, window, vocab_size: int) -> np.ndarray:
-    """The context's keyed permutation: token ids by descending PRF word (stream GREEN)."""
+    r"""The context's keyed permutation: token ids by descending PRF word (stream GREEN).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    window : sequence of int
+        The context: the last ``h`` tokens, oldest first.
+    vocab_size : int
+        The vocabulary size V.
+
+    Returns
+    -------
+    (V,) int array
+        :math:`\pi`: token ids, largest PRF word first; its last floor(gamma V) entries are the partition green list.
+    """
     bits = prf.token_bits(prf.context_hash(key, np.asarray(window, dtype=np.int64)), np.arange(vocab_size))
     return np.argsort(bits, kind="stable")[::-1]
 
 
 def reweight(p: np.ndarray, perm: np.ndarray, alpha: float) -> np.ndarray:
-    r"""The DiP-reweight of ``p`` along ``perm`` (module docstring, their eq. (3)), normalised."""
+    r"""The DiP-reweight of ``p`` along ``perm`` (module docstring, their eq. (3)), normalised.
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution.
+    perm : (V,) int array
+        The keyed permutation :math:`\pi` (:func:`permutation`).
+    alpha : float in [0, 1/2]
+        The reweight's alpha: the mass below alpha in :math:`\pi`'s order moves to above 1 - alpha.
+
+    Returns
+    -------
+    (V,) float array
+        :math:`q(\pi_i) = g(F_i) - g(F_{i-1})`, :math:`g(x) = (x - \alpha)^+ + (x - (1 - \alpha))^+`, divided by its sum.
+    """
     F = np.cumsum(p[perm])
     prev = np.concatenate([[0.0], F[:-1]])
 
@@ -74,7 +104,32 @@ def reweight(p: np.ndarray, perm: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def ref_dipmark(p, window, t, key, state, prm):
-    """DiPmark's reference step: the DiP-reweight of p along the context's keyed permutation."""
+    """DiPmark's reference step: the DiP-reweight of p along the context's keyed permutation.
+
+    The registry's reference-step signature (:mod:`sims.watermarks.registry`).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution p_t.
+    window : (h,) int array
+        The last ``h`` tokens (the context).
+    t : int
+        The 0-based position (not read).
+    key : int
+        The watermark key.
+    state : tuple
+        The carried state (lambda, colour of the previous token), passed through unchanged.
+    prm : dict
+        The resolved parameters (``dip_alpha``).
+
+    Returns
+    -------
+    q : (V,) float array
+        The watermarked distribution :func:`reweight` ``(p, permutation(key, window, V), dip_alpha)``.
+    states : list
+        ``state`` for every next token (the step carries no state).
+    """
     return reweight(p, permutation(key, window, p.shape[0]), prm["dip_alpha"]), [state] * p.shape[0]
 
 

@@ -44,7 +44,18 @@ SAMPLERS = ("blocks", "levels")  #: the generator's exact-record sampler (defaul
 
 
 def prefix_sums(lm: SyntheticLM) -> np.ndarray:
-    """:math:`C_{l,j} = \\sum_{i<j} T_{l,i}`, shape ``(N_LEVELS, V + 1)`` (cumulative sums of :attr:`SyntheticLM.table`)."""
+    """:math:`C_{l,j} = \\sum_{i<j} T_{l,i}`, shape ``(N_LEVELS, V + 1)`` (cumulative sums of :attr:`SyntheticLM.table`).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The synthetic LM whose per-level weight table :math:`T` is summed.
+
+    Returns
+    -------
+    (N_LEVELS, V + 1) float array
+        :math:`C_{l,0} = 0` and :math:`C_{l,j}` the weight of tokens 0..j-1 at level l, in id order.
+    """
     C = np.zeros((lm.table.shape[0], lm.vocab_size + 1))
     np.cumsum(lm.table, axis=1, out=C[:, 1:])
     return C
@@ -214,7 +225,24 @@ def implied_probs(lm: SyntheticLM, seq, P: int, T: int) -> np.ndarray:
 
 def sample_prompts(lm: SyntheticLM, n: int, seed: int, length: int = 16) -> np.ndarray:
     """Prompts as :func:`sims.watermarks.generate.sample_prompts` makes them (the first ``lm.order`` tokens
-    uniform from ``numpy.random.default_rng(seed)``, then the LM), the LM's tokens drawn by this sampler."""
+    uniform from ``numpy.random.default_rng(seed)``, then the LM), the LM's tokens drawn by this sampler.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM that continues the prompts.
+    n : int
+        Number of prompts.
+    seed : int
+        Sampling seed (the uniform start and the sampler's stream).
+    length : int
+        Tokens per prompt, at least ``lm.order`` (default 16).
+
+    Returns
+    -------
+    (n, length) int64 array
+        The prompts: ``lm.order`` uniform tokens, then ``length - lm.order`` tokens drawn by :func:`draw_next`.
+    """
     first = uniform_start(lm, n, seed, length)
     if int(length) == lm.order:
         return first

@@ -81,6 +81,7 @@ from sims.watermarks import registry
 
 TOURNAMENT_STREAM = 17  #: PRF stream of the g-values (watermarks use 0..2, LMs 7 and 8, windows 13, ITS 99)
 MAX_LAYERS = 64  #: bits of one PRF word
+#: The tournament's modes: two candidates per match (unbiased over keys), or ``K >= 3`` (module docstring).
 MODES = ("non-distortionary", "distortionary")
 DEFAULT_LAYERS = 30  #: the paper's m
 DEFAULT_H = 4  #: context width: transformers' default ngram_len = 5 is a context of 4 tokens and the token
@@ -88,7 +89,25 @@ DISTORTIONARY_K = 4  #: candidates per match of the distortionary mode unless gi
 
 
 def check_params(m, h, mode, candidates) -> int:
-    """Validate the tournament's parameters; return the number of candidates per match ``K``."""
+    """Validate the tournament's parameters; return the number of candidates per match ``K``.
+
+    Parameters
+    ----------
+    m : int
+        Tournament layers, 1 to :data:`MAX_LAYERS`.
+    h : int
+        Context width of the g-values, at least 1.
+    mode : {"non-distortionary", "distortionary"}
+        One of :data:`MODES`.
+    candidates : int or None
+        Candidates per match: None or 2 in the non-distortionary mode; None (:data:`DISTORTIONARY_K`) or an
+        integer in [3, 1024] in the distortionary mode.
+
+    Returns
+    -------
+    int
+        ``K``: 2 in the non-distortionary mode, else ``candidates`` (default :data:`DISTORTIONARY_K`).
+    """
     if int(m) != m or not (1 <= int(m) <= MAX_LAYERS):
         raise ValueError(f"m must be an integer in [1, {MAX_LAYERS}]; got {m!r}")
     if int(h) != h or int(h) < 1:
@@ -109,18 +128,58 @@ def check_params(m, h, mode, candidates) -> int:
 def g_words(key: int, context, tokens) -> np.ndarray:
     """PRF words whose bit ``l`` is the g-value :math:`g_l(x, w)` (module docstring), NumPy reference.
 
-    ``context`` (..., h) oldest first; ``tokens`` broadcast against ``context.shape[:-1]``."""
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    context : (..., h) int array
+        Context windows, oldest token first.
+    tokens : int array
+        Token ids, broadcast against ``context.shape[:-1]``.
+
+    Returns
+    -------
+    uint64 array
+        One PRF word per (context, token) on stream :data:`TOURNAMENT_STREAM`; bit ``l`` is :math:`g_l(x, w)`.
+    """
     return prf.token_bits(prf.context_hash(key, context, TOURNAMENT_STREAM), tokens)
 
 
 def g_values(words, m: int) -> np.ndarray:
-    """The ``m`` g-values (..., m) as 0/1 uint8 from PRF words (...)."""
+    """The ``m`` g-values (..., m) as 0/1 uint8 from PRF words (...).
+
+    Parameters
+    ----------
+    words : uint64 array (...)
+        PRF words (:func:`g_words`).
+    m : int
+        Number of layers, at most :data:`MAX_LAYERS`.
+
+    Returns
+    -------
+    (..., m) uint8 array
+        ``[..., l]`` = bit ``l`` of the word: :math:`g_l`.
+    """
     w = np.asarray(words, dtype=np.uint64)[..., None]
     return ((w >> np.arange(m, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
 
 
 def layer_factors(G: float, K: int) -> tuple[float, float]:
-    """:math:`(f_l(0), f_l(1))` of a match of ``K`` candidates when layer ``l``'s g = 1 mass is ``G``."""
+    """:math:`(f_l(0), f_l(1))` of a match of ``K`` candidates when layer ``l``'s g = 1 mass is ``G``.
+
+    Parameters
+    ----------
+    G : float in [0, 1]
+        :math:`G_l = \\sum_{y: g_l(y)=1} q_{l-1}(y)`, the previous layer's winner mass on :math:`g_l = 1`.
+    K : int
+        Candidates per match.
+
+    Returns
+    -------
+    f0, f1 : float
+        :math:`f_l(0) = (1 - G_l)^{K-1}` and :math:`f_l(1) = (1 - (1 - G_l)^K) / G_l` (module docstring; ``K`` at
+        :math:`G_l = 0`, 1 at :math:`G_l = 1`); for ``K = 2``, :math:`1 - G_l` and :math:`2 - G_l`.
+    """
     if K == 2:
         return 1.0 - G, 2.0 - G
     f0 = (1.0 - G) ** (K - 1)
@@ -160,7 +219,26 @@ def tournament_step(p, words, m: int, K: int = 2) -> tuple[np.ndarray, float, fl
 def play_tournament(p, g, K: int, rng_: np.random.Generator, size: int) -> np.ndarray:
     """``size`` tokens drawn by literally playing the tournament: :math:`K^m` candidates from ``p``,
     groups of ``K`` per match, the winner uniform among the group's largest :math:`g_l` (``g`` (V, m)).
-    The Monte Carlo check of the closed form in :func:`tournament_step`."""
+    The Monte Carlo check of the closed form in :func:`tournament_step`.
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution the candidates are drawn from.
+    g : (V, m) int array
+        Every token's g-values (:func:`g_values`).
+    K : int
+        Candidates per match.
+    rng_ : numpy.random.Generator
+        The draws' generator (candidates and tie-breaks).
+    size : int
+        Number of tournaments played.
+
+    Returns
+    -------
+    (size,) int array
+        The winners, i.i.d. from the tournament's law :math:`q_t`.
+    """
     m = g.shape[1]
     cand = rng_.choice(p.shape[0], size=(size, K**m), p=p)
     for layer in range(m):
@@ -172,7 +250,37 @@ def play_tournament(p, g, K: int, rng_: np.random.Generator, size: int) -> np.nd
 
 def generate_tournament_reference(lm: SyntheticLM, prompts, T: int, seed: int, key: int, m: int, h: int, K: int,
                                   mask_repeated: bool = True) -> tuple[np.ndarray, np.ndarray]:
-    """NumPy reference of the generator: tokens (n, T) and records (4, n, T) = (kl, G, dg, entropy)."""
+    """NumPy reference of the generator: tokens (n, T) and records (4, n, T) = (kl, G, dg, entropy).
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The synthetic LM.
+    prompts : (n, P) int array
+        Prompt ids, P >= max(lm.order, h).
+    T : int
+        Tokens per text.
+    seed : int
+        Sampling seed: lane 2t of counter stream (seed, i) at step t of text i.
+    key : int
+        Watermark key.
+    m : int
+        Tournament layers.
+    h : int
+        Context width of the g-values.
+    K : int
+        Candidates per match.
+    mask_repeated : bool
+        Sample from :math:`p_t` unchanged (KL and DG 0) where the context was seen before in the text.
+
+    Returns
+    -------
+    tokens : (n, T) int64 array
+        The generated tokens (equal to :func:`generate_tournament`'s on the same seeds).
+    records : (4, n, T) float array
+        Per step the exact :math:`D_{kl}(q_t\\|p_t)`, :math:`\\bar G_t`, :math:`\\mathrm{DG}_t` and the entropy of
+        :math:`p_t`.
+    """
     prompts = np.asarray(prompts, dtype=np.int64)
     n, P = prompts.shape
     tokens = np.empty((n, T), dtype=np.int64)
@@ -223,6 +331,7 @@ def _factors(G, K):
 
 
 BLOCK_MAX = 10  #: layers resolved per pass over the vocabulary: blocks of at most 10 bits (1024 classes, 8 KiB: L1)
+#: log2 of :data:`SAMPLE_IDS`: the draw's first level sums :math:`q_t` over runs of 2**12 consecutive ids.
 SAMPLE_SHIFT = 12
 SAMPLE_IDS = 1 << SAMPLE_SHIFT  #: the draw's first level: the mass of q_t per 4096 ids, then a scan of one such run
 PAD_BITS = 6  #: a lone block of fewer layers still bins on 6 bits: fewer chained adds into one bin
@@ -559,6 +668,7 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
     Parameters
     ----------
     lm : SyntheticLM
+        The synthetic LM sampled from.
     n, T : int
         Number of texts and tokens per text.
     seed : int
@@ -578,6 +688,8 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
         Sample from p unchanged where the context was seen before in the text (module docstring).
     prompts : ndarray (n, P), optional
         Prompt ids, P >= max(lm.order, h); default :func:`sims.watermarks.generate.sample_prompts`.
+    prompt_len : int
+        Tokens per sampled prompt where ``prompts`` is None (default 16).
 
     Returns
     -------
@@ -613,7 +725,30 @@ def generate_tournament(lm: SyntheticLM, *, n: int, T: int, seed: int, key: int,
 def ref_step(p, window, t, key, state, prm):
     r"""The registry's reference step (:mod:`sims.watermarks.registry`): :math:`m` layers
     :math:`q_l = q_{l-1} f_l(g_l)` with ``candidates`` per match (:func:`tournament_step`); a context
-    met before in the text is the generator's to mask (:func:`generate_tournament_reference`)."""
+    met before in the text is the generator's to mask (:func:`generate_tournament_reference`).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution :math:`p_t`.
+    window : (h,) int array
+        The last ``h`` tokens (the g-values' context).
+    t : int
+        The 0-based position (not read).
+    key : int
+        The watermark key.
+    state : tuple
+        The carried state, passed through unchanged.
+    prm : dict
+        The resolved parameters (``m``, ``candidates``).
+
+    Returns
+    -------
+    q : (V,) float array
+        The tournament's exact distribution :math:`q_t = q_{m-1}`.
+    states : list
+        ``state`` for every next token (the step carries no state).
+    """
     words = g_words(key, np.asarray(window), np.arange(p.shape[0]))
     return tournament_step(p, words, prm["m"], prm["candidates"])[0], [state] * p.shape[0]
 

@@ -41,11 +41,51 @@ GAMMA = 0.5
 
 
 def green_list(key: int, vocab_size: int, gamma: float) -> np.ndarray:
-    """The one green list of ``key``: the PRF's Bernoulli(gamma) list of the empty context (bool (V,))."""
+    """The one green list of ``key``: the PRF's Bernoulli(gamma) list of the empty context (bool (V,)).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    vocab_size : int
+        The vocabulary size V.
+    gamma : float in (0, 1)
+        The green-list ratio: each token is green with probability gamma (rounded down to a multiple of 2**-53).
+
+    Returns
+    -------
+    (V,) bool array
+        ``prf.green_mask(prf.context_hash(key, []), V, gamma)``, the same at every position of every text.
+    """
     return prf.green_mask(prf.context_hash(key, np.zeros(0, dtype=np.int64)), vocab_size, gamma)
 
 
 def ref_unigram(p, window, t, key, state, prm):
-    r"""Unigram's reference step: :math:`q \propto p\, e^{\delta 1\{v \in G\}}`, G the key's fixed list (the window is not read)."""
+    r"""Unigram's reference step: :math:`q \propto p\, e^{\delta 1\{v \in G\}}`, G the key's fixed list (the window is not read).
+
+    The registry's reference-step signature (:mod:`sims.watermarks.registry`).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution p_t.
+    window : (h,) int array
+        The last ``h`` tokens (not read: the context width is 0).
+    t : int
+        The 0-based position (not read).
+    key : int
+        The watermark key.
+    state : tuple
+        The carried state (lambda, colour of the previous token), passed through unchanged.
+    prm : dict
+        The resolved parameters (``delta``, ``gamma``).
+
+    Returns
+    -------
+    q : (V,) float array
+        The watermarked distribution (Zhao et al.'s Algorithm 1).
+    states : list
+        ``state`` for every next token (the step carries no state).
+    """
     q = p * np.exp(prm["delta"] * green_list(key, p.shape[0], prm["gamma"]))
     return q / q.sum(), [state] * p.shape[0]

@@ -103,7 +103,32 @@ class DetectorFamily:
 
     # ------------------------------------------------------------------ fixed length
     def score(self, gen, lm, *, algo: str, key, dedup: bool, gamma, stat, params) -> scores.DetectResult:
-        """The fixed-length detection of every text of ``gen`` by the detector of ``algo`` (:func:`sims.detect.families.detectors.score`)."""
+        """The fixed-length detection of every text of ``gen`` by the detector of ``algo`` (:func:`sims.detect.families.detectors.score`).
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        lm : LM or SyntheticLM or None
+            The LM, read by the families that need it (:attr:`needs_lm`: keyed orders, the entropy gate).
+        algo : str
+            The algorithm whose detector scores (a registry name of this family, or ``"none"``'s).
+        key : int
+            The detection key.
+        dedup : bool
+            Score each (context, token) pair once.
+        gamma : float or None
+            The green-list ratio; None: the generation's (another is refused for a watermarked generation).
+        stat : str or None
+            The tournament family's statistic (``"mean"``, ``"weighted"``); must be None for the other families.
+        params : dict or None
+            The tournament family's parameters (``m``, ``mask_repeated``); None: the generation's or the registry's.
+
+        Returns
+        -------
+        DetectResult
+            One entry per text: the statistic, the exact null log10 p-value and the scored token count.
+        """
         raise NotImplementedError
 
     def _checked(self, gen, lm, algo, gamma, stat):
@@ -123,24 +148,100 @@ class DetectorFamily:
     def prefix_curve(self, gen, key, *, gamma, dedup: bool):
         """log10 p of every prefix of every text (the numbers of :func:`sims.detect.stats.scores.prefix_log10p`, from the
         family's :class:`Marks`: the generation's own green lists, its PRF and seeding scheme included), or None
-        without exact prefix p-values."""
+        without exact prefix p-values.
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        key : int
+            The detection key.
+        gamma : float or None
+            The green-list ratio; None: the generation's.
+        dedup : bool
+            Score each (context, token) pair once.
+
+        Returns
+        -------
+        (n, T) float array or None
+            ``[i, t]``: log10 of the exact null p-value of the first ``t + 1`` tokens of text ``i``; None for a family
+            without prefix p-values (:attr:`prefix_stat` None).
+        """
         if self.prefix_stat is None:
             return None
         return self.from_marks(self.marks(gen, key, gamma=gen.meta.get("gamma") if gamma is None else gamma, dedup=dedup))[1]
 
     def marks(self, gen, key, *, gamma, dedup: bool) -> Marks | None:
         """The per-token :class:`Marks` of every text under ``key`` (one hashing pass), or None where the
-        family's answer is not a function of per-token marks alone."""
+        family's answer is not a function of per-token marks alone.
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        key : int
+            The detection key.
+        gamma : float
+            The green-list ratio of the green-list families (ignored by the others).
+        dedup : bool
+            Mark only the first occurrence of each (context, token) pair as scored.
+
+        Returns
+        -------
+        Marks or None
+            The tokens' statistics, which of them count, the text lengths and the null green probability;
+            None here (the base family has no marks).
+        """
         return None
 
     def from_marks(self, marks: Marks):
-        """The :class:`~sims.detect.stats.scores.DetectResult` and the prefix curve (:meth:`prefix_curve`) from :class:`Marks`."""
+        """The :class:`~sims.detect.stats.scores.DetectResult` and the prefix curve (:meth:`prefix_curve`) from :class:`Marks`.
+
+        Parameters
+        ----------
+        marks : Marks
+            The per-token marks of :meth:`marks`.
+
+        Returns
+        -------
+        result : DetectResult
+            The fixed-length detection of every text (the numbers of :meth:`score`).
+        prefix : (n, T) float array
+            log10 p of every prefix of every text.
+        """
         raise NotImplementedError
 
     def answer(self, gen, lm, *, algo: str, key, dedup: bool, gamma, stat=None, params=None):
         """Everything the detection document shows of ``gen``: its :class:`~sims.detect.stats.scores.DetectResult`, the
         prefix curve (None without exact prefix p-values) and the :class:`Marks` (None where the family has none),
-        from one hashing pass where the family has marks (the same numbers as :meth:`score` and :meth:`prefix_curve`)."""
+        from one hashing pass where the family has marks (the same numbers as :meth:`score` and :meth:`prefix_curve`).
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        lm : LM or SyntheticLM or None
+            The LM, read by the families that need it (:attr:`needs_lm`).
+        algo : str
+            The algorithm whose detector scores.
+        key : int
+            The detection key.
+        dedup : bool
+            Score each (context, token) pair once.
+        gamma : float or None
+            The green-list ratio; None: the generation's.
+        stat, params : optional
+            The tournament family's statistic and parameters (as :meth:`score`); either given, no marks are made.
+
+        Returns
+        -------
+        result : DetectResult
+            The fixed-length detection of every text.
+        prefix : (n, T) float array or None
+            The prefix curve of :meth:`prefix_curve`, None without exact prefix p-values.
+        marks : Marks or None
+            The per-token marks, None where the family has none.
+        """
         if self.prefix_stat is None or stat is not None or params is not None:
             return self.score(gen, lm, algo=algo, key=key, dedup=dedup, gamma=gamma, stat=stat, params=params), None, None
         gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
@@ -150,27 +251,129 @@ class DetectorFamily:
 
     # ------------------------------------------------------------------ anytime-valid
     def sequential(self, gen, lm, *, algo: str, key, dedup: bool, gamma, alpha: float, grid) -> sequential.SequentialResult:
-        """The anytime-valid e-process of every text, ``gamma`` checked (:func:`sims.detect.families.detectors.sequential_score`)."""
+        """The anytime-valid e-process of every text, ``gamma`` checked (:func:`sims.detect.families.detectors.sequential_score`).
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        lm : LM or SyntheticLM or None
+            The LM, read by the families that need it (:attr:`needs_lm`).
+        algo : str
+            The algorithm whose detector runs.
+        key : int
+            The detection key.
+        dedup : bool
+            Bet on each (context, token) pair once (the tournament family skips repeated contexts by its own
+            ``mask_repeated``).
+        gamma : float or None
+            The green-list ratio (checked by :func:`check_gamma`); None: the generation's.
+        alpha : float in (0, 1)
+            The level: a text is detected once its e-value reaches 1/alpha (Ville's inequality).
+        grid : array or None
+            The mixture's grid of bets (:func:`sims.detect.anytime.sequential.check_grid`); None: the default.
+
+        Returns
+        -------
+        SequentialResult
+            Per text: the scored count, the summed statistic, the final log e-value and the stopping time.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------------ many keys
     def many_keys(self, gen, keys, lm, *, algo: str, dedup: bool, gamma, step_probs) -> tuple[np.ndarray, np.ndarray]:
         """(K, n) log10 p-values and scored counts of every text under every key (:func:`sims.detect.families.detectors.score_keys`):
-        by default the fixed-length score key by key."""
+        by default the fixed-length score key by key.
+
+        Parameters
+        ----------
+        gen : Generation
+            The texts and their record (``meta``: algorithm, key, gamma, h, vocabulary size, PRF, seeding).
+        keys : (K,) int array
+            The keys to score under (:func:`sims.detect.multiple.check_keys`).
+        lm : LM or SyntheticLM or None
+            The LM, read by the families that need it (:attr:`needs_lm`).
+        algo : str
+            The algorithm whose detector scores.
+        dedup : bool
+            Score each (context, token) pair once.
+        gamma : float or None
+            The green-list ratio; None: the generation's.
+        step_probs : array or None
+            The LM's next-token probabilities of every position, computed once for every key (keyed orders); None:
+            from ``lm``.
+
+        Returns
+        -------
+        log10_p : (K, n) float array
+            Exact log10 p-value of text ``i`` under key ``keys[k]``.
+        n_scored : (K, n) int array
+            The scored token counts.
+        """
         res = [self.score(gen, lm, algo=algo, key=int(k), dedup=dedup, gamma=gamma, stat=None, params=None) for k in keys]
         return np.stack([r.log10_p for r in res]), np.stack([r.n_scored for r in res])
 
     # ------------------------------------------------------------------ streaming
     def stream_setup(self, det, f: np.ndarray, *, algo: str, score, m, weights, mask_repeated: bool) -> None:
-        """Set the streaming detector ``det``'s e-process state (bets ``f``)."""
+        """Set the streaming detector ``det``'s e-process state (bets ``f``).
+
+        Parameters
+        ----------
+        det : SequentialDetector
+            The streaming detector whose state is read and written (:class:`sims.detect.families.stream.SequentialDetector`).
+        f : (G,) float array
+            The grid of bets of the e-process mixture.
+        algo : str
+            The detector's algorithm.
+        score : str or None
+            The sequential score (:mod:`sims.detect.families.sequential_scores`: ``"ems-log"`` for EMS), None for the
+            family's own.
+        m : int or None
+            The tournament's layer count; None: the registry's default.
+        weights : array or None
+            The tournament's layer weights (weighted score); None: equal weights.
+        mask_repeated : bool
+            The tournament skips tokens of a context it has seen.
+        """
         raise NotImplementedError
 
     def stream_marks(self, det, new: np.ndarray, probs):
-        """The per-token marks of the new tokens (no dedup: :meth:`stream_skip` does it, across chunks)."""
+        """The per-token marks of the new tokens (no dedup: :meth:`stream_skip` does it, across chunks).
+
+        Parameters
+        ----------
+        det : SequentialDetector
+            The streaming detector whose state is read and written (:class:`sims.detect.families.stream.SequentialDetector`).
+        new : (m,) int array
+            The chunk's token ids.
+        probs : (m, V) float array or None
+            The chunk's next-token distributions (keyed orders and the entropy gate read them).
+
+        Returns
+        -------
+        array or tuple of arrays
+            What :meth:`stream_step` reads, one entry per new token (a green colour, an EMS score, a g-value sum; the
+            keyed orders' hits and probabilities).
+        """
         raise NotImplementedError
 
     def stream_skip(self, det, window: tuple, pair) -> bool:
-        """Whether the token of context ``window`` (its dedup name ``pair``) is skipped; records it as seen."""
+        """Whether the token of context ``window`` (its dedup name ``pair``) is skipped; records it as seen.
+
+        Parameters
+        ----------
+        det : SequentialDetector
+            The streaming detector whose state is read and written (:class:`sims.detect.families.stream.SequentialDetector`).
+        window : tuple of int
+            The ``h`` tokens before the token.
+        pair : hashable
+            The token's dedup name: ``(window, token)``, or the (seed, token) pair of a seeding scheme.
+
+        Returns
+        -------
+        bool
+            True (skip it) when ``det`` dedups and has seen ``pair``; the base family never skips without dedup.
+        """
         if not det.dedup:
             return False
         if pair in det.seen:
@@ -179,13 +382,41 @@ class DetectorFamily:
         return False
 
     def stream_step(self, det, marks, j: int) -> None:
-        """Update ``det``'s sums and log e-value with token ``j`` of the chunk (marks of :meth:`stream_marks`)."""
+        """Update ``det``'s sums and log e-value with token ``j`` of the chunk (marks of :meth:`stream_marks`).
+
+        Parameters
+        ----------
+        det : SequentialDetector
+            The streaming detector whose state is read and written (:class:`sims.detect.families.stream.SequentialDetector`).
+        marks : array or tuple of arrays
+            The chunk's marks (:meth:`stream_marks`).
+        j : int
+            The token's index in the chunk.
+        """
         det.s += float(marks[j])
         det.log_e = float(det.mix.log_e(det.s, det.n))
 
 
 def check_gamma(meta: dict, gamma):
-    """The gamma of detection: the generation's, or ``gamma`` where it equals it (any gamma for unwatermarked texts)."""
+    """The gamma of detection: the generation's, or ``gamma`` where it equals it (any gamma for unwatermarked texts).
+
+    Parameters
+    ----------
+    meta : dict
+        The generation's record (``algo``, ``gamma``).
+    gamma : float or None
+        The requested green-list ratio; None: the generation's.
+
+    Returns
+    -------
+    float or None
+        The gamma to detect with.
+
+    Raises
+    ------
+    ValueError
+        ``gamma`` differs from a watermarked generation's (by more than 1e-12).
+    """
     if gamma is None:
         return meta.get("gamma")
     if meta["algo"] != registry.NULL and abs(float(gamma) - float(meta["gamma"])) > 1e-12:
@@ -548,7 +779,18 @@ _FAMILIES: dict[str, DetectorFamily] = {}
 
 
 def register_family(family: DetectorFamily) -> DetectorFamily:
-    """Add ``family`` (its name not registered yet); returns it.  The registered families are the one list of family names."""
+    """Add ``family`` (its name not registered yet); returns it.  The registered families are the one list of family names.
+
+    Parameters
+    ----------
+    family : DetectorFamily
+        The family object; its :attr:`~DetectorFamily.name` must be new.
+
+    Returns
+    -------
+    DetectorFamily
+        ``family`` itself.
+    """
     if family.name in _FAMILIES:
         raise ValueError(f"family {family.name!r} is registered already")
     _FAMILIES[family.name] = family
@@ -560,12 +802,29 @@ for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), KeyedOrder(), Tournamen
 
 
 def names() -> tuple[str, ...]:
-    """The registered families' names, in registration order."""
+    """The registered families' names, in registration order.
+
+    Returns
+    -------
+    tuple of str
+        The names (``"redgreen"``, ``"entropy_gated"``, ``"autocov"``, ``"ems"``, ``"keyed"``, ``"tournament"``).
+    """
     return tuple(_FAMILIES)
 
 
 def get(name: str) -> DetectorFamily:
-    """The family called ``name``; a ValueError naming it and the registered ones if there is none."""
+    """The family called ``name``; a ValueError naming it and the registered ones if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A family name (:func:`names`).
+
+    Returns
+    -------
+    DetectorFamily
+        The registered family object.
+    """
     try:
         return _FAMILIES[name]
     except (KeyError, TypeError):
@@ -573,7 +832,18 @@ def get(name: str) -> DetectorFamily:
 
 
 def of(algo: str) -> DetectorFamily:
-    """The detector family of algorithm ``algo`` (its registry record's); a ValueError names an unknown algorithm or family."""
+    """The detector family of algorithm ``algo`` (its registry record's); a ValueError names an unknown algorithm or family.
+
+    Parameters
+    ----------
+    algo : str
+        A registry algorithm name (:func:`sims.watermarks.registry.names`).
+
+    Returns
+    -------
+    DetectorFamily
+        The family its :attr:`~sims.watermarks.registry.Algorithm.family` names.
+    """
     name = registry.get(algo).family
     try:
         return _FAMILIES[name]

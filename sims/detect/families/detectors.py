@@ -93,6 +93,28 @@ def sequential_score(gen, lm=None, *, alpha: float = defaults.FPR, dedup: bool =
     ``dedup`` applies to the red-green, AutoCov and EMS families; the tournament family (SynthID)
     skips repeated contexts by its own ``mask_repeated`` (the generation's, else the registry's default).
 
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta`` names algorithm, key, gamma, h).
+    lm : LM or SyntheticLM, optional
+        The LM, needed by the keyed-order and entropy-gated families only.
+    alpha : float in (0, 1)
+        The level: a text is flagged once its e-value reaches 1/alpha, so that a null text is ever flagged with
+        probability at most alpha (default 1e-4).
+    dedup : bool
+        Bet on each (context, token) pair once (default True).
+    key, gamma, algo : optional
+        Overrides of the generation's key, green-list ratio (a mismatch with a watermarked generation's is refused:
+        :func:`sims.detect.families.check_gamma`) and algorithm.
+    grid : array, optional
+        The e-process mixture's grid of bets; None: the default grid.
+
+    Returns
+    -------
+    SequentialResult
+        One entry per text: scored count, summed statistic, final log e-value and stopping time (-1: never).
+
     Examples
     --------
     >>> import sims
@@ -120,9 +142,25 @@ def score_keys(gen, keys, lm=None, *, dedup: bool = True, gamma: float | None = 
     model's probabilities once: ``lm`` or ``step_probs``; the tournament family ignores ``dedup``: its
     ``mask_repeated`` skips repeated contexts).
 
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta`` names algorithm, gamma, h).
+    keys : sequence of int
+        The K keys to score under (checked by :func:`sims.detect.multiple.check_keys`).
+    lm : LM or SyntheticLM, optional
+        The LM, needed by the keyed-order and entropy-gated families (unless ``step_probs`` is given).
+    dedup : bool
+        Score each (context, token) pair once (default True; ignored by the tournament family).
+    gamma, algo : optional
+        Overrides of the generation's green-list ratio and algorithm.
+    step_probs : array, optional
+        The LM's next-token probabilities at every position of ``gen`` (keyed orders), read once for all keys.
+
     Returns
     -------
     log10_p, n_scored : (K, n) arrays
+        Exact log10 p-value and scored token count of text ``i`` under key ``keys[k]``.
 
     Examples
     --------

@@ -61,7 +61,18 @@ _SCORES: dict[str, Score] = {}
 
 
 def register_score(score: Score) -> Score:
-    """Add detector score family ``score`` (its name unused, its algorithms registered); returns it."""
+    """Add detector score family ``score`` (its name unused, its algorithms registered); returns it.
+
+    Parameters
+    ----------
+    score : Score
+        The record; its ``name`` must be new and its ``algos`` a non-empty tuple of registered algorithms.
+
+    Returns
+    -------
+    Score
+        ``score`` itself.
+    """
     if score.name in _SCORES:
         raise ValueError(f"score {score.name!r} is registered already")
     unknown = [a for a in score.algos if a not in registry.names()]
@@ -72,7 +83,18 @@ def register_score(score: Score) -> Score:
 
 
 def score_names(algo: str | None = None) -> tuple[str, ...]:
-    """The registered score families in registration order; with ``algo``, those that score its texts (default first)."""
+    """The registered score families in registration order; with ``algo``, those that score its texts (default first).
+
+    Parameters
+    ----------
+    algo : str, optional
+        A registered algorithm; None: every score family.
+
+    Returns
+    -------
+    tuple of str
+        The score names; with ``algo``, its default detector's first, then the others in registration order.
+    """
     if algo is None:
         return tuple(_SCORES)
     registry.get(algo)
@@ -83,8 +105,23 @@ def score_names(algo: str | None = None) -> tuple[str, ...]:
 def get_score(name: str, algo: str | None = None) -> Score:
     """The score family ``name``; with ``algo``, checked to apply to its texts.
 
-    Raises ValueError naming the score and the registered ones (unknown name), or the algorithm
-    and the scores that apply to it (inapplicable score).
+    Parameters
+    ----------
+    name : str
+        A registered score name (:func:`score_names`).
+    algo : str, optional
+        An algorithm the score must apply to; None: no check.
+
+    Returns
+    -------
+    Score
+        The registered record.
+
+    Raises
+    ------
+    ValueError
+        Naming the score and the registered ones (unknown name), or the algorithm and the scores that apply to it
+        (inapplicable score).
     """
     s = _SCORES.get(name) if isinstance(name, str) else None
     if s is None:
@@ -161,6 +198,7 @@ for _s in (
 
 SCORES: dict[str, Score] = {n: get_score(n) for n in score_names()}
 """The registered families by name."""
+#: The registered score families' names, in registration order (``sims detect --score``'s choices).
 SCORE_NAMES = tuple(SCORES)
 
 
@@ -177,6 +215,38 @@ def score_generation(gen, name: str, lm=None, *, key: int | None = None, gamma: 
     ``ems-opt`` and ``ems-trgof``; ``rho`` the green rate ``green-local`` seeks (default
     :func:`sims.detect.stats.local_scores.local_rho` of the record); ``fpr`` the level of the result's decision
     (:attr:`~sims.detect.stats.scores.DetectResult.watermarked`, default 1e-4).
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta``: algorithm, key, gamma, h).
+    name : str
+        The registered score family (:func:`score_names`).
+    lm : LM or SyntheticLM, optional
+        The LM of the families that read it (``lr``, ``ewd``, ``hits``, ``its-edit``); None: the generation's.
+    key : int, optional
+        The detection key; None: the generation's.
+    gamma : float, optional
+        The green-list ratio; None: the generation's.
+    dedup : bool
+        Score each (context, token) pair once (default False).
+    algo : str, optional
+        The algorithm whose texts are scored; None: the generation's.
+    delta : float, optional
+        The LR score's boost and EWD's spike-entropy boost (see above).
+    Delta : float
+        ``ems-opt``'s lattice parameter (default :data:`sims.detect.stats.gumbel_scores.OPT_DELTA`).
+    s : float
+        ``ems-trgof``'s divergence index (default :data:`sims.detect.stats.gumbel_scores.TRGOF_S`).
+    rho : float, optional
+        The green rate ``green-local`` seeks (see above).
+    fpr : float in (0, 1)
+        The false-positive rate of the result's decision.
+
+    Returns
+    -------
+    DetectResult
+        One entry per text: the family's statistic, its exact null log10 p-value and the scored token count.
     """
     fpr = check_fpr(fpr)
     m = gen.meta

@@ -38,7 +38,20 @@ SEQUENTIAL_SCORES = ("green", "ems-ars", "ems-log")
 
 
 def check_score(name: str, algo: str) -> str:
-    """``name`` if it is a registered score family of ``algo`` with an e-process, else a ValueError naming it."""
+    """``name`` if it is a registered score family of ``algo`` with an e-process, else a ValueError naming it.
+
+    Parameters
+    ----------
+    name : str
+        A score family name (:func:`sims.detect.families.score_families.score_names`).
+    algo : str
+        The algorithm it must score.
+
+    Returns
+    -------
+    str
+        ``name``, one of :data:`SEQUENTIAL_SCORES`.
+    """
     score_families.get_score(name, algo)  # unknown or inapplicable: the score table's message
     if name not in SEQUENTIAL_SCORES:
         raise ValueError(f"score {name!r} has no anytime-valid e-process (scores with one: {SEQUENTIAL_SCORES})")
@@ -46,7 +59,18 @@ def check_score(name: str, algo: str) -> str:
 
 
 def ems_log_terms(v) -> np.ndarray:
-    r"""The ``ems-log`` token terms :math:`\ln Y` from EMS token scores ``v`` :math:`= -\ln(1 - Y)`."""
+    r"""The ``ems-log`` token terms :math:`\ln Y` from EMS token scores ``v`` :math:`= -\ln(1 - Y)`.
+
+    Parameters
+    ----------
+    v : float array
+        EMS token scores :math:`-\ln(1 - Y_t)` (:func:`sims.detect.stats.scores.token_scores` with ``stat="ems"``).
+
+    Returns
+    -------
+    float array
+        :math:`\ln Y_t`, same shape; -Exp(1) under the null.
+    """
     return log_pivot(v)
 
 

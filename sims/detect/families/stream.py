@@ -175,7 +175,21 @@ class SequentialDetector:
         return hits[-new.size :], probs_hit[-new.size :]
 
     def update(self, tokens, probs=None) -> SequentialState:
-        """Feed the next tokens (1-d ids; ``probs``: their (m, V) next-token distributions, keyed orders and SWEET's gate only)."""
+        """Feed the next tokens (1-d ids; ``probs``: their (m, V) next-token distributions, keyed orders and SWEET's gate only).
+
+        Parameters
+        ----------
+        tokens : (m,) int array
+            The next token ids, each in ``[0, vocab_size)``.
+        probs : (m, V) float array, optional
+            The next-token distribution at each new token; needed by the keyed-order and entropy-gated families.
+
+        Returns
+        -------
+        SequentialState
+            The stream so far: tokens seen, tokens scored, the current and largest log e-value, the stopping time
+            (-1 until the e-value reaches 1/alpha) and alpha.
+        """
         new = np.asarray(tokens)
         if new.ndim != 1 or new.dtype.kind not in "iu":
             raise ValueError(f"tokens must be a 1-d array of integer ids; got dtype {new.dtype}, shape {new.shape}")

@@ -32,11 +32,17 @@ from sims.detect.stats._seeding_kernels import scan_seeded
 from sims.detect.stats.nulls import LN10, autocov_logcdf, binom_logsf, gamma_logsf
 from sims.watermarks import registry
 
+#: The registered algorithms of the red-green family (green count, exact binomial tail; :func:`score_redgreen`).
 REDGREEN_ALGOS = registry.names(family="redgreen")
+#: The registered algorithms of the keyed-order family (ITS, UW-delta, UW-gamma; :func:`score_keyed_order`).
 KEYED_ORDER_ALGOS = registry.names(family="keyed")
+#: Every registered algorithm: each has a detector (:func:`sims.detect.families.detectors.score`).
 DETECTABLE_ALGOS = registry.names()
+#: The green-list kinds: i.i.d. Bernoulli(gamma) colours per (context, token), or a partition of floor(gamma V) words.
 GREEN_KINDS = ("bernoulli", "partition")
+#: The per-token statistics of :func:`token_scores`: the green indicator and the EMS term -ln(1 - r).
 STATS = ("green", "ems")
+#: The keyed PRFs of the green lists: SplitMix64 (:mod:`sims.core.prf`) and SipHash-2-4 (:mod:`sims.core.prf_crypto`).
 PRFS = ("splitmix64", "siphash")
 PARALLEL_MIN_TOKENS = 1 << 20  #: below this many tokens the counting kernel runs on one thread
 
@@ -176,11 +182,32 @@ def token_scores(tokens, prompts, key: int, *, stat: str = "green", gamma: float
     ``seeding``: the green lists' seeding scheme (:mod:`sims.core.seeding`; other than ``"lefthash"``:
     Bernoulli SplitMix64 lists, ``stat="green"``); dedup then names a token by its (seed, token) pair.
 
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
+    stat : {"green", "ems"}
+        The per-token statistic.
+    gamma : float, optional
+        Green-list ratio in (0, 1) (required for ``stat="green"``).
+    green_kind : {"bernoulli", "partition"}
+        The green lists' kind.
+    dedup : bool
+        Score each (context window, token) pair once, at its first occurrence.
+    vocab_size : int, optional
+        Token ids must be below it; required for ``green_kind="partition"``.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists.
+    seeding : {"lefthash", "selfhash", "minhash", "skipgram"}
+        The green lists' seeding scheme.
+
     Returns
     -------
-    values : (n, T) float64, 0 where not scored
-    scored : (n, T) bool, True for tokens inside the text and, with ``dedup``, first
-        occurrences of their (context window, token) pair.
+    values : (n, T) float64
+        Each token's statistic, 0 where not scored.
+    scored : (n, T) bool
+        True for tokens inside the text and, with ``dedup``, first occurrences of their (context window, token) pair.
     """
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     code, stream, thr, _, tokmix = _stat_code(stat, gamma, green_kind, vocab_size)
@@ -207,6 +234,12 @@ def token_marks(tokens, prompts, key: int, *, stat: str = "green", gamma: float 
                 seeding: str = seeding_mod.DEFAULT) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The marks of every token in one hashing pass: its statistic (repeated pairs included: a repeated
     token keeps its colour) and the scored mask of :func:`token_scores` (arguments as there).
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key, stat, gamma, green_kind, dedup, vocab_size, prf, seeding :
+        As :func:`token_scores`.
 
     Returns
     -------
@@ -237,7 +270,21 @@ def token_scores_reference(tokens, prompts, key: int, *, stat: str = "green", ga
                            green_kind: str = defaults.GREEN_KIND, dedup: bool = False, vocab_size: int | None = None, lengths=None,
                            seeding: str = seeding_mod.DEFAULT):
     """Pure-NumPy twin of :func:`token_scores` (dedup on the pair of actual token ids; under a seeding
-    scheme other than ``"lefthash"``, on the (seed, token) pair of :mod:`sims.core.seeding`)."""
+    scheme other than ``"lefthash"``, on the (seed, token) pair of :mod:`sims.core.seeding`).
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key, stat, gamma, green_kind, dedup, vocab_size, seeding :
+        As :func:`token_scores` (SplitMix64 green lists only).
+
+    Returns
+    -------
+    values : (n, T) float64
+        Each token's statistic, 0 where not scored (equal to :func:`token_scores`' values).
+    scored : (n, T) bool
+        The scored mask, as :func:`token_scores`.
+    """
     tokens, prompts, lengths = _check_inputs(tokens, prompts, vocab_size, h, lengths)
     _stat_code(stat, gamma, green_kind, vocab_size)  # validation
     _check_key(key)
@@ -409,6 +456,27 @@ def score_ems(tokens, prompts, key: int, *, vocab_size: int | None = None, h: in
     .. math:: z = \frac{S - n}{\sqrt n}\ \text{(eq. ems\_zscore)},\qquad p = P(\Gamma(n, 1) \ge S)\ \text{(eq. ems\_pval)}
 
     :math:`r_{t,k}` = ``prf.uniforms(context_hash(key, ctx, prf.EMS), k)``.
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key in [0, 2**64).
+    vocab_size : int, optional
+        Token ids must be below it (checked).
+    dedup : bool
+        Score each (context window, token) pair once: the terms of distinct pairs are then i.i.d. Exp(1) under
+        the null.
+
+    Returns
+    -------
+    DetectResult
+        EMS sum S, z-score and exact log10 p of each text (p = 1, ``too_short``, with at most one scored token).
+
+    References
+    ----------
+    Towards Better Statistical Understanding of Watermarking LLMs, eqs. (18) and (19) of App. F (eq:ems_zscore,
+    eq:ems_pval).
     """
     s, n, _ = _sums(tokens, prompts, key, "ems", None, h, "bernoulli", dedup, vocab_size, lengths)
     short = n <= 1
@@ -438,6 +506,29 @@ def score_autocov(tokens, prompts, key: int, gamma: float, *, vocab_size: int | 
     probability gamma): the kept colours are T i.i.d. Bernoulli(gamma), whose AutoCov sum has the
     law :func:`sims.detect.stats.nulls.autocov_null_table` tabulates.  Texts with T < 2 are
     too short to test (p = 1).  ``score`` holds S_T and ``z`` holds Z_T.
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key.
+    gamma : float in (0, 1)
+        Green-list ratio.
+    vocab_size : int, optional
+        Token ids must be below it; required for ``green_kind="partition"``.
+    green_kind : {"bernoulli", "partition"}
+        The green lists' kind.
+    dedup : bool
+        Keep each (context window, token) pair's first colour only (see above).
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists.
+    seeding : {"lefthash", "selfhash", "minhash", "skipgram"}
+        The green lists' seeding scheme.
+
+    Returns
+    -------
+    DetectResult
+        ``n_scored`` T, ``score`` S_T, ``z`` Z_T (nan when too short) and the exact lower-tail log10 p of each text.
     """
     g, scored = token_scores(tokens, prompts, key, stat="green", gamma=gamma, h=h, green_kind=green_kind, dedup=dedup, vocab_size=vocab_size,
                              lengths=lengths, prf=prf, seeding=seeding)
@@ -482,6 +573,22 @@ def score_keyed_order(gen, step_probs, *, key: int | None = None, algo: str | No
     (UW-gamma), independently across steps, so the hit count is Poisson-binomial; its
     exact upper tail is computed by dynamic programming in log space.  The scan over steps
     is the Numba kernel :func:`sims.detect.stats._kernels.keyed_order_hits`.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta``: algorithm, key, h, vocab_size).
+    step_probs : callable
+        ``step_probs(i)``: the (T, V) next-token distributions of text ``i`` (see above).
+    key : int, optional
+        The detection key; None: the generation's.
+    algo : str, optional
+        A keyed-order algorithm (:data:`KEYED_ORDER_ALGOS`); None: the generation's.
+
+    Returns
+    -------
+    DetectResult
+        Hit count, nan z and exact Poisson-binomial log10 p of each text (``too_short`` for an empty text).
     """
     marks, probs_hit, n = keyed_order_marks(gen, step_probs, key=key, algo=algo)
     hits = marks.sum(axis=1).astype(np.float64)
@@ -493,7 +600,28 @@ def keyed_order_marks(gen, step_probs, *, key: int | None = None, algo: str | No
     """The keyed-order statistic of :func:`score_keyed_order` token by token: per text, the hit marks
     (n, T) bool and the null hit probabilities (n, T) of every step (1 past a text's end), and the
     lengths (n,).  One scan, :func:`sims.detect.stats._kernels.keyed_order_hits`, serves the fixed-length
-    and the sequential (:mod:`sims.detect.anytime.sequential`) tests."""
+    and the sequential (:mod:`sims.detect.anytime.sequential`) tests.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts and their record (``meta``: algorithm, key, h, vocab_size).
+    step_probs : callable
+        ``step_probs(i)``: the (T, V) next-token distributions of text ``i``.
+    key : int, optional
+        The detection key; None: the generation's.
+    algo : str, optional
+        A keyed-order algorithm (:data:`KEYED_ORDER_ALGOS`); None: the generation's.
+
+    Returns
+    -------
+    marks : (n, T) bool array
+        Whether each step is a hit (the key's uniform falls in the chosen token's interval, or UW-gamma's kept half).
+    probs_hit : (n, T) float array
+        The null probability of a hit at each step (1 past a text's end).
+    lengths : (n,) int array
+        Each text's length.
+    """
     from sims.core.keys import ITS_STREAM, keyed_order
 
     algo = gen.meta["algo"] if algo is None else algo
@@ -627,7 +755,26 @@ def prefix_log10p(tokens, prompts, key: int, *, stat: str = "green", gamma: floa
 
 
 def redgreen_prefix_log10p(tokens, prompts, key: int, gamma: float, *, vocab_size: int | None = None, h: int = defaults.H, dedup: bool = False) -> np.ndarray:
-    """:func:`prefix_log10p` of the red-green statistic."""
+    """:func:`prefix_log10p` of the red-green statistic.
+
+    Parameters
+    ----------
+    tokens, prompts, h : token layout (module docstring).
+    key : int
+        Watermark key.
+    gamma : float in (0, 1)
+        Green-list ratio (Bernoulli green lists).
+    vocab_size : int, optional
+        Token ids must be below it.
+    dedup : bool
+        Score each (context window, token) pair once.
+
+    Returns
+    -------
+    (n, T) float array
+        log10 of the exact binomial p-value of each prefix (eq. (17), eq:three_brick_p); 0 while at most one
+        token is scored, nan past the text's end.
+    """
     return prefix_log10p(tokens, prompts, key, stat="green", gamma=gamma, h=h, dedup=dedup, vocab_size=vocab_size)
 
 
@@ -642,6 +789,27 @@ def windowed_log10p(tokens, prompts, key: int, gamma: float, *, window: int = 50
     .. math:: p_{\mathrm{win}} = \min\left(1,\ m \min_{s} P(\mathrm{Bin}(n_s, \gamma) \ge k_s)\right)
 
     (unlike WinMax of Kirchenbauer et al., whose scores are not p-values).
+
+    Parameters
+    ----------
+    tokens, prompts, lengths, h : token layout (module docstring).
+    key : int
+        Watermark key.
+    gamma : float in (0, 1)
+        Green-list ratio (Bernoulli green lists).
+    window : int
+        Window length in tokens, at least 1 (default 50).
+    vocab_size : int, optional
+        Token ids must be below it.
+    dedup : bool
+        Score each (context window, token) pair once.
+    bonferroni : bool
+        Multiply the smallest window p-value by the number of windows (default True: a valid p-value).
+
+    Returns
+    -------
+    (n,) float array
+        log10 of each text's windowed p-value (at most 0).
     """
     if int(window) != window or int(window) < 1:
         raise ValueError(f"window must be an integer in [1, inf); got {window!r}")
