@@ -583,7 +583,7 @@ register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, s
                    color="#117733", marker="d"))
 register(Algorithm("pf", 15, ("tau",), "ems", pf.ref_pf, point_mass=True,
                    doc="Permute-and-Flip (Zhao, Li, Wang 2024): argmax log(p_k)/tau - log r_k, r = 1 - the EMS stream's uniforms",
-                   color="#6A3D9A", marker="P"))
+                   color="#6A3D9A", marker="+"))
 register(Algorithm("gumbelsoft", 16, ("gs_tau",), "ems", gumbelsoft.ref_gumbelsoft,
                    doc="GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS stream's Gumbel noise",
                    color="#B15928", marker="X"))
