@@ -389,7 +389,21 @@ class PFProcessor(EMSProcessor):
 class GumbelSoftProcessor(_KeyedProcessor):
     """GumbelSoft (:mod:`sims.watermarks.gumbelsoft`): the logits become (log p + g) / gs_tau, g = -log(-log r) the
     key's Gumbel noise of stream EMS, so the loop samples from q = softmax((log p + g) / gs_tau); records its exact
-    KL(q || p) and DG."""
+    KL(q || p) and DG.
+
+    Parameters
+    ----------
+    vocab_size : int
+        V, the LM's vocabulary size in [2, inf); the first V columns of the scores are read.
+    key : int
+        The watermark key in [0, 2**64).
+    gs_tau : float
+        The softmax temperature in (0, inf) (the registry's ``gs_tau``).
+    h : int
+        The context width in [0, inf): the last ``h`` tokens seed the Gumbel noise and the green list.
+    gamma : float
+        Green-list ratio in (0, 1) of the green list the DG records measure.
+    """
 
     name = "gumbelsoft"
 

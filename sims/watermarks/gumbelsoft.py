@@ -36,13 +36,43 @@ from sims.watermarks import _kernels as kern
 
 
 def gumbels(key: int, window, vocab_size: int) -> np.ndarray:
-    """The key's Gumbel noise :math:`g_k = -\\log(-\\log r_k)` after ``window`` (stream EMS's uniforms)."""
+    """The key's Gumbel noise :math:`g_k = -\\log(-\\log r_k)` after ``window`` (stream EMS's uniforms).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    window : (h,) int array
+        The last ``h`` tokens (the context hashed with the key).
+    vocab_size : int
+        V, the number of tokens.
+
+    Returns
+    -------
+    (V,) float array
+        :math:`g_k` for every token k.
+    """
     r = prf.uniforms(prf.context_hash(key, np.asarray(window), prf.EMS), np.arange(vocab_size))
     return -np.log(-np.log(r))
 
 
 def soft_law(p: np.ndarray, g: np.ndarray, tau: float) -> np.ndarray:
-    r""":math:`\mathrm{softmax}((\log p + g)/\tau)`, zeros of ``p`` kept at 0."""
+    r""":math:`\mathrm{softmax}((\log p + g)/\tau)`, zeros of ``p`` kept at 0.
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution.
+    g : (V,) float array
+        The key's Gumbel noise (:func:`gumbels`).
+    tau : float
+        The softmax temperature :math:`\tau_{\mathrm{gs}}`, in (0, inf).
+
+    Returns
+    -------
+    (V,) float array
+        The per-key law :math:`q`, summing to 1.
+    """
     with np.errstate(divide="ignore"):
         a = (np.log(p) + g) / tau
     w = np.exp(a - a.max())
@@ -50,7 +80,32 @@ def soft_law(p: np.ndarray, g: np.ndarray, tau: float) -> np.ndarray:
 
 
 def ref_gumbelsoft(p, window, t, key, state, prm):
-    """The reference step: the per-key law softmax((log p + g) / gs_tau) (module docstring)."""
+    """The reference step: the per-key law softmax((log p + g) / gs_tau) (module docstring).
+
+    The registry's reference-step signature (:mod:`sims.watermarks.registry`).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution p_t.
+    window : (h,) int array
+        The last ``h`` tokens (the Gumbel noise's context).
+    t : int
+        The 0-based position (not read).
+    key : int
+        The watermark key.
+    state : tuple
+        The carried state, passed through unchanged.
+    prm : dict
+        The resolved parameters (``gs_tau``).
+
+    Returns
+    -------
+    q : (V,) float array
+        The per-key law :func:`soft_law` ``(p, gumbels(key, window, V), gs_tau)``.
+    states : list
+        ``state`` for every next token (the step carries no state).
+    """
     V = p.shape[0]
     return soft_law(p, gumbels(key, window, V), prm["gs_tau"]), [state] * V
 

@@ -42,18 +42,73 @@ LAW_NODES = 24
 
 
 def pf_uniforms(key: int, window, vocab_size: int) -> np.ndarray:
-    """PF's keyed uniforms :math:`r_k = 1 - r^{\\mathrm{EMS}}_k` after ``window`` (module docstring)."""
+    """PF's keyed uniforms :math:`r_k = 1 - r^{\\mathrm{EMS}}_k` after ``window`` (module docstring).
+
+    Parameters
+    ----------
+    key : int
+        The watermark key.
+    window : (h,) int array
+        The last ``h`` tokens (the context hashed with the key, stream EMS).
+    vocab_size : int
+        V, the number of tokens.
+
+    Returns
+    -------
+    (V,) float array
+        :math:`r_k` in (0, 1) for every token k.
+    """
     return 1.0 - prf.uniforms(prf.context_hash(key, np.asarray(window), prf.EMS), np.arange(vocab_size))
 
 
 def pf_token(p: np.ndarray, r: np.ndarray, tau: float) -> int:
-    r"""The PF watermark's token :math:`\arg\max_k \log(p_k)/\tau - \log r_k` (the first maximiser)."""
+    r"""The PF watermark's token :math:`\arg\max_k \log(p_k)/\tau - \log r_k` (the first maximiser).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution (a zero entry never wins).
+    r : (V,) float array
+        The keyed uniforms in (0, 1) (:func:`pf_uniforms`).
+    tau : float
+        The temperature, in (0, inf).
+
+    Returns
+    -------
+    int
+        The token id y.
+    """
     with np.errstate(divide="ignore"):
         return int(np.argmax(np.log(p) / tau - np.log(r)))
 
 
 def ref_pf(p, window, t, key, state, prm):
-    """The reference step: a point mass at PF's token for the context's keyed uniforms (module docstring)."""
+    """The reference step: a point mass at PF's token for the context's keyed uniforms (module docstring).
+
+    The registry's reference-step signature (:mod:`sims.watermarks.registry`).
+
+    Parameters
+    ----------
+    p : (V,) float array
+        The next-token distribution p_t.
+    window : (h,) int array
+        The last ``h`` tokens (the uniforms' context).
+    t : int
+        The 0-based position (not read).
+    key : int
+        The watermark key.
+    state : tuple
+        The carried state, passed through unchanged.
+    prm : dict
+        The resolved parameters (``tau``).
+
+    Returns
+    -------
+    q : (V,) float array
+        The point mass at :func:`pf_token` ``(p, pf_uniforms(key, window, V), tau)``.
+    states : list
+        ``state`` for every next token (the step carries no state).
+    """
     V = p.shape[0]
     q = np.zeros(V)
     q[pf_token(p, pf_uniforms(key, window, V), prm["tau"])] = 1.0

@@ -25,7 +25,18 @@ from scipy.special import entr
 
 
 def text_lengths(gen) -> np.ndarray:
-    """(n,) each text's token count: its ``lengths`` cut at the first -1 pad (what the detectors score)."""
+    """(n,) each text's token count: its ``lengths`` cut at the first -1 pad (what the detectors score).
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts: ``tokens`` (n, T), -1 for padding, and ``lengths`` (n,).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Each text's token count.
+    """
     L = np.asarray(gen.lengths, dtype=np.int64).copy()
     for i in range(L.size):
         pad = np.flatnonzero(gen.tokens[i, : L[i]] < 0)
@@ -77,6 +88,18 @@ def spike_modulus(gamma: float, delta: float) -> float:
     (Kirchenbauer et al. 2023, Theorem 4.2), :math:`(1-\gamma)/\gamma` for the hard one (:math:`\delta = \infty`).
 
     Raises ValueError naming ``gamma`` or ``delta`` outside (0, 1) and (0, inf].
+
+    Parameters
+    ----------
+    gamma : float
+        Green-list ratio in (0, 1).
+    delta : float
+        The boost of the green logits in (0, inf]; inf for the hard red list.
+
+    Returns
+    -------
+    float
+        The modulus :math:`z > 0`.
     """
     if not 0.0 < float(gamma) < 1.0:
         raise ValueError(f"gamma must be in (0, 1); got {gamma!r}")
@@ -91,7 +114,22 @@ def spike_modulus(gamma: float, delta: float) -> float:
 def spike_entropies(gen, lm, modulus: float) -> np.ndarray:
     r"""(n, T) spike entropy :math:`S(p_t, z) = \sum_k p_t(k) / (1 + z\,p_t(k))` of modulus ``modulus`` = :math:`z \ge 0`
     at every position of every text (module docstring), nan past each text's length; in
-    :math:`[1/(1+z), 1]`, the upper end for a flat distribution over a large vocabulary."""
+    :math:`[1/(1+z), 1]`, the upper end for a flat distribution over a large vocabulary.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts with their prompts.
+    lm : LM or SyntheticLM
+        The LM the detector holds (anything with ``probs_along``: :func:`sims.get_lm`'s object).
+    modulus : float
+        The modulus :math:`z` in [0, inf) (:func:`spike_modulus`).
+
+    Returns
+    -------
+    ndarray of float64, shape (n, T)
+        :math:`S(p_t, z)` at every position, nan past each text's length.
+    """
     z = float(modulus)
     if not z >= 0.0:
         raise ValueError(f"modulus must be in [0, inf); got {modulus!r}")

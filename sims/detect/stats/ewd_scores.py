@@ -132,7 +132,20 @@ def lattice_logsf(k, s: int, g: float) -> float:
 def ewd_delta(meta: dict, algo: str) -> float:
     r"""The boost :math:`\delta` of the spike entropy's modulus for texts of ``algo``: its record's boost
     (:meth:`sims.watermarks.registry.Boost.lr`: SRL's and SWEET's delta, DualGA's lambda_1, the hard list's inf) read from
-    the generation where it is of ``algo``, else from the registry's defaults; ``defaults.DELTA`` for plain text."""
+    the generation where it is of ``algo``, else from the registry's defaults; ``defaults.DELTA`` for plain text.
+
+    Parameters
+    ----------
+    meta : dict
+        The generation's parameters (``gen.meta``); read only where its ``algo`` is ``algo``.
+    algo : str
+        The registry name of the watermark whose boost sets the modulus.
+
+    Returns
+    -------
+    float
+        The boost :math:`\delta` in (0, inf] (:func:`sims.detect.stats.entropies.spike_modulus`'s ``delta``).
+    """
     rec = registry.get(algo)
     if rec.boost is None:
         return float(defaults.DELTA)
@@ -143,7 +156,22 @@ def ewd_delta(meta: dict, algo: str) -> float:
 def ewd_weights(spike, scored, levels: int = EWD_LEVELS) -> np.ndarray:
     r"""(n, T) integer weights :math:`k_t = \mathrm{round}(K (S_t - \min_u S_u) / (\max_u S_u - \min_u S_u))` in [0, K]
     (module docstring), the extremes over each text's scored tokens (K for all where they are equal); 0 where a token is
-    not scored."""
+    not scored.
+
+    Parameters
+    ----------
+    spike : array_like of float, shape (n, T)
+        The spike entropies :math:`S_t` (:func:`sims.detect.stats.entropies.spike_entropies`).
+    scored : array_like of bool, shape (n, T)
+        The scored tokens; the extremes are taken over them.
+    levels : int >= 1
+        K, the lattice of the weights.
+
+    Returns
+    -------
+    ndarray of int64, shape (n, T)
+        The weights :math:`k_t \in \{0, \dots, K\}`, 0 where a token is not scored.
+    """
     if int(levels) != levels or levels < 1:
         raise ValueError(f"levels must be an integer in [1, inf); got {levels!r}")
     spike, scored = np.asarray(spike, dtype=np.float64), np.asarray(scored, dtype=bool)

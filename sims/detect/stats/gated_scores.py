@@ -35,7 +35,18 @@ from sims.detect.stats.scores import DetectResult, token_marks
 
 
 def check_threshold(threshold) -> float:
-    """The entropy threshold ``threshold`` (nats) as a float in [0, inf), else a ValueError naming it."""
+    """The entropy threshold ``threshold`` (nats) as a float in [0, inf), else a ValueError naming it.
+
+    Parameters
+    ----------
+    threshold : float or convertible to float
+        SWEET's entropy threshold :math:`\\tau` in nats.
+
+    Returns
+    -------
+    float
+        ``threshold`` as a float in [0, inf).
+    """
     try:
         x = float(threshold)
     except (TypeError, ValueError):
@@ -46,7 +57,21 @@ def check_threshold(threshold) -> float:
 
 
 def entropy_gate(entropies, threshold: float) -> np.ndarray:
-    r"""(n, T) bool: :math:`H(p_t) > \tau` (strictly, as the generator's boost), False where the entropy is nan (past a text's end)."""
+    r"""(n, T) bool: :math:`H(p_t) > \tau` (strictly, as the generator's boost), False where the entropy is nan (past a text's end).
+
+    Parameters
+    ----------
+    entropies : array_like of float, shape (n, T)
+        Shannon entropies :math:`H(p_t)` in nats (:func:`sims.detect.stats.entropies.shannon_entropies`), nan past each
+        text's length.
+    threshold : float
+        The threshold :math:`\tau` in nats, in [0, inf) (:func:`check_threshold`).
+
+    Returns
+    -------
+    ndarray of bool, shape (n, T)
+        The gate :math:`g_t = 1\{H(p_t) > \tau\}`.
+    """
     with np.errstate(invalid="ignore"):
         return np.asarray(entropies, dtype=np.float64) > check_threshold(threshold)
 
@@ -58,6 +83,42 @@ def gated_marks(gen, lm, key: int, *, gamma: float, threshold: float, dedup: boo
 
     ``prompts`` are the last ``h`` prompt tokens of each text (the generation's layout); ``gate`` (n, T) bool may be given
     (the key-independent gate computed once for many keys), else it is :func:`entropy_gate` of the LM's entropies.
+
+    Parameters
+    ----------
+    gen : Generation
+        The texts; its ``meta`` gives ``h`` and ``vocab_size``, its ``tokens`` and ``lengths`` the layout.
+    lm : LM or SyntheticLM
+        The LM whose Shannon entropies make the gate (not read when ``gate`` is given).
+    key : int
+        The watermark key of the green lists.
+    gamma : float
+        Green-list ratio in (0, 1).
+    threshold : float
+        The entropy threshold :math:`\\tau` in nats (not read when ``gate`` is given).
+    dedup : bool
+        Score each (context, token) pair once, at its first occurrence in the whole text, before the gate.
+    prompts : (n, h) int array
+        The last ``h`` prompt tokens of each text.
+    green_kind : {"bernoulli", "partition"}
+        The green lists' kind.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists.
+    seeding : str
+        The green lists' seeding scheme (:mod:`sims.core.seeding`).
+    gate : (n, T) bool array, optional
+        A precomputed gate; default :func:`entropy_gate` of :func:`sims.detect.stats.entropies.shannon_entropies`.
+
+    Returns
+    -------
+    values : (n, T) float64
+        Each token's colour as 0.0/1.0 (:func:`sims.detect.stats.scores.token_marks`).
+    scored : (n, T) bool
+        The scored mask (inside the text, first occurrence with ``dedup``) and the gate.
+    lengths : (n,) int64
+        Each text's length.
+    g_eff : float
+        The exact null probability of green (:func:`sims.detect.stats.marks.null_green_probability`).
     """
     m = gen.meta
     values, scored, lengths = token_marks(gen.tokens, prompts, key, stat="green", gamma=gamma, h=m["h"], green_kind=green_kind, dedup=dedup,
@@ -69,13 +130,54 @@ def gated_marks(gen, lm, key: int, *, gamma: float, threshold: float, dedup: boo
 
 def score_gated(values, scored, lengths, g_eff: float) -> tuple[DetectResult, np.ndarray]:
     """The gated green count's :class:`~sims.detect.stats.scores.DetectResult` (exact binomial tail over the gated, kept
-    tokens; module docstring) and its prefix curve, from the marks of :func:`gated_marks`."""
+    tokens; module docstring) and its prefix curve, from the marks of :func:`gated_marks`.
+
+    Parameters
+    ----------
+    values : (n, T) float array
+        The tokens' colours as 0.0/1.0 (:func:`gated_marks`).
+    scored : (n, T) bool array
+        The gated, kept tokens (:func:`gated_marks`).
+    lengths : (n,) int array
+        Each text's length.
+    g_eff : float
+        The exact null probability of green.
+
+    Returns
+    -------
+    res : DetectResult
+        The gated green count, SWEET's z-score and the exact binomial log10 p of each text.
+    prefix : (n, T) float array
+        log10 p of every prefix (:func:`sims.detect.stats.marks.redgreen_from_marks`).
+    """
     return redgreen_from_marks(values > 0.5, scored, lengths, g_eff)
 
 
 def sequential_gated(values, scored, lengths, g_eff: float, *, alpha: float = defaults.FPR, grid=None) -> SequentialResult:
     """The red-green e-process (:mod:`sims.detect.anytime.sequential`, Bernoulli bets) over the gated, kept tokens of
-    :func:`gated_marks`: anytime-valid at level ``alpha`` by Ville's inequality, the null being the fixed-length test's."""
+    :func:`gated_marks`: anytime-valid at level ``alpha`` by Ville's inequality, the null being the fixed-length test's.
+
+    Parameters
+    ----------
+    values : (n, T) float array
+        The tokens' colours as 0.0/1.0 (:func:`gated_marks`).
+    scored : (n, T) bool array
+        The gated, kept tokens (:func:`gated_marks`).
+    lengths : (n,) int array
+        Each text's length.
+    g_eff : float
+        The exact null probability of green, the Bernoulli mixture's null.
+    alpha : float
+        The level in (0, 1): a text is flagged when its e-value reaches 1/alpha.
+    grid : array_like of float, optional
+        The bet fractions in (0, 1) of the mixture; None for the default grid
+        (:func:`sims.detect.anytime.e_mixtures.check_grid`).
+
+    Returns
+    -------
+    SequentialResult
+        Per text: tokens scored, gated green count, log e-value after the whole text and the first stopping position.
+    """
     alpha = check_alpha(alpha)
     mix = bernoulli_mixture(g_eff, check_grid(grid))
     table = linear_thresholds(mix, values.shape[1], alpha)
