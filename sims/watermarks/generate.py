@@ -7,36 +7,36 @@ list (:mod:`sims.core.prf`, context = the last ``h`` tokens), and records the ex
 
 Algorithms (``ALGOS``):
 
-=============  ==========================================================================
-``none``       sample from p
-``srl``        soft red list, fixed delta (Algorithm kirchen); KL = closed form
-``hard``       sample from p restricted to the green list (delta = inf); KL = -log G
-               (if G = 0 the step is unwatermarked)
-``dualga``     Algorithm DualGA: delta_t = lambda_t, lambda <- Pi_[0,M](lambda + eta (Delta - DG_t))
-``autocov``    Algorithm DualGA_autocov: boost green after a red token, red after a green one;
-               lambda <- Pi_[0,M](lambda + eta (Delta + DA_t))
-``ems``        exponential minimum sampling: y = argmax_k r_k^(1/p_tau,k), r from the key
-               (stream EMS, context-keyed); q is a point mass, KL = -log p(y)
-``its``        inverse transform sampling (Kuditipudi et al.): u_t from the key and the
-               position t, vocabulary in a fixed keyed order; KL = -log p(y)
-``uw-delta``   unbiased watermark, delta-reweight: as ITS with a context-keyed u_t
-``uw-gamma``   unbiased watermark, gamma-reweight: keyed order and direction bit; the lower
-               half of the cumulative mass is dropped, the upper half doubled; KL exact
-``atw``        adaptive text watermark: boost delta only where the entropy of p_t exceeds
-               alpha (its semantic hash is replaced by the context hash here)
-``unigram``    Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
-               (:mod:`sims.watermarks.unigram`)
-``dipmark``    DiPmark (Wu et al. 2023): alpha-reweight of a keyed permutation
-               (:mod:`sims.watermarks.dipmark`)
-``morphmark``  MorphMark (Wang et al. 2025): the mass r (1 - G) moved to the green list,
-               r = min(exp(kappa G) - 1, 1) where G >= p0 (:mod:`sims.watermarks.morphmark`)
-``sweet``      SWEET (Lee et al. 2023): ATW's step (boost delta where the entropy of p_t exceeds
-               alpha); its detector counts only those positions (:mod:`sims.detect.stats.gated_scores`)
-``pf``         Permute-and-Flip (Zhao, Li, Wang 2024): y = argmax log(p_k)/tau - log r_k, r = 1 - the
-               EMS stream's uniforms; a point mass, KL = -log p(y) (:mod:`sims.watermarks.pf`)
-``gumbelsoft`` GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS
-               stream's Gumbel noise; KL exact over V (:mod:`sims.watermarks.gumbelsoft`)
-=============  ==========================================================================
+==============  ==========================================================================
+``none``        sample from p
+``srl``         soft red list, fixed delta (Algorithm kirchen); KL = closed form
+``hard``        sample from p restricted to the green list (delta = inf); KL = -log G
+                (if G = 0 the step is unwatermarked)
+``dualga``      Algorithm DualGA: delta_t = lambda_t, lambda <- Pi_[0,M](lambda + eta (Delta - DG_t))
+``autocov``     Algorithm DualGA_autocov: boost green after a red token, red after a green one;
+                lambda <- Pi_[0,M](lambda + eta (Delta + DA_t))
+``ems``         exponential minimum sampling: y = argmax_k r_k^(1/p_tau,k), r from the key
+                (stream EMS, context-keyed); q is a point mass, KL = -log p(y)
+``its``         inverse transform sampling (Kuditipudi et al.): u_t from the key and the
+                position t, vocabulary in a fixed keyed order; KL = -log p(y)
+``uw-delta``    unbiased watermark, delta-reweight: as ITS with a context-keyed u_t
+``uw-gamma``    unbiased watermark, gamma-reweight: keyed order and direction bit; the lower
+                half of the cumulative mass is dropped, the upper half doubled; KL exact
+``atw``         adaptive text watermark: boost delta only where the entropy of p_t exceeds
+                alpha (its semantic hash is replaced by the context hash here)
+``unigram``     Unigram (Zhao et al. 2023): SRL's step at context width 0, one fixed green list
+                (:mod:`sims.watermarks.unigram`)
+``dipmark``     DiPmark (Wu et al. 2023): alpha-reweight of a keyed permutation
+                (:mod:`sims.watermarks.dipmark`)
+``morphmark``   MorphMark (Wang et al. 2025): the mass r (1 - G) moved to the green list,
+                r = min(exp(kappa G) - 1, 1) where G >= p0 (:mod:`sims.watermarks.morphmark`)
+``sweet``       SWEET (Lee et al. 2023): ATW's step (boost delta where the entropy of p_t exceeds
+                alpha); its detector counts only those positions (:mod:`sims.detect.stats.gated_scores`)
+``pf``          Permute-and-Flip (Zhao, Li, Wang 2024): y = argmax log(p_k)/tau - log r_k, r = 1 - the
+                EMS stream's uniforms; a point mass, KL = -log p(y) (:mod:`sims.watermarks.pf`)
+``gumbelsoft``  GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS
+                stream's Gumbel noise; KL exact over V (:mod:`sims.watermarks.gumbelsoft`)
+==============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
 ``dualga``, ``autocov``, ``atw``, ``unigram``, ``morphmark``, ``sweet``) with Bernoulli green lists only need the green mass and

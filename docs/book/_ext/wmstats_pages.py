@@ -128,11 +128,11 @@ def gallery_markdown(docs=DOCS, page_dir=DOCS / "book"):
 
 
 def results_table_markdown(name, docs=DOCS):
-    """A page's generated part from a committed table: ``docs/results/NAME.md`` without its title, its sections
-    one level down (the page's own title is the only level-1 heading)."""
+    """A page's generated part from a committed table: ``docs/results/NAME.md`` without its title (the page's own
+    title is the only level-1 heading; the table's sections start at level 2)."""
     lines = (docs / "results" / f"{name}.md").read_text(encoding="utf-8").splitlines()
     body = lines[1:] if lines and lines[0].startswith("# ") else lines
-    return "\n".join("#" + ln if ln.startswith("#") else ln for ln in body).strip() + "\n"
+    return "\n".join(body).strip() + "\n"
 
 
 def write(srcdir):

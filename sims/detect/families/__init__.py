@@ -543,7 +543,7 @@ class EntropyGated(_GreenLists):
         return res, prefix, marks
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
-        from sims.detect.stats.gated_scores import sequential_gated
+        from sims.detect.anytime.gated_sequential import sequential_gated
 
         gamma = gen.meta["gamma"] if gamma is None else gamma
         mk = self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup)
