@@ -91,7 +91,22 @@ def _check(band, gap, resamples, seed) -> tuple[int, float, int, int]:
 
 def window_hashes_reference(seq, h: int, key: int) -> np.ndarray:
     """NumPy twin of :func:`sims.detect.stats._ems_edit_kernels.window_hashes`: the EMS hash of each
-    window ``seq[s : s + h]``, s = 0..len(seq) - h - 1."""
+    window ``seq[s : s + h]``, s = 0..len(seq) - h - 1.
+
+    Parameters
+    ----------
+    seq : array_like of int
+        Token ids: the prompt's last h followed by the text's L tokens (length L + h).
+    h : int
+        Context width of the hash (the window length).
+    key : int
+        Watermark key, in [0, 2**64).
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (len(seq) - h,)
+        Entry s is the EMS context hash of ``seq[s : s + h]`` (:math:`W_s` of the module docstring).
+    """
     seq = np.asarray(seq, dtype=np.int64)
     L = seq.size - h
     windows = np.stack([seq[s : s + h] for s in range(L)]) if L else np.zeros((0, h), dtype=np.int64)
@@ -100,7 +115,25 @@ def window_hashes_reference(seq, h: int, key: int) -> np.ndarray:
 
 def align_prefix_max_reference(y, ctx, band: int, gap: float) -> np.ndarray:
     r"""NumPy twin of :func:`sims.detect.stats._ems_edit_kernels.align_prefix_max`: :math:`S_t`
-    (module docstring) for t = 1..L, from the table :math:`g(s, t)` of every window and token."""
+    (module docstring) for t = 1..L, from the table :math:`g(s, t)` of every window and token.
+
+    Parameters
+    ----------
+    y : array_like of int, shape (L,)
+        The text's token ids.
+    ctx : array_like of uint64, shape (L,)
+        Context hashes of the windows :math:`W_0, \dots, W_{L-1}` (:func:`window_hashes_reference`): window
+        s ends at text token s, :math:`W_0` being the prompt's last h ids.
+    band : int
+        B, the longest run of text tokens skipped at once as inserted.
+    gap : float
+        :math:`g_{\mathrm{ap}}`, the cost in nats of each skipped token.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (L,)
+        Entry t - 1 is :math:`S_t`, the best alignment score of the prefix of t tokens.
+    """
     y, ctx = np.asarray(y, dtype=np.int64), np.asarray(ctx, dtype=np.uint64)
     L = y.size
     g = -np.log1p(-prf.uniforms(ctx[:, None], y[None, :]))  # g[s, t-1]: token t under window s
@@ -116,7 +149,22 @@ def align_prefix_max_reference(y, ctx, band: int, gap: float) -> np.ndarray:
 
 
 def fresh_keys(seed: int, i: int, resamples: int) -> np.ndarray:
-    """The ``resamples`` fresh keys of text ``i``: uniform on [0, 2**64) from ``default_rng([seed, i])``."""
+    """The ``resamples`` fresh keys of text ``i``: uniform on [0, 2**64) from ``default_rng([seed, i])``.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the fresh keys, shared by all texts.
+    i : int
+        Index of the text in its batch.
+    resamples : int
+        N, the number of fresh keys of the permutation p-value.
+
+    Returns
+    -------
+    numpy.ndarray of uint64, shape (resamples,)
+        The fresh keys K_1, ..., K_N of the module docstring's null.
+    """
     return np.random.default_rng([seed, i]).integers(0, 2**64, size=resamples, dtype=np.uint64)
 
 
