@@ -64,6 +64,30 @@ class Param:
     (otherwise it is converted to float), as the generator's records always have; ``integer``
     requires an integral value and returns it as int.  ``recorded_unused=False``: :func:`resolve_params`
     leaves it out for an algorithm that does not take it (the records of the others keep their keys).
+
+    Parameters
+    ----------
+    name : str
+        The parameter's keyword (``delta``, ``gamma``, ``lam1``, ...), the key of :data:`PARAMS`.
+    default : float or None
+        The value an algorithm that takes the parameter runs at when none is given (None: the algorithm's
+        record computes it, :attr:`Algorithm.defaults`).
+    low : float
+        Lower end of the valid range.
+    high : float or str
+        Upper end of the valid range, or the name of another parameter whose resolved value is the end.
+    low_open, high_open : bool
+        Whether the lower (upper) end is excluded.
+    help : str
+        One-line description, for command-line help.
+    unused : float or None
+        The value recorded in ``meta`` for an algorithm that does not take the parameter.
+    exact : bool
+        Keep a checked value as given (else convert it to float).
+    integer : bool
+        Require an integral value, returned as int.
+    recorded_unused : bool
+        Whether :func:`resolve_params` records the parameter for an algorithm that does not take it.
     """
 
     name: str
@@ -79,6 +103,19 @@ class Param:
     recorded_unused: bool = True
 
     def range(self, resolved: dict | None = None) -> str:
+        """The valid range as interval notation, for messages and help (``[0, 1)``, ``[0, M]``).
+
+        Parameters
+        ----------
+        resolved : dict, optional
+            Resolved parameters; where ``high`` names another parameter, its value there is shown too
+            (``[0, M] = [0, 4.0]``).
+
+        Returns
+        -------
+        str
+            The interval, brackets marking closed ends and parentheses open ones.
+        """
         hi = self.high
         if isinstance(hi, str):
             hi = f"{hi}] = [{_fmt(self.low)}, {resolved[hi]}" if resolved else hi
@@ -86,7 +123,20 @@ class Param:
 
     def check(self, value, resolved: dict | None = None):
         """``value`` if it lies in the range (as float unless ``exact``), else ValueError naming the
-        parameter, the value and the valid range."""
+        parameter, the value and the valid range.
+
+        Parameters
+        ----------
+        value : float or int
+            The value to check.
+        resolved : dict, optional
+            Resolved parameters, read for the upper end when ``high`` names another parameter (required then).
+
+        Returns
+        -------
+        float or int
+            ``value`` itself when ``exact``, an int when ``integer``, else ``float(value)``.
+        """
         hi = float(resolved[self.high]) if isinstance(self.high, str) else self.high
         try:
             x = float(value)
@@ -142,26 +192,90 @@ class Boost:
     """:meth:`signal` reads ``G`` (else it may be None)."""
 
     def lr(self, meta: dict) -> float:
-        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.stats.lr_scores.lr_delta`)."""
+        """The boost the likelihood-ratio score's weights use (:func:`sims.detect.stats.lr_scores.lr_delta`).
+
+        Parameters
+        ----------
+        meta : dict
+            A generation's record.
+
+        Returns
+        -------
+        float
+            The boost delta, in nats.
+        """
         raise NotImplementedError
 
     def per_text(self, info: dict, G: np.ndarray):
-        """The boost of each text for :func:`theory.power.green_probs` (a float, or one per row of ``G``)."""
+        """The boost of each text for :func:`theory.power.green_probs` (a float, or one per row of ``G``).
+
+        Parameters
+        ----------
+        info : dict
+            The resolved parameters (:func:`sims.watermarks.generate.algo_params`).
+        G : numpy.ndarray, shape (n, T)
+            Green masses of the LM's next-token distributions.
+
+        Returns
+        -------
+        float or numpy.ndarray of shape (n,)
+            The boost in nats, shared by all texts or one per text.
+        """
         raise NotImplementedError
 
     def green_rate(self, meta: dict, gamma: float) -> float:
         r"""The green rate :math:`\rho` the local score seeks (:func:`sims.detect.stats.local_scores.local_rho`, before its cap):
         the green probability of the record's boost :math:`\delta` on a flat distribution,
-        :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none)."""
+        :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)` (:math:`\delta` = ``defaults.DELTA`` where the record has none).
+
+        Parameters
+        ----------
+        meta : dict
+            A generation's record.
+        gamma : float
+            The green-list fraction :math:`\gamma`.
+
+        Returns
+        -------
+        float
+            :math:`\rho`, in :math:`[\gamma, 1)`.
+        """
         return flat_green_rate(meta, gamma)
 
     def signal(self, info: dict, G: np.ndarray) -> float:
-        """The mean DG per token on texts of green masses ``G`` (:func:`sims.plan.watermark_signal`)."""
+        """The mean DG per token on texts of green masses ``G`` (:func:`sims.plan.watermark_signal`).
+
+        Parameters
+        ----------
+        info : dict
+            The resolved parameters (:func:`sims.watermarks.generate.algo_params`).
+        G : numpy.ndarray, shape (n, T), or None
+            Green masses of the LM's next-token distributions (may be None where
+            :attr:`signal_reads_masses` is false).
+
+        Returns
+        -------
+        float
+            The mean per-token signal.
+        """
         raise NotImplementedError
 
 
 def flat_green_rate(meta: dict, gamma: float) -> float:
-    """:meth:`Boost.green_rate` of the record's ``delta`` (``defaults.DELTA`` where it has none)."""
+    r""":meth:`Boost.green_rate` of the record's ``delta`` (``defaults.DELTA`` where it has none).
+
+    Parameters
+    ----------
+    meta : dict
+        A generation's record.
+    gamma : float
+        The green-list fraction :math:`\gamma`.
+
+    Returns
+    -------
+    float
+        :math:`\gamma e^\delta / (\gamma e^\delta + 1 - \gamma)`.
+    """
     d = meta.get("delta")
     e = math.exp(float(defaults.DELTA if d is None else d))
     return gamma * e / (gamma * e + 1.0 - gamma)
@@ -325,7 +439,18 @@ _REGISTRY: dict[str, Algorithm] = {}
 
 
 def register(algo: Algorithm) -> Algorithm:
-    """Add ``algo`` to the registry (its name and code unused, its parameters known); returns it."""
+    """Add ``algo`` to the registry (its name and code unused, its parameters known); returns it.
+
+    Parameters
+    ----------
+    algo : Algorithm
+        The record to add.
+
+    Returns
+    -------
+    Algorithm
+        ``algo`` itself.
+    """
     if algo.name in _REGISTRY or any(a.code == algo.code for a in _REGISTRY.values()):
         raise ValueError(f"algorithm {algo.name!r} or code {algo.code} is registered already")
     unknown = [p for p in (*algo.params, *algo.defaults) if p not in PARAMS]
@@ -337,12 +462,34 @@ def register(algo: Algorithm) -> Algorithm:
 
 
 def names(**flags) -> tuple[str, ...]:
-    """The registered names in code order, those whose attributes equal ``flags`` (e.g. ``family="redgreen"``, ``stealable=True``)."""
+    """The registered names in code order, those whose attributes equal ``flags`` (e.g. ``family="redgreen"``, ``stealable=True``).
+
+    Parameters
+    ----------
+    **flags
+        Attribute values of :class:`Algorithm` a name's record must have.
+
+    Returns
+    -------
+    tuple of str
+        The matching names, ordered by their codes.
+    """
     return tuple(a.name for a in sorted(_REGISTRY.values(), key=lambda a: a.code) if all(getattr(a, k) == v for k, v in flags.items()))
 
 
 def get(name: str) -> Algorithm:
-    """The record of ``name``; ValueError listing the registered names if there is none."""
+    """The record of ``name``; ValueError listing the registered names if there is none.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+
+    Returns
+    -------
+    Algorithm
+        Its record.
+    """
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
@@ -350,7 +497,18 @@ def get(name: str) -> Algorithm:
 
 
 def taking(param: str) -> tuple[str, ...]:
-    """The algorithms that take ``param``."""
+    """The algorithms that take ``param``.
+
+    Parameters
+    ----------
+    param : str
+        A key of :data:`PARAMS` (``gamma`` is taken by every algorithm).
+
+    Returns
+    -------
+    tuple of str
+        Their names, in code order.
+    """
     return tuple(a for a in names() if param == "gamma" or param in _REGISTRY[a].params)
 
 
@@ -359,6 +517,13 @@ def check_params(name: str, **given) -> None:
     (``None`` counts as not given; other keywords, such as ``h`` or ``prf``, are the caller's to check).
 
     Raises ValueError naming the parameter and the algorithms that take it.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    **given
+        Parameter values by keyword, as the caller received them.
     """
     algo = get(name)
     for k, v in given.items():
@@ -370,7 +535,22 @@ def check_params(name: str, **given) -> None:
 def resolve_params(name: str, **given) -> dict:
     """Every parameter of :data:`PARAMS` for algorithm ``name``: the given value or the default,
     checked; one it does not take holds ``Param.unused`` (or the value given, unchecked: use
-    :func:`check_params` to refuse it)."""
+    :func:`check_params` to refuse it).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    **given
+        Parameter values by keyword; None (or absent) takes the default, or the value the record's
+        :attr:`Algorithm.defaults` computes from the others.
+
+    Returns
+    -------
+    dict
+        ``{parameter: value}`` of every parameter of :data:`PARAMS` (less those not ``recorded_unused`` that
+        the algorithm does not take).
+    """
     algo = get(name)
     takes = ("gamma",) + algo.params
     out = {}
@@ -391,7 +571,20 @@ def resolve_params(name: str, **given) -> dict:
 def context_width(name: str, h: int) -> int:
     """The context width algorithm ``name`` runs at: its record's fixed ``context_width`` where it has one
     (Unigram: 0), else ``h``.  The package's default width (``defaults.H``) reads as not given there;
-    another width is refused, naming the algorithm's."""
+    another width is refused, naming the algorithm's.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    h : int
+        The context width asked for.
+
+    Returns
+    -------
+    int
+        The width the algorithm runs at.
+    """
     w = get(name).context_width
     if w is None:
         return h
@@ -402,7 +595,20 @@ def context_width(name: str, h: int) -> int:
 
 def fixed_green_kind(name: str, green_kind: str) -> str:
     """The green-list kind algorithm ``name`` runs with: its record's ``green_kind`` where it has one (DiPmark:
-    ``"partition"``), the default ``defaults.GREEN_KIND`` reading as not given there; else ``green_kind``."""
+    ``"partition"``), the default ``defaults.GREEN_KIND`` reading as not given there; else ``green_kind``.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    green_kind : str
+        The green-list kind asked for.
+
+    Returns
+    -------
+    str
+        The kind the algorithm runs with; ValueError for another fixed kind.
+    """
     k = get(name).green_kind
     if k is None:
         return green_kind
@@ -412,7 +618,20 @@ def fixed_green_kind(name: str, green_kind: str) -> str:
 
 
 def own(name: str, prm: dict) -> dict:
-    """The entries of ``prm`` that algorithm ``name`` takes (``gamma`` included)."""
+    """The entries of ``prm`` that algorithm ``name`` takes (``gamma`` included).
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    prm : dict
+        Parameters by keyword (:func:`resolve_params`' output, say).
+
+    Returns
+    -------
+    dict
+        The sub-dict of the parameters the algorithm takes.
+    """
     algo = get(name)
     return {k: v for k, v in prm.items() if k == "gamma" or k in algo.params}
 
@@ -600,6 +819,22 @@ def check_seeding(name: str, seeding: str, *, green_kind: str = defaults.GREEN_K
     ``"lefthash"`` (the default) holds for every algorithm; another scheme only for :data:`SEEDING_ALGOS`,
     with Bernoulli green lists keyed by SplitMix64.  Raises ValueError naming the parameter, its value
     and the valid ones.
+
+    Parameters
+    ----------
+    name : str
+        A registered algorithm name.
+    seeding : str
+        The seeding scheme's name.
+    green_kind : str
+        The green-list kind (``"bernoulli"`` for a scheme other than ``"lefthash"``).
+    prf : str
+        The pseudorandom function (``"splitmix64"`` for a scheme other than ``"lefthash"``).
+
+    Returns
+    -------
+    int
+        The scheme's code.
     """
     c = seeding_mod.code(seeding)
     if c != seeding_mod.LEFTHASH and (name not in SEEDING_ALGOS or green_kind != "bernoulli" or prf != "splitmix64"):
