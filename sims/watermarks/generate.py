@@ -101,10 +101,54 @@ STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UN
 # vectorised sums (a new parameter is appended)
 AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0 gs_tau")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
-:data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None)."""
+:data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None).
+
+Parameters
+----------
+delta : float
+    Logit boost of the green list in nats (the soft red list, the paper's Algorithm 1).
+Delta : float
+    Target DG per token of the adaptive algorithms (DualGA, Algorithm 2).
+eta : float
+    DualGA's dual step size.
+lam1 : float
+    DualGA's initial dual variable lambda_1, in [0, M].
+M : float
+    Projection bound of DualGA's lambda.
+tau : float
+    EMS / PF sampling temperature.
+alpha : float
+    Entropy threshold in nats (the entropy-gated steps).
+gamma : float
+    Green-list fraction.
+dip_alpha : float
+    DiPmark's reweight alpha.
+morph_kappa, morph_p0 : float
+    MorphMark's strength constant and threshold.
+gs_tau : float
+    GumbelSoft's softmax temperature."""
 
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
-LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`)."""
+LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`).
+
+Parameters
+----------
+V : int
+    Vocabulary size.
+order : int
+    Markov order: the number of previous tokens the next-token distribution reads.
+seed : int
+    The LM's seed (its context hash).
+params : numpy.ndarray
+    The LM's parameter vector (:attr:`~sims.lm.synthetic.SyntheticLM.params`).
+levels : numpy.ndarray, shape (N_LEVELS,)
+    Inverse temperatures beta_l.
+base : numpy.ndarray, shape (V,)
+    Base logits b_j.
+table : numpy.ndarray, shape (N_LEVELS, V)
+    exp(beta_l b_j).
+level_sums : numpy.ndarray, shape (N_LEVELS, 2)
+    Row sums of ``table`` and of ``table * base``: each level's normaliser and mean numerator."""
 
 Keying = namedtuple("Keying", "key h threshold partition n_green tokmix perm siphash k0 k1 seeding anchors clusters")
 Keying.__doc__ = """The watermark's keyed objects: ``key`` (uint64), context width ``h``, the green
@@ -112,7 +156,34 @@ threshold of :func:`sims.core.prf.green_threshold`, ``partition`` (exactly ``n_g
 instead of Bernoulli lists), the PRF's per-token mix ``tokmix``, the keyed order ``perm``, and
 ``siphash`` with SipHash's key words ``k0, k1`` (green lists of :mod:`sims.core.prf_crypto`), and the
 seeding scheme's code ``seeding`` with, for ``selfhash``, the candidates' hashes ``anchors`` and, for ``semantic``,
-the cluster table ``clusters`` (:data:`sims.core.seeding.NO_CLUSTERS`: the public hash; :mod:`sims.core.seeding`)."""
+the cluster table ``clusters`` (:data:`sims.core.seeding.NO_CLUSTERS`: the public hash; :mod:`sims.core.seeding`).
+
+Parameters
+----------
+key : numpy.uint64
+    SplitMix64's watermark key (unused by the SipHash-keyed schemes).
+h : int
+    Context width of the green-list hash.
+threshold : int
+    Green threshold of :func:`sims.core.prf.green_threshold`: a token is green when its bits fall below it.
+partition : bool
+    Exactly ``n_green`` green ids per context instead of Bernoulli lists.
+n_green : int
+    floor(gamma V), at least 1: the size of a partition green list.
+tokmix : numpy.ndarray of uint64, shape (V,)
+    The PRF's per-token mix (:func:`sims.core.prf.token_mix`).
+perm : numpy.ndarray, shape (V,)
+    The keyed order of the vocabulary (:func:`sims.core.keys.keyed_order`).
+siphash : bool
+    Green lists keyed by SipHash-2-4 (:mod:`sims.core.prf_crypto`).
+k0, k1 : numpy.uint64
+    SipHash's key words.
+seeding : int
+    The seeding scheme's code (:data:`sims.core.seeding.SEEDINGS`).
+anchors : numpy.ndarray of uint64
+    For ``selfhash``, each token id's hash; empty otherwise.
+clusters : numpy.ndarray
+    For ``semantic`` with a cluster table, each id's cluster; empty otherwise."""
 SIPHASH_ALGOS = registry.names(siphash=True)  #: the red-green schemes prf="siphash" keys
 
 
@@ -441,6 +512,20 @@ def algo_params(algo: str, **given) -> tuple[AlgoParams, dict]:
 
     Returns the kernel's :class:`AlgoParams` and every parameter as a dict (what the record's
     ``meta`` keeps; ``delta`` and ``Delta`` are ``None`` where the algorithm has no such parameter).
+
+    Parameters
+    ----------
+    algo : str
+        A registered algorithm name.
+    **given
+        Parameter values by keyword (None: the default).
+
+    Returns
+    -------
+    AlgoParams
+        Every parameter as a float, 0.0 where None.
+    dict
+        Every parameter as resolved (:func:`sims.watermarks.registry.resolve_params`).
     """
     info = registry.resolve_params(algo, **given)
     prm = AlgoParams(*(float(0.0 if info.get(f) is None else info[f]) for f in AlgoParams._fields))  # dip_alpha, morph_*, gs_tau: one record's each
@@ -479,6 +564,8 @@ def generate_synthetic(
         repetition mitigation measured in :mod:`sims.experiments.repetition`.
     prompts : ndarray (n, P), optional
         Prompt token ids; default :func:`sample_prompts` ``(lm, n, seed, prompt_len)``.
+    prompt_len : int
+        Length P of the sampled prompts where ``prompts`` is None (at least ``max(lm.order, h)``).
     prf : {"splitmix64", "siphash"}
         The keyed PRF of the green lists: SplitMix64 (:mod:`sims.core.prf`, the default) or
         SipHash-2-4 with a 128-bit key (:mod:`sims.core.prf_crypto`; Bernoulli lists of the
@@ -601,7 +688,24 @@ def _own_generator(rec, lm, *, n, T, seed, key, h, green_kind, prf, prompts, pro
 
 def uniform_start(lm: SyntheticLM, n: int, seed: int, length: int) -> np.ndarray:
     """The first ``lm.order`` tokens of :func:`sample_prompts`' prompts, uniform from
-    ``numpy.random.default_rng(seed)`` (both samplers start so), after checking ``n`` and ``length``."""
+    ``numpy.random.default_rng(seed)`` (both samplers start so), after checking ``n`` and ``length``.
+
+    Parameters
+    ----------
+    lm : SyntheticLM
+        The LM (its ``order`` and ``vocab_size``).
+    n : int
+        Number of prompts, at least 1.
+    seed : int
+        Sampling seed.
+    length : int
+        The prompts' length, at least ``lm.order``.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n, lm.order)
+        Uniform token ids.
+    """
     if int(n) < 1 or int(length) < lm.order:
         raise ValueError(f"n must be >= 1 and length >= order={lm.order}; got n={n}, length={length}")
     return np.random.default_rng(seed).integers(0, lm.vocab_size, size=(n, lm.order))
