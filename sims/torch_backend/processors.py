@@ -50,7 +50,19 @@ PROCESSORS: dict[str, type] = {}
 
 
 def processor(cls: type) -> type:
-    """Class decorator: the torch processor of the registered algorithm ``cls.name``."""
+    """Class decorator: the torch processor of the registered algorithm ``cls.name``.
+
+    Parameters
+    ----------
+    cls : type
+        A processor class whose ``name`` is registered (:func:`sims.watermarks.registry.get`); it is added to
+        :data:`PROCESSORS` under that name.
+
+    Returns
+    -------
+    type
+        ``cls`` itself.
+    """
     registry.get(cls.name)
     PROCESSORS[cls.name] = cls
     return cls
@@ -221,7 +233,27 @@ class NoneProcessor(_KeyedProcessor):
 
 @processor
 class SRLProcessor(_KeyedProcessor):
-    """Soft red list (Algorithm kirchen) with a fixed boost ``delta``."""
+    """Soft red list (Algorithm kirchen) with a fixed boost ``delta``.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int or bytes
+        Watermark key, in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    delta : float
+        Logit boost of the green list, in nats (the paper's delta).
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    fused : bool or None
+        Use the fused boost kernels (None: where the device's boost backend is not plain torch).
+    max_steps : int
+        Most steps the fused path records.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    """
 
     name = "srl"
 
@@ -240,7 +272,33 @@ class SRLProcessor(_KeyedProcessor):
 
 @processor
 class DualGAProcessor(_KeyedProcessor):
-    """Algorithm DualGA: delta_t = lambda_t; lambda <- Pi_[0, M](lambda + eta (Delta - DG_t)), on device."""
+    """Algorithm DualGA: delta_t = lambda_t; lambda <- Pi_[0, M](lambda + eta (Delta - DG_t)), on device.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int or bytes
+        Watermark key, in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
+    Delta : float
+        Target DG per token Delta, in (0, 1).
+    gamma : float or None
+        Green-list fraction; None: the generator's default gamma*(Delta) (:func:`sims.watermarks.generate.algo_params`).
+    eta : float
+        Dual step size eta.
+    lam1 : float or None
+        Initial dual variable lambda_1; None: the generator's default delta*(Delta, gamma).
+    M : float
+        Projection bound of lambda: lambda_t stays in [0, M].
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    fused : bool or None
+        Use the fused boost kernels (None: where the device's boost backend is not plain torch).
+    max_steps : int
+        Most steps the fused path records.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    """
 
     name = "dualga"
 
@@ -269,7 +327,25 @@ class DualGAProcessor(_KeyedProcessor):
 
 @processor
 class ATWProcessor(SRLProcessor):
-    """Adaptive text watermark: the boost applies only where the entropy of p_t exceeds ``alpha``."""
+    """Adaptive text watermark: the boost applies only where the entropy of p_t exceeds ``alpha``.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int or bytes
+        Watermark key, in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    delta : float
+        Logit boost of the green list, in nats (the paper's delta).
+    alpha : float
+        Entropy threshold in nats: the step boosts only where the entropy of p_t exceeds it.
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    """
 
     name = "atw"
 
@@ -289,7 +365,25 @@ class MorphMarkProcessor(_KeyedProcessor):
     """MorphMark (Wang et al. 2025, :mod:`sims.watermarks.morphmark`): the mass r (1 - G_t) moved from the red
     list to the green list, each rescaled in proportion to p, r = min(exp(kappa G_t) - 1, 1) where G_t >= p0
     and 0 below; at r = 1 the red logits become -inf.  Records the closed-form KL (the binary KL of the
-    green masses), DG = r (1 - G_t) and lambda = nan."""
+    green masses), DG = r (1 - G_t) and lambda = nan.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int or bytes
+        Watermark key, in [0, 2**64); for ``prf="siphash"`` an int in [0, 2**128) or 16 bytes.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    morph_kappa : float
+        Strength constant kappa, in (0, inf).
+    morph_p0 : float
+        Threshold p0 on the green mass G_t, in [0, 1]: below it nothing moves.
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists (:mod:`sims.core.prf`, :mod:`sims.core.prf_crypto`).
+    """
 
     name = "morphmark"
 
@@ -350,7 +444,21 @@ class HardProcessor(_KeyedProcessor):
 @processor
 class EMSProcessor(_KeyedProcessor):
     """Exponential minimum sampling at temperature tau: the logits become a point mass at
-    argmax_k log(r_k) / p_tau,k with r from the key (stream EMS); KL = -log p(y)."""
+    argmax_k log(r_k) / p_tau,k with r from the key (stream EMS); KL = -log p(y).
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64).
+    tau : float
+        Sampling temperature, in (0, inf).
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    gamma : float
+        Green-list fraction of the recorded G (EMS itself has no green list).
+    """
 
     name = "ems"
 
@@ -428,6 +536,17 @@ class KeyedOrderProcessor(_KeyedProcessor):
     (stream STEP, slot V); UW-gamma keeps the upper half of the cumulative mass in the
     keyed order or its reverse (slot V + 1) with doubled probability.  One subclass per algorithm
     (:class:`ITSProcessor`, :class:`UWDeltaProcessor`, :class:`UWGammaProcessor`) names it.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64): it fixes the vocabulary order and ITS's key stream.
+    h : int
+        Context width of the hash that keys UW's steps and the recorded green lists.
+    gamma : float
+        Green-list fraction of the recorded G.
     """
 
     def __init__(self, *, vocab_size: int, key: int = defaults.KEY, h: int = defaults.H, gamma: float = defaults.GAMMA):
@@ -534,7 +653,19 @@ class TransformersSRLProcessor(_KeyedProcessor):
     while :mod:`sims.detect.stats.scores` returns the exact :math:`P(\\mathrm{Bin}(n, \\gamma) \\ge k)`.  At
     n = 200, gamma = 0.25 theirs / exact is 0.75 at z = 2.1, 0.36 at z = 4.1, 0.082 at z = 6.0,
     0.0076 at z = 8.0 and 2e-4 at z = 10.1: the normal tail overstates significance, more so
-    the further into the tail."""
+    the further into the tail.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    gamma : float
+        Green-list fraction, in (0, 1).
+    delta : float
+        Logit boost of the green list, in nats (the paper's delta).
+    hashing_key : int
+        transformers' ``hashing_key``: previous token v seeds ``torch.randperm`` with ``hashing_key * v mod (2**64 - 1)``.
+    """
 
     name = "transformers-srl"
 
@@ -544,6 +675,19 @@ class TransformersSRLProcessor(_KeyedProcessor):
         self.size = int(vocab_size * gamma)
 
     def green_for(self, prev: int) -> torch.Tensor:
+        """transformers' green list after previous token ``prev``.
+
+        Parameters
+        ----------
+        prev : int
+            The previous token id v.
+
+        Returns
+        -------
+        torch.Tensor of bool, shape (vocab_size,)
+            True on the first int(gamma V) entries of ``torch.randperm(V)`` seeded with
+            ``hashing_key * v mod (2**64 - 1)``.
+        """
         g = torch.Generator(device="cpu")
         g.manual_seed((self.hashing_key * int(prev)) % (2**64 - 1))
         mask = torch.zeros(self.vocab_size, dtype=torch.bool)
@@ -559,7 +703,23 @@ class TransformersSRLProcessor(_KeyedProcessor):
         return self._emit(scores, logits, green, torch.full_like(G, self.delta), G)
 
     def count_green(self, prompts_last: torch.Tensor, tokens: torch.Tensor, dedup: bool = False) -> torch.Tensor:
-        """Green counts of generated ``tokens`` (B, T) with transformers' rule."""
+        """Green counts of generated ``tokens`` (B, T) with transformers' rule.
+
+        Parameters
+        ----------
+        prompts_last : torch.Tensor, shape (B,)
+            Each prompt's last token, the context of the first generated token.
+        tokens : torch.Tensor, shape (B, T)
+            Generated token ids.
+        dedup : bool
+            Count each (previous token, token) pair once per text, as transformers'
+            ``ignore_repeated_ngrams``.
+
+        Returns
+        -------
+        torch.Tensor of int, shape (B,)
+            The number of green tokens of each text.
+        """
         out = []
         for b in range(tokens.shape[0]):
             seq = [int(prompts_last[b])] + tokens[b].tolist()
@@ -578,7 +738,25 @@ class TransformersSRLProcessor(_KeyedProcessor):
 class SynthIDProcessor(TournamentProcessor):
     """The registry's ``synthid`` record on torch: :class:`.tournament.TournamentProcessor` built from the
     record's parameters (``candidates`` 2: non-distortionary, >= 3: distortionary; ``mask_repeated`` 0 / 1).
-    It has no green list: ``gamma`` is accepted only as ``make_processor`` passes every record's."""
+    It has no green list: ``gamma`` is accepted only as ``make_processor`` passes every record's.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64).
+    gamma : float or None
+        Ignored (tournament sampling has no green list).
+    h : int
+        Context width of the hash that seeds each step's g-values.
+    m : int
+        Number of tournament layers.
+    candidates : int
+        Candidates per match: 2 runs the non-distortionary mode, 3 or more the distortionary one.
+    mask_repeated : int
+        1: a repeated context is sampled without the watermark; 0: every context is.
+    """
 
     name = "synthid"
 
@@ -601,7 +779,37 @@ def make_processor(algo: str, *, vocab_size: int, key: int = defaults.KEY, h: in
     (:mod:`sims.core.seeding`) seeds the green lists of :data:`sims.watermarks.registry.SEEDING_ALGOS`,
     bit-identical to the generator's (the fused step hashes lefthash only: another scheme runs unfused); a
     ``semantic`` carrying a cluster table (:func:`sims.core.seeding.with_clusters`, e.g. the LM's own embedding
-    clusters, :meth:`sims.lm.door.LM.cluster_table`) seeds by those clusters."""
+    clusters, :meth:`sims.lm.door.LM.cluster_table`) seeds by those clusters.
+
+    Parameters
+    ----------
+    algo : str
+        A registered algorithm with a torch processor.
+    vocab_size : int
+        Vocabulary size V.
+    key : int
+        Watermark key, in [0, 2**64) (a 128-bit int or 16 bytes for ``prf="siphash"``).
+    h : int
+        Context width of the green-list hash (a record's fixed width overrides it,
+        :func:`sims.watermarks.registry.context_width`).
+    green_kind : str
+        Only ``"bernoulli"`` is accepted.
+    fused : bool or None
+        Use the fused boost kernels (None: where the device's boost backend is not plain torch).
+    max_steps : int
+        Most steps the fused path records.
+    prf : {"splitmix64", "siphash"}
+        The keyed PRF of the green lists.
+    seeding : str
+        The green lists' seeding scheme (:data:`sims.core.seeding.SEEDINGS`).
+    **params
+        The algorithm's parameters (``gamma``, ``delta``, ``Delta``, ...), None or absent for the defaults.
+
+    Returns
+    -------
+    _KeyedProcessor
+        A fresh processor of ``algo``, a ``LogitsProcessor``-style callable recording every step.
+    """
     rec = registry.get(algo)
     registry.check_seeding(algo, seeding, green_kind=green_kind, prf=prf)
     if algo not in PROCESSORS:
@@ -637,7 +845,21 @@ class UnigramProcessor(SRLProcessor):
 
     :class:`SRLProcessor` at context width 0: the window read is empty, so every row and step boosts the
     green list of the empty context (the same bits as :func:`sims.watermarks.unigram.green_list`); the
-    unfused path (the fused kernels hash a window of width >= 1)."""
+    unfused path (the fused kernels hash a window of width >= 1).
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64).
+    gamma : float
+        Green-list fraction, in (0, 1).
+    delta : float
+        Logit boost of the green list, in nats (the paper's delta).
+    h : int
+        Context width; only 0 is accepted.
+    """
 
     name = "unigram"
 
@@ -656,7 +878,21 @@ class DiPmarkProcessor(_KeyedProcessor):
     """DiPmark (Wu et al. 2023, eq. (3)): q(pi_i) = g(F_i) - g(F_{i-1}), g(x) = (x - alpha)^+ + (x - 1 + alpha)^+,
     pi the context's PRF words in descending order (the same bits as :func:`sims.watermarks.dipmark.permutation`).
     Its green list, the last floor(gamma V) tokens of pi, is the partition list: the records' G, DG and the
-    generation's ``green_kind`` are the partition's.  Records the exact KL(q || p) over the vocabulary."""
+    generation's ``green_kind`` are the partition's.  Records the exact KL(q || p) over the vocabulary.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64).
+    gamma : float
+        Green-list fraction of the partition list (the last floor(gamma V) tokens of pi).
+    dip_alpha : float
+        The reweight alpha of g, in [0, 1/2] (1/2: the gamma-reweight).
+    h : int
+        Context width of the green-list hash: the last ``h`` tokens of ``input_ids`` seed it.
+    """
 
     name = "dipmark"
     green_kind = "partition"
