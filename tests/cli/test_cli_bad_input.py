@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from sims.cli.main import main
+from sims.watermarks import registry
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HUGE = ["--n", "100000", "--T", "100000"]
@@ -37,7 +38,7 @@ def bad_cases(texts: pathlib.Path, tmp: pathlib.Path) -> list[tuple[list[str], s
         (["generate", "--threads", "0", "--out", str(tmp / "a.npz")], "--threads must be an integer in [1, "),
         (["generate", "--threads", "many", "--out", str(tmp / "a.npz")], "--threads must be an integer in [1, "),
         (["generate", "--algo", "srl", "--Delta", "0.3", "--out", str(tmp / "a.npz")], "Delta is a parameter of ('dualga', 'autocov')"),
-        (["evaluate", "--algo", "dualga", "--delta", "3"], "delta is a parameter of ('srl', 'atw', 'unigram')"),
+        (["evaluate", "--algo", "dualga", "--delta", "3"], f"delta is a parameter of {registry.taking('delta')}"),
         (["evaluate", "--algo", "srl", "--gamma", "2"], "gamma must be in (0, 1); got 2.0"),
         (["evaluate", "--lm", "news", *HUGE], "GiB of memory"),
         (["evaluate", "--lm", "news", "--T", "-3"], "--T must be an integer in [1, inf); got '-3'"),
