@@ -36,6 +36,10 @@ SEEDED = [dict(gamma=0.25, delta=2.0, h=4, seeding=s) for s in ("lefthash", "sel
 # of its permutation, gamma 0.5).  Both at gamma 0.5, not gamma*(Delta): their distance to the frontier is indicative only.
 UNIGRAM = [dict(delta=d) for d in (1.0, 2.0, 5.0)]
 DIPMARK = [dict(dip_alpha=a) for a in (0.1, 0.2, 0.3, 0.4, 0.45, 0.5)]
+# MorphMark (Wang et al. 2025: a boost adapting to the green mass, the closest published relative of DualGA) over kappa, and
+# SWEET (Lee et al. 2023: SRL's boost only where the entropy of p_t exceeds alpha) over delta, each at its generator's defaults.
+MORPHMARK = [dict(morph_kappa=k) for k in (0.4, 0.7, 1.0, 1.3)]
+SWEET = [dict(delta=d) for d in (1.0, 2.0, 5.0)]
 FRONT = np.linspace(0.05, 0.6, 12)
 ON_FRONTIER = 0.05  # a configuration is "on the frontier" when its KL is within 5 % of OPT at its DG
 
@@ -94,7 +98,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
             front_kl.append(theory.offline_opt(G, float(D)).value)
         confs, texts = [], {}
         for algo, grid in (("srl", SRL), ("dualga", DUALGA), ("synthid", SYNTHID), ("seeded", SEEDED), ("unigram", UNIGRAM),
-                           ("dipmark", DIPMARK)):
+                           ("dipmark", DIPMARK), ("morphmark", MORPHMARK), ("sweet", SWEET)):
             for params in grid:
                 g = generations(lm, "srl" if algo == "seeded" else algo, n, T, 0, vocab_size=V, **params)
                 kl, dg = float(g.kl.mean()), float(g.dg.mean())
@@ -189,7 +193,8 @@ def draw(summary: dict):
             mode = "non-distortionary" if K == 2 else "distortionary"
             lab = f"synthid {mode} ({K} candidates), m {cs[0]['params']['m']}..{cs[-1]['params']['m']} layers (DG: mean-g drift)"
             ax.plot([c["kl"] for c in cs], [c["dg"] for c in cs], label=lab, **series(lab))
-        for algo, key, what in (("unigram", "delta", "gamma=0.5, delta"), ("dipmark", "dip_alpha", "gamma=0.5, alpha")):
+        for algo, key, what in (("unigram", "delta", "gamma=0.5, delta"), ("dipmark", "dip_alpha", "gamma=0.5, alpha"),
+                                ("morphmark", "morph_kappa", "gamma=0.5, p0=0.15, kappa"), ("sweet", "delta", "gamma=0.25, alpha=2, delta")):
             cs = [c for c in confs if c["algo"] == algo]
             if cs:
                 lab = f"{algo} {what} " + ", ".join(f"{c['params'][key]:g}" for c in cs)
