@@ -108,11 +108,8 @@ def per_text(gen, lm, detect: bool = True) -> dict[str, np.ndarray]:
     from sims.detect import families
     from sims.detect.families.detectors import score
 
-    inside = np.arange(gen.tokens.shape[1])[None, :] < gen.lengths[:, None]
-    count = np.maximum(inside.sum(axis=1), 1)
-    kl = np.where(inside, np.nan_to_num(gen.kl), 0.0).sum(axis=1) / count
-    lp = lm.token_logprobs(gen)
-    log_ppl = -np.where(inside, np.nan_to_num(lp), 0.0).sum(axis=1) / count
+    kl = np.nanmean(gen.kl, axis=1)  # the records and log-probabilities are nan past each text's length
+    log_ppl = -np.nanmean(lm.token_logprobs(gen), axis=1)
     if not detect:
         return dict(kl=kl, log10_p=np.full(kl.shape, np.nan), log_ppl=log_ppl)
     dedup = families.of(gen.meta["algo"]).own_dedup is None
