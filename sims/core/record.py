@@ -18,6 +18,23 @@ RECORDS = ("kl", "G", "dg", "entropy", "lam")  #: per-token records, float64 (n,
 FORMAT = "wmstats.generation/1"
 
 
+def first_pad_lengths(tokens) -> np.ndarray:
+    """Each row's length up to its first negative id (``-1`` pads a text past its end).
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (n, T)
+        Token ids, ``-1`` for padding.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        The index of each row's first negative id, ``T`` where it has none.
+    """
+    pad = np.asarray(tokens) < 0
+    return np.where(pad.any(axis=1), pad.argmax(axis=1), pad.shape[1]).astype(np.int64)
+
+
 @dataclass
 class Generation:
     """Texts and their exact per-token records.
@@ -103,6 +120,17 @@ class Generation:
     def n(self) -> int:
         """Number of texts."""
         return self.tokens.shape[0]
+
+    def scored_lengths(self) -> np.ndarray:
+        """Each text's token count as the detectors score it: ``lengths`` cut at the first ``-1`` pad
+        (an attack or a splice can leave pads inside a text's length; :func:`first_pad_lengths`).
+
+        Returns
+        -------
+        ndarray of int64, shape (n,)
+            Tokens of each text before its first pad, at most its ``lengths``.
+        """
+        return np.minimum(first_pad_lengths(self.tokens), self.lengths)
 
     def prompt(self, i: int) -> np.ndarray:
         """Row ``i``'s prompt without its padding.

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sims.core.record import first_pad_lengths
+
 QUALITY_LEVEL = 0.95  #: the confidence level of the intervals over texts
 DISTINCT_ORDERS = (1, 2, 3)  #: the n of distinct-n reported
 BLEU_ORDER = 4  #: self-BLEU's largest n-gram order (uniform weights over 1..4)
@@ -44,8 +46,7 @@ def _texts(tokens, lengths=None) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"tokens must be a 2-d array (texts, T); got shape {tokens.shape}")
     n, T = tokens.shape
     if lengths is None:  # a text ends at its first padding entry
-        neg = tokens < 0
-        lengths = np.where(neg.any(axis=1), neg.argmax(axis=1), T)
+        lengths = first_pad_lengths(tokens)
     lengths = np.asarray(lengths, dtype=np.int64)
     if lengths.shape != (n,) or np.any(lengths < 0) or np.any(lengths > T):
         raise ValueError(f"lengths must have shape ({n},) and values in [0, {T}]; got {lengths!r}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sims.core.record import FORMAT, RECORDS, Generation
+from sims.core.record import FORMAT, RECORDS, Generation, first_pad_lengths
 
 
 def _gen(n=2, T=3, P=4, **kw):
@@ -127,3 +127,16 @@ def test_pickled_arrays_are_never_unpickled(tmp_path):
              **{k: np.zeros((1, 2)) for k in RECORDS})
     with pytest.raises(ValueError):
         Generation.load(path)
+
+
+def test_scored_length_is_the_length_cut_at_the_first_pad():
+    gen = _gen(n=2, T=6)
+    assert first_pad_lengths(gen.tokens).tolist() == [6, 6]
+    assert gen.scored_lengths().tolist() == [6, 6]
+    gen.lengths = np.array([4, 6])
+    assert gen.scored_lengths().tolist() == [4, 6]  # the length wins where it is shorter
+    gen.tokens[1, 3:] = -1  # a pad before the length: the pad wins
+    gen.tokens[0, 5] = -1  # a pad past the length changes nothing
+    assert first_pad_lengths(gen.tokens).tolist() == [5, 3]
+    assert gen.scored_lengths().tolist() == [4, 3]
+    assert first_pad_lengths(np.full((1, 3), -1)).tolist() == [0]

@@ -23,24 +23,6 @@ from sims.detect.stats import scores
 from sims.detect.stats.marks import null_green_probability
 
 
-def n_tokens(gen) -> np.ndarray:
-    """Candidate tokens of each text of a generation: up to its first -1 pad and its length.
-
-    Parameters
-    ----------
-    gen : Generation
-        The generation.
-
-    Returns
-    -------
-    ndarray of int, shape (n,)
-        Number of tokens of each text.
-    """
-    pad = gen.tokens < 0
-    n = np.where(pad.any(axis=1), pad.argmax(axis=1), gen.tokens.shape[1])
-    return n if gen.lengths is None else np.minimum(n, gen.lengths)
-
-
 def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, dedup: bool, input: str, gamma: float | None = None,
                         algo: str | None = None, want_marks: bool = False, pieces=None, statistic: str | None = None, prefix=None, marks=None):
     """The ``wmstats.detect`` document (:mod:`sims.detect.documents.detect_json`) of a generation scored as ``res``,
@@ -90,7 +72,7 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     if statistic is None and prefix is None:
         prefix = family.prefix_curve(gen, key, gamma=gamma, dedup=dedup)
     g_eff = null_green_probability(gamma, kind, m["vocab_size"]) if family.colours else None
-    rows = detect_json.text_rows(res, fpr, n_tokens=n_tokens(gen), prefix_log10p=prefix, gamma=g_eff)
+    rows = detect_json.text_rows(res, fpr, n_tokens=gen.scored_lengths(), prefix_log10p=prefix, gamma=g_eff)
     doc = detect_json.document(rows, input=input, scheme="wmstats", algo=algo, statistic=statistic or family.statistic, key=key, gamma=gamma, h=m["h"],
                           dedup=dedup, vocab_size=m["vocab_size"], fpr=fpr)
     if not want_marks:
@@ -174,7 +156,7 @@ def sequential_document(gen, res: sequential.SequentialResult, *, key: int, dedu
         The ``wmstats.detect-sequential`` document.
     """
     algo = algo or gen.meta["algo"]
-    return sequential_document_from(res, n_tokens(gen), key=key, dedup=dedup, input=input, algo=algo, family=families.of(algo).name)
+    return sequential_document_from(res, gen.scored_lengths(), key=key, dedup=dedup, input=input, algo=algo, family=families.of(algo).name)
 
 
 def sequential_document_from(res: sequential.SequentialResult, n_tok, *, key: int, dedup: bool, input: str, algo: str, family: str, **fields) -> dict:
@@ -239,7 +221,7 @@ def keys_document(gen, keys, *, fpr: float, dedup: bool, input: str, gamma: floa
     m = gen.meta
     gamma = m.get("gamma") if gamma is None else gamma
     lp, n = detectors.score_keys(gen, keys, lm, dedup=dedup, gamma=gamma, algo=algo)
-    return keys_document_from(lp, n, n_tokens(gen), keys, fpr=fpr, input=input, algo=algo or m["algo"], gamma=gamma, dedup=dedup)
+    return keys_document_from(lp, n, gen.scored_lengths(), keys, fpr=fpr, input=input, algo=algo or m["algo"], gamma=gamma, dedup=dedup)
 
 
 def keys_document_from(lp, n, n_tok, keys, *, fpr: float, input: str, algo: str, gamma, dedup: bool, **fields) -> dict:

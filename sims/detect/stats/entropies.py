@@ -1,7 +1,7 @@
 r"""Next-token entropies along texts, from the LM that scores them: what the entropy-aware detectors read.
 
 The detector recomputes, at every position :math:`t` of a text, the LM's next-token distribution
-:math:`p_t` given the prompt and the tokens before :math:`t` (:meth:`sims.lm.door.LM.probs_along`: a
+:math:`p_t` given the prompt and the tokens before :math:`t` (:meth:`sims.lm.door.LM.step_probs`: a
 synthetic LM's exact tables, a real LM's teacher-forced softmax), and reduces it to one number:
 
 - the **Shannon entropy** :math:`H(p_t) = -\sum_k p_t(k) \ln p_t(k)` in nats, SWEET's gate (Lee et al.
@@ -24,36 +24,16 @@ import numpy as np
 from scipy.special import entr
 
 
-def text_lengths(gen) -> np.ndarray:
-    """(n,) each text's token count: its ``lengths`` cut at the first -1 pad (what the detectors score).
-
-    Parameters
-    ----------
-    gen : Generation
-        The texts: ``tokens`` (n, T), -1 for padding, and ``lengths`` (n,).
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        Each text's token count.
-    """
-    L = np.asarray(gen.lengths, dtype=np.int64).copy()
-    for i in range(L.size):
-        pad = np.flatnonzero(gen.tokens[i, : L[i]] < 0)
-        if pad.size:
-            L[i] = pad[0]
-    return L
-
-
 def _along(gen, lm, reduce) -> np.ndarray:
-    """(n, T): ``reduce(probs)`` of each text's (L_i, V) next-token distributions, nan past its length."""
+    """(n, T): ``reduce(probs)`` of each text's (L_i, V) next-token distributions, nan past its scored length
+    (:meth:`sims.core.record.Generation.scored_lengths`); the distributions come from the LM's batched
+    :meth:`sims.lm.door.LM.step_probs`."""
     n, T = gen.tokens.shape
     out = np.full((n, T), np.nan)
-    P = gen.prompts.shape[1]
-    for i, L in enumerate(text_lengths(gen)):
+    probs = lm.step_probs(gen)
+    for i, L in enumerate(gen.scored_lengths()):
         if L:
-            seq = np.concatenate([gen.prompts[i], gen.tokens[i, :L]]).astype(np.int64)
-            out[i, :L] = reduce(np.asarray(lm.probs_along(seq, P, int(L)), dtype=np.float64))
+            out[i, :L] = reduce(np.asarray(probs(i)[:L], dtype=np.float64))
     return out
 
 
@@ -65,7 +45,7 @@ def shannon_entropies(gen, lm) -> np.ndarray:
     ----------
     gen : Generation
     lm : LM or SyntheticLM
-        The LM the detector holds (anything with ``probs_along``: :func:`sims.get_lm`'s object).
+        The LM the detector holds (:func:`sims.get_lm`'s object: its batched ``step_probs``).
 
     Returns
     -------
@@ -121,7 +101,7 @@ def spike_entropies(gen, lm, modulus: float) -> np.ndarray:
     gen : Generation
         The texts with their prompts.
     lm : LM or SyntheticLM
-        The LM the detector holds (anything with ``probs_along``: :func:`sims.get_lm`'s object).
+        The LM the detector holds (:func:`sims.get_lm`'s object: its batched ``step_probs``).
     modulus : float
         The modulus :math:`z` in [0, inf) (:func:`spike_modulus`).
 

@@ -3,7 +3,6 @@ this module): a text's token count honours its length, detection's gamma overrid
 the prefix p-values exist for the red-green and EMS families only and follow the generation's seeding
 scheme, and the anytime document's rows are the e-process's stop and log10 e-value."""
 
-import copy
 import math
 
 import numpy as np
@@ -20,17 +19,6 @@ LM = sims.get_lm("lfqa", vocab_size=500)
 def _doc(gen, **kw):
     res = detectors.score(gen, gamma=kw.get("gamma"), dedup=False)
     return decision.generation_document(gen, res, key=gen.meta["key"], fpr=1e-3, dedup=False, input="x", **kw)[0]
-
-
-def test_token_count_is_the_length_where_it_is_shorter_than_the_row():
-    gen = sims.generate(LM, "srl", n=2, T=20, seed=0, key=3, delta=2.0)
-    assert decision.n_tokens(gen).tolist() == [20, 20]
-    short = copy.copy(gen)
-    short.lengths = np.array([12, 20])
-    assert decision.n_tokens(short).tolist() == [12, 20]
-    short.tokens = gen.tokens.copy()
-    short.tokens[1, 15:] = -1  # a pad before the length: the pad wins
-    assert decision.n_tokens(short).tolist() == [12, 15]
 
 
 def test_detection_gamma_overrides_the_generations():
