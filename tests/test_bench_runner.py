@@ -57,3 +57,24 @@ def test_progress_lines_and_plan_without_a_recorded_duration(tmp_path):
     assert runner.Heartbeat(None).line(75) == "   ... 75 s so far"
     assert runner.Heartbeat(300.0).line(150) == "   ... 2.5 min of about 5.0 min (50 %)"
     assert runner.plan(["bench_x"], tmp_path) == f"1 benchmark, no expected duration recorded (from {tmp_path})"
+
+
+def test_every_benchmark_the_runner_finds_returns_its_result_from_main_with_no_arguments():
+    """The runner calls ``bench.NAME.main([])`` for every ``bench_*`` module and stores the dict it returns: a tool that
+    needs arguments (``bench.compare_detect_cli``, ``bench.identity_check``) must not carry the prefix."""
+    import ast
+    import pathlib
+
+    folder = pathlib.Path(runner.__file__).parent
+    assert runner.names(), "no benchmark found"
+    for name in runner.names():
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        main = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "main")
+        assert ast.unparse(main.returns) == "dict", f"bench/{name}.py: main() returns {ast.unparse(main.returns)}, not the result dict"
+        args = main.args
+        assert len(args.defaults) == len(args.args), f"bench/{name}.py: main() has an argument without a default"
+        for call in ast.walk(main):  # an argparse positional or required option cannot be met by main([])
+            if isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "add_argument":
+                first = call.args[0].value if call.args and isinstance(call.args[0], ast.Constant) else "-"
+                required = any(k.arg == "required" and getattr(k.value, "value", False) for k in call.keywords)
+                assert first.startswith("-") and not required, f"bench/{name}.py: main() needs the argument {first!r}"

@@ -6,7 +6,7 @@ each and their ratio, and whether the two printed the same bytes::
 
     python -m sims generate --lm news --algo srl --n 10000 --T 200 --seed 0 --key 7 --out big.npz
     git archive BASE | tar -x -C /tmp/base
-    python -m bench.bench_detect_cli big.npz --key 7 --dedup --other /tmp/base --reps 7
+    python -m bench.compare_detect_cli big.npz --key 7 --dedup --other /tmp/base --reps 7
 """
 
 from __future__ import annotations
