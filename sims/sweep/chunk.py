@@ -101,9 +101,10 @@ def _detect(gen, lm, task: dict, algo: str, wm_meta: dict):
 def _gate_params(algo: str, wm_meta: dict | None) -> dict | None:
     """The entropy gate's threshold of the watermarked generation (``wm_meta``) for the entropy-gated family's detector
     (controls and attacked texts are gated as the watermarked texts were); None for the other families."""
-    if wm_meta is None or families.of(algo).name != "entropy_gated":
+    gate = families.of(algo).gate_param
+    if wm_meta is None or gate is None:
         return None
-    return {"alpha": wm_meta.get("alpha")}
+    return {gate: wm_meta.get(gate)}
 
 
 def _detect_tournament(gen, task: dict, wm_meta: dict):

@@ -86,6 +86,10 @@ class DetectorFamily:
         take the pair dedup (:func:`sims.sweep.grid.dedup_rule`); None: the pair dedup.
     takes_weights : bool
         Its streaming detector takes layer weights (the tournament's weighted score).
+    gate_param : str or None
+        The algorithm parameter holding the threshold of the family's gate (the entropy-gated family's ``alpha``):
+        its streaming detector takes ``threshold`` and its controls are gated at the watermarked generation's value;
+        None where the family has no gate.
     """
 
     name: str = ""
@@ -96,6 +100,7 @@ class DetectorFamily:
     colours: bool = False
     own_dedup: tuple[str, str] | None = None
     takes_weights: bool = False
+    gate_param: str | None = None
 
     def __repr__(self) -> str:
         return f"DetectorFamily({self.name!r})"
@@ -514,6 +519,7 @@ class EntropyGated(_GreenLists):
     description = "green count over positions with LM entropy H(p_t) > alpha, exact binomial tail P(Bin(n_gated, gamma) >= k)"
     needs_lm = True
     prefix_stat = "green"
+    gate_param = "alpha"
 
     def _threshold(self, meta: dict, algo: str | None = None, params: dict | None = None) -> float:
         """The entropy threshold: ``params``' ``alpha`` where given (the watermarked generation's record, when its

@@ -135,9 +135,9 @@ class SequentialDetector:
             check_score(score, algo)
         self.score = score
         if threshold is not None:
-            if self.family.name != "entropy_gated":
-                raise ValueError(f"threshold is the entropy gate's (algo one of {registry.names(family='entropy_gated')}); "
-                                 f"algo {algo!r} has family {self.family.name!r}")
+            if self.family.gate_param is None:
+                gated = tuple(a for a in registry.names() if families.of(a).gate_param is not None)
+                raise ValueError(f"threshold is the entropy gate's (algo one of {gated}); algo {algo!r} has family {self.family.name!r}")
             from sims.detect.stats.gated_scores import check_threshold
 
             threshold = check_threshold(threshold)
