@@ -54,8 +54,9 @@ PLAN_SCORES = {"srl": ("green", "lr"), "hard": ("green", "lr"), "dualga": ("gree
 against this copy, since reading the registry loads Numba and a query answered from the cache loads none."""
 PLAN_ALGOS = tuple(PLAN_SCORES)  #: the algorithms the planner answers for
 DEDUP_ALGOS = ("srl", "hard", "dualga")  #: the algorithms whose dedup'd green count is planned
-#: The planner's numba-free copies of the records' fixed context width and green-list kind (tested equal to the registry's).
+#: The planner's numba-free copy of the records' fixed context width (tested equal to the registry's).
 PLAN_H = {"unigram": 0}
+#: The planner's numba-free copy of the records' fixed green-list kind (tested equal to the registry's).
 PLAN_GREEN_KIND = {"dipmark": "partition"}
 #: The parameters of :func:`power_function` besides gamma, delta and Delta, by algorithm (the registry's names).
 EXTRA_PARAMS = {"sweet": ("alpha",), "morphmark": ("morph_kappa", "morph_p0"), "dipmark": ("dip_alpha",)}
