@@ -28,14 +28,16 @@ def _render_row(i: int, doc_row: dict, n_scored: int, greens: float, log10_p: fl
                 n_tokens=int(doc_row["n_tokens"]), z=None, tokens_to_detect=first)
 
 
-def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces):
+def _marked(green, scored, lengths, running, rows, context_pieces, text_pieces, gate=None):
     from sims.detect.documents.html import MarkedText
 
-    return [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], running[i, : lengths[i]])
+    return [MarkedText(rows[i], context_pieces[i], text_pieces[i], green[i, : lengths[i]], scored[i, : lengths[i]], running[i, : lengths[i]],
+                       None if gate is None else gate[i, : lengths[i]])
             for i in range(len(rows))]
 
 
-def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *, input: str, key: int, algo: str, dedup: bool, pieces=None, **fields):
+def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *, input: str, key: int, algo: str, dedup: bool, pieces=None,
+                          gate=None, **fields):
     """The ``--sequential`` document of red-green marks, and the marked texts of its HTML report.
 
     The e-process of the Bernoulli(``g_eff``) null (:mod:`sims.detect.anytime.sequential_laws`); a text is
@@ -61,6 +63,9 @@ def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *,
         Whether repeated (context, token) pairs were scored once.
     pieces : tuple of (list, list) or None, optional
         (context pieces, text pieces) per text, for the HTML report; None: no report.
+    gate : (n, T) bool array or None, optional
+        The positions past the detector's entropy gate (:attr:`sims.detect.families.Marks.gate`), greyed in the report
+        outside it; None: no gate.
     **fields
         Further fields of the document (scheme, gamma, h, ...).
 
@@ -84,10 +89,11 @@ def sequential_from_marks(green, scored, lengths, g_eff: float, alpha: float, *,
     running = sequential.anytime_log10p(path)
     rows = [_render_row(i, r, res.n_scored[i], res.score[i], running[i, lengths[i] - 1] if lengths[i] else 0.0, r["first_flagged"])
             for i, r in enumerate(doc["texts"])]
-    return doc, _marked(green > 0.5, scored, lengths, running, rows, *pieces)
+    return doc, _marked(green > 0.5, scored, lengths, running, rows, *pieces, gate=gate)
 
 
-def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: str, algo: str, gamma, dedup: bool, pieces=None, **fields):
+def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: str, algo: str, gamma, dedup: bool, pieces=None, gate=None,
+                    **fields):
     """The many-keys document from red-green ``marks``, and the marked texts of its HTML report.
 
     Each key's exact binomial log10 p-value and Holm's step-down over the keys
@@ -115,6 +121,8 @@ def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: st
         Whether repeated (context, token) pairs were scored once.
     pieces : tuple of (list, list) or None, optional
         (context pieces, text pieces) per text; None: no report.
+    gate : (n, T) bool array or None, optional
+        The positions past the detector's entropy gate (key-independent), greyed in the report outside it; None: no gate.
     **fields
         Further fields of the document.
 
@@ -142,7 +150,7 @@ def keys_from_marks(marks, lengths, keys, g_eff: float, fpr: float, *, input: st
     running = np.minimum(prefix + math.log10(len(keys)), 0.0)
     rows = [_render_row(i, dict(r, decision="watermarked" if r["marked_by"] else "not watermarked", watermarked=bool(r["marked_by"])),
                         n[best[i], i], k[best[i], i], r["holm_log10_p"], None) for i, r in enumerate(doc["texts"])]
-    return doc, _marked(green, scored, lengths, running, rows, *pieces)
+    return doc, _marked(green, scored, lengths, running, rows, *pieces, gate=gate)
 
 
 def _prefix(green, scored, lengths, g_eff):
@@ -262,12 +270,18 @@ def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
     family = families.of(algo)
     if not family.colours:
         raise ValueError(f"--html with --sequential or several keys colours red-green tokens; got algo {algo!r} (family {family.name!r})")
+    from sims.lm.door import lm_of
+
     fn, ids = piece_maker(gen.meta)
     h = gen.meta["h"]
-    marks = [npz_marks(gen, k, args.dedup, args.gamma) for k in keys]
-    lengths, g_eff = marks[0][2], marks[0][3]
+    lm = lm_of(gen.meta) if family.needs_lm else None
+    gamma = gen.meta["gamma"] if args.gamma is None else args.gamma
+    # the family's own marks (SWEET: scored only past its entropy gate, as its sequential and many-keys documents count)
+    fam = [family.marks(gen, k, gamma=gamma, dedup=args.dedup, lm=lm) for k in keys]
+    marks = [(mk.values > 0.5, mk.scored, mk.lengths, mk.g_eff) for mk in fam]
+    lengths, g_eff, gate = marks[0][2], marks[0][3], fam[0].gate
     pieces = ([fn(gen.prompts[i, -h:]) for i in range(len(lengths))], [fn(gen.tokens[i, : lengths[i]]) for i in range(len(lengths))])
-    kw = dict(input=str(args.file), algo=algo, dedup=args.dedup, pieces=pieces)
+    kw = dict(input=str(args.file), algo=algo, dedup=args.dedup, pieces=pieces, gate=gate)
     if args.sequential:
         return sequential_from_marks(marks[0][0], marks[0][1], lengths, g_eff, fpr, key=keys[0], **kw)[1], ids
     return keys_from_marks([(g, s) for g, s, _, _ in marks], lengths, keys, g_eff, fpr, gamma=args.gamma, **kw)[1], ids

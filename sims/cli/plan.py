@@ -26,8 +26,9 @@ HELP = "tokens per text needed for a power at a false-positive rate, from the LM
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Add the options of ``python -m sims plan`` to ``p``.
 
-    ``--algo`` (srl, hard, dualga or ems; required), ``--lm`` (synthetic preset or fitted LM), the
-    algorithm's ``--Delta`` / ``--delta`` / ``--gamma``, ``--fpr`` (default 1e-6) and ``--power`` (default
+    ``--algo`` (srl, hard, dualga, unigram, morphmark, dipmark, sweet or ems; required), ``--lm`` (synthetic preset or
+    fitted LM), the algorithm's ``--Delta`` / ``--delta`` / ``--gamma`` / ``--alpha`` (SWEET's entropy threshold) /
+    ``--morph-kappa`` / ``--morph-p0`` / ``--dip-alpha``, ``--fpr`` (default 1e-6) and ``--power`` (default
     0.9) of the test, ``--score`` (the detection score), ``--attack`` (``substitution:RATE``), ``--dedup``,
     ``--T`` (also the power at this length), ``--key``, ``--plot`` (the power curve, PNG) and ``--json``.
 
@@ -36,11 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p : argparse.ArgumentParser
         The subcommand's parser; modified in place.
     """
-    p.add_argument("--algo", required=True, help="srl, hard, dualga or ems")
+    p.add_argument("--algo", required=True, help="srl, hard, dualga, unigram, morphmark, dipmark, sweet or ems")
     p.add_argument("--lm", default="news", help="synthetic preset or fitted LM (e.g. smollm2-fit)")
     p.add_argument("--Delta", type=float, default=None, help="DualGA's target DG")
     p.add_argument("--delta", type=float, default=None, help="SRL's boost")
     p.add_argument("--gamma", type=float, default=None, help="green-list ratio")
+    p.add_argument("--alpha", type=float, default=None, help="SWEET's entropy threshold in nats (its gate)")
+    p.add_argument("--morph-kappa", type=float, default=None, help="MorphMark's kappa")
+    p.add_argument("--morph-p0", type=float, default=None, help="MorphMark's p0")
+    p.add_argument("--dip-alpha", type=float, default=None, help="DiPmark's reweight alpha")
     p.add_argument("--fpr", type=float, default=1e-6, help="false-positive rate of the test (default 1e-6)")
     p.add_argument("--power", type=float, default=0.9, help="target power (default 0.9)")
     p.add_argument("--score", default=None, help="detection score (green, lr; ems-ars, ems-log, ems-opt, ems-hc, ems-trgof)")
@@ -77,7 +82,9 @@ def run(args) -> int:
     from sims.cli.main import emit
     from sims.plan import plan
 
-    kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key, dedup=args.dedup)
+    kw = dict(score=args.score, attack=args.attack, gamma=args.gamma, delta=args.delta, Delta=args.Delta, key=args.key, dedup=args.dedup,
+              **{k: v for k, v in dict(alpha=args.alpha, morph_kappa=args.morph_kappa, morph_p0=args.morph_p0, dip_alpha=args.dip_alpha).items()
+                 if v is not None})
     out = plan(args.algo, lm=args.lm, fpr=args.fpr, power=args.power, T=args.T, **kw)
     if args.plot is not None:
         import matplotlib

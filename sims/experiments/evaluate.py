@@ -165,7 +165,7 @@ def evaluate(lm, algo: str, *, n: int = 100, T: int = 200, seed: int = 0, key: i
         bar.update()
         res0 = detectors.score(null, model, dedup=dedup, algo=algo, params=gen.meta)
         bar.update()
-        ttd = redgreen_ttd(gen, dedup)
+        ttd = redgreen_ttd(gen, dedup, lm=model)
         bar.update()
     qual = quality(gen, model, null=null, return_arrays=return_arrays)  # perplexity, distinct-n, self-BLEU, repetition (sims.experiments.quality)
     return summarize(gen, res, res0, ttd, lm=model.name, n_null=n_null, seed=seed, key=key, dedup=dedup, gen_seconds=gen_s,
@@ -197,10 +197,12 @@ def check_watermark(algo: str, **params) -> None:
     registry.resolve_params(algo, **{k: v for k, v in params.items() if k in registry.PARAMS})
 
 
-def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
-    """Tokens to detect of each text (red-green and EMS detectors).
+def redgreen_ttd(gen, dedup: bool = False, lm=None) -> np.ndarray | None:
+    """Tokens to detect of each text (the detector families with exact prefix p-values: red-green, entropy-gated, EMS).
 
-    The first prefix length from which the prefix p-value stays at or below :data:`TTD_LEVEL`.
+    The first prefix length from which the prefix p-value of the algorithm's own detector stays at or below
+    :data:`TTD_LEVEL`: the family's prefix curve (:meth:`sims.detect.families.DetectorFamily.prefix_curve`), so
+    SWEET's counts only its gated positions, as its fixed-length score does.
 
     Parameters
     ----------
@@ -208,6 +210,8 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
         Watermarked texts.
     dedup : bool, optional
         Score each (context, token) pair once.
+    lm : LM or SyntheticLM or None, optional
+        The LM, read by the families that need it (the entropy gate); None: the generation's (:func:`sims.lm.door.lm_of`).
 
     Returns
     -------
@@ -215,13 +219,10 @@ def redgreen_ttd(gen, dedup: bool = False) -> np.ndarray | None:
         (n,) tokens to detect, 1-based (:func:`sims.detect.stats.scores.tokens_to_detect`; nan for a text whose
         full-length p-value is above the level), or None for a detector family without exact prefix p-values.
     """
-    algo, m = gen.meta["algo"], gen.meta
-    family = families.of(algo)
-    if not family.prefix:
+    family = families.of(gen.meta["algo"])
+    pref = family.prefix_curve(gen, gen.meta["key"], gamma=None, dedup=dedup, lm=lm)
+    if pref is None:
         return None
-    pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -m["h"]:], m["key"], stat=family.prefix_stat,
-                                gamma=m["gamma"], h=m["h"], green_kind=m.get("green_kind", "bernoulli"), dedup=dedup,
-                                vocab_size=m["vocab_size"])
     return detect.tokens_to_detect(pref, np.log10(TTD_LEVEL))
 
 

@@ -93,9 +93,18 @@ def _detect(gen, lm, task: dict, algo: str, wm_meta: dict):
     if task.get("score") is None and families.of(algo).own_dedup is not None:  # the tournament: its own dedup rule
         return _detect_tournament(gen, task, wm_meta)
     if task.get("score") is None:
-        return detectors.score(gen, lm, dedup=task["dedup"], algo=algo)
+        return detectors.score(gen, lm, dedup=task["dedup"], algo=algo, params=_gate_params(algo, wm_meta))
     delta = lr_delta(wm_meta) if task["score"] == "lr" else None
     return score_generation(gen, task["score"], lm, dedup=task["dedup"], algo=algo, delta=delta)
+
+
+def _gate_params(algo: str, wm_meta: dict | None) -> dict | None:
+    """The entropy gate's threshold of the watermarked generation (``wm_meta``) for the entropy-gated family's detector
+    (controls and attacked texts are gated as the watermarked texts were); None for the other families."""
+    gate = families.of(algo).gate_param
+    if wm_meta is None or gate is None:
+        return None
+    return {gate: wm_meta.get(gate)}
 
 
 def _detect_tournament(gen, task: dict, wm_meta: dict):
@@ -106,17 +115,16 @@ def _detect_tournament(gen, task: dict, wm_meta: dict):
     return score_tournament(gen, key=task["key"], m=wm_meta["m"], h=wm_meta["h"], mask_repeated=mask)
 
 
-def _metrics(gen, res, task: dict, algo: str) -> dict:
-    """The grid's per-text metrics of scored texts ``gen`` (records) and ``res`` (detection)."""
+def _metrics(gen, res, task: dict, algo: str, lm=None, wm_meta: dict | None = None) -> dict:
+    """The grid's per-text metrics of scored texts ``gen`` (records) and ``res`` (detection); ``lm`` and the watermarked
+    generation's record ``wm_meta`` feed the detector family's prefix curve (tokens to detect)."""
     m = len(res.log10_p)
     out = dict(kl=_per_text(gen.kl), dg=_per_text(gen.dg), entropy=_per_text(gen.entropy), z=res.z, log10_p=res.log10_p,
                n_scored=res.n_scored.astype(np.int64), score=res.score.astype(np.float64), tokens_to_detect=np.full(m, np.nan))
     family = families.of(algo)
     if "tokens_to_detect" in task["metrics"] and family.prefix and task.get("score") is None:
-        meta = gen.meta
-        stat = family.prefix_stat
-        pref = detect.prefix_log10p(gen.tokens, gen.prompts[:, -gen.meta["h"]:], meta["key"], stat=stat, gamma=meta["gamma"],
-                                    h=meta["h"], green_kind=meta["green_kind"], dedup=task["dedup"], vocab_size=meta["vocab_size"])
+        # the family's own prefix curve (SWEET: its gated positions only, at the watermarked generation's alpha)
+        pref = family.prefix_curve(gen, gen.meta["key"], gamma=gen.meta["gamma"], dedup=task["dedup"], lm=lm, params=wm_meta)
         out["tokens_to_detect"] = detect.tokens_to_detect(pref, float(np.log10(task["ttd_level"])))
     if any(k in task["metrics"] for k in ("peek_log10_p", "anytime_log10_p")):
         out["peek_log10_p"], out["anytime_log10_p"] = _peek(gen, task, algo)
@@ -180,10 +188,10 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
             kw.pop("prompt_len")
         gen = _draw(lm, algo, task, seed=s, **kw)
     meta = gen.meta
-    parts = [(False, "none", _metrics(gen, _detect(gen, lm, task, algo, gen.meta), task, algo))]
+    parts = [(False, "none", _metrics(gen, _detect(gen, lm, task, algo, gen.meta), task, algo, lm, gen.meta))]
     for a, (kind, rate) in enumerate(task["attacks"]):
         att = attack(gen, kind, rate, seed=chunk_seed(task["seed"], task["chunk"], 2 + a), lm=lm)
-        rows = _metrics(att, _detect(att, lm, task, algo, meta), task, algo)
+        rows = _metrics(att, _detect(att, lm, task, algo, meta), task, algo, lm, meta)
         for k in ("kl", "dg", "entropy"):  # distortion is the generation's
             if k in rows:
                 rows[k] = parts[0][2][k]
@@ -196,7 +204,7 @@ def run_chunk(task: dict) -> dict[str, np.ndarray]:
             null = _uniform_texts(seed=s0, **nkw)
         else:
             null = _draw(lm, "none", task, seed=s0, **nkw)
-        parts.append((True, "none", _metrics(null, _detect(null, lm, task, algo, meta), task, algo)))
+        parts.append((True, "none", _metrics(null, _detect(null, lm, task, algo, meta), task, algo, lm, meta)))
     cols: dict[str, list] = {}
     rule = dedup_rule(algo, task["dedup"])
     for is_null, att_name, rows in parts:

@@ -86,7 +86,8 @@ def generation_document(gen, res: scores.DetectResult, *, key: int, fpr: float, 
     marked = []
     for i, r in enumerate(rows):
         L = r["n_tokens"]
-        marked.append(MarkedText(r, pieces(gen.prompt(i)), pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L]))
+        marked.append(MarkedText(r, pieces(gen.prompt(i)), pieces(gen.tokens[i, :L]), green[i, :L], scored[i, :L], prefix[i, :L],
+                                 None if marks.gate is None else marks.gate[i, :L]))
     return doc, marked
 
 

@@ -1,14 +1,16 @@
 """A detection report as one self-contained HTML page (inline CSS and SVG; no script, no asset).
 
 Per text: the decision at the top, then the text with every token coloured (green, red;
-context tokens that are not scored and deduplicated repeats are marked apart), each token's
+context tokens that are not scored, deduplicated repeats and, for the entropy-gated detector (SWEET), the
+positions below its entropy gate are marked apart), each token's
 tooltip giving its colour and the running log10 p after it, and a sparkline of that running
 log10 p against the decision level.  Works for any red-green detection: real-LM texts (token
 strings from the tokenizer) and synthetic-LM texts (token ids via :func:`id_pieces`, or the
 strings of any decode function).
 
 Element contract (checked by the tests in headless Chromium): ``<section class="text"
-data-decision=...>`` per text, ``<span class="tok g|r|ctx|dup ...">`` per token and
+data-decision=...>`` per text, ``<span class="tok g|r|ctx|dup|off ...">`` per token (``off``: below the
+entropy gate, not scored) and
 ``<svg class="spark">`` per text with at least two scored tokens.
 """
 
@@ -38,6 +40,7 @@ section.text{border:1px solid #ddd;border-radius:6px;padding:.8em 1em;margin:1.2
 .tok.dup{background:none;text-decoration:line-through;text-decoration-thickness:2px}
 .tok.dup.g{text-decoration-color:#2e9e48}
 .tok.dup.r{text-decoration-color:#d23c3c}
+.tok.off{background:#f3f3f3;color:#999}
 svg.spark{display:block;width:100%;height:70px;background:#fafafa;border:1px solid #eee}
 svg.spark polyline{fill:none;stroke:#1f5fbf;stroke-width:1.5;vector-effect:non-scaling-stroke}
 svg.spark line{stroke:#c00;stroke-dasharray:4 3;stroke-width:1;vector-effect:non-scaling-stroke}
@@ -64,6 +67,9 @@ class MarkedText:
         Colour of each token, and whether it was counted (False for deduplicated repeats).
     running : float array, one per token
         log10 p of the prefix ending at each token.
+    gated : bool array, one per token, or None
+        Whether each position passes the detector's entropy gate (:attr:`sims.detect.families.Marks.gate`): a token
+        outside it is shown grey, not scored; None where the detector has no gate (every position may count).
     """
 
     row: dict
@@ -72,6 +78,7 @@ class MarkedText:
     green: np.ndarray
     scored: np.ndarray
     running: np.ndarray
+    gated: np.ndarray | None = None
 
 
 def id_pieces(ids) -> list[str]:
@@ -102,6 +109,8 @@ def _token_spans(m: MarkedText, sep: str) -> str:
         lp = _fmt(float(m.running[t]))
         if m.scored[t]:
             tip, cls = f"token {t + 1}: {colour}; running log10 p {lp}", f"tok {c}"
+        elif m.gated is not None and not m.gated[t]:
+            tip, cls = f"token {t + 1}: {colour}, below the entropy gate: not scored; running log10 p {lp}", "tok off"
         else:
             tip, cls = f"token {t + 1}: {colour}, repeat of an earlier (context, token) pair: not scored; running log10 p {lp}", f"tok dup {c}"
         out.append(f'<span class="{cls}" title="{html.escape(tip)}">{html.escape(s)}</span>')
@@ -165,7 +174,9 @@ def render(doc: dict, texts: list[MarkedText], *, ids: bool = False) -> str:
     summary = f"{n_yes} of {len(texts)} text{'s' if len(texts) != 1 else ''} watermarked at false-positive rate {fpr:g}"
     legend = ('<p class="legend key">tokens: <span class="tok g">green</span> <span class="tok r">red</span> '
               '<span class="tok ctx">context, not scored</span> <span class="tok dup g">repeat, not scored</span> '
-              '&middot; hover a token for the running log10 p; the curve under each text is that running log10 p, '
+              + ('<span class="tok off">below the entropy gate, not scored (grey; the statistic counts the gated '
+                 'positions only)</span> ' if any(m.gated is not None for m in texts) else '')
+              + '&middot; hover a token for the running log10 p; the curve under each text is that running log10 p, '
               'the dashed line the decision level</p>')
     body = "".join(_section(m, level, ids) for m in texts)
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -50,12 +50,16 @@ class Marks:
         Each text's token count.
     g_eff : float or None
         The exact null probability that one token is green (green-list families), else None.
+    gate : (n, T) bool array or None
+        The positions the family's statistic may count at all (the entropy-gated family's gate, before dedup), None
+        where every position may count; a token outside it is neither a repeat nor scored (the HTML report greys it).
     """
 
     values: np.ndarray
     scored: np.ndarray
     lengths: np.ndarray
     g_eff: float | None = None
+    gate: np.ndarray | None = None
 
 
 class DetectorFamily:
@@ -82,6 +86,10 @@ class DetectorFamily:
         take the pair dedup (:func:`sims.sweep.grid.dedup_rule`); None: the pair dedup.
     takes_weights : bool
         Its streaming detector takes layer weights (the tournament's weighted score).
+    gate_param : str or None
+        The algorithm parameter holding the threshold of the family's gate (the entropy-gated family's ``alpha``):
+        its streaming detector takes ``threshold`` and its controls are gated at the watermarked generation's value;
+        None where the family has no gate.
     """
 
     name: str = ""
@@ -92,6 +100,7 @@ class DetectorFamily:
     colours: bool = False
     own_dedup: tuple[str, str] | None = None
     takes_weights: bool = False
+    gate_param: str | None = None
 
     def __repr__(self) -> str:
         return f"DetectorFamily({self.name!r})"
@@ -145,7 +154,7 @@ class DetectorFamily:
         kw = dict(vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths)
         return gamma, prf, kw
 
-    def prefix_curve(self, gen, key, *, gamma, dedup: bool):
+    def prefix_curve(self, gen, key, *, gamma, dedup: bool, lm=None, params=None):
         """log10 p of every prefix of every text (the numbers of :func:`sims.detect.stats.scores.prefix_log10p`, from the
         family's :class:`Marks`: the generation's own green lists, its PRF and seeding scheme included), or None
         without exact prefix p-values.
@@ -160,18 +169,23 @@ class DetectorFamily:
             The green-list ratio; None: the generation's.
         dedup : bool
             Score each (context, token) pair once.
+        lm : LM or SyntheticLM or None, optional
+            The LM, read by the families that need it (:attr:`needs_lm`); None: the generation's (:func:`sims.lm.door.lm_of`).
+        params : dict or None, optional
+            The detected algorithm's parameters (the entropy gate's ``alpha``); None: the generation's.
 
         Returns
         -------
         (n, T) float array or None
-            ``[i, t]``: log10 of the exact null p-value of the first ``t + 1`` tokens of text ``i``; None for a family
+            ``[i, t]``: log10 of the exact null p-value of the first ``t + 1`` tokens of text ``i``, over the tokens
+            the family's statistic counts (the entropy-gated family: the gated ones); None for a family
             without prefix p-values (:attr:`prefix_stat` None).
         """
         if self.prefix_stat is None:
             return None
-        return self.from_marks(self.marks(gen, key, gamma=gen.meta.get("gamma") if gamma is None else gamma, dedup=dedup))[1]
+        return self.from_marks(self.marks(gen, key, gamma=gen.meta.get("gamma") if gamma is None else gamma, dedup=dedup, lm=lm, params=params))[1]
 
-    def marks(self, gen, key, *, gamma, dedup: bool) -> Marks | None:
+    def marks(self, gen, key, *, gamma, dedup: bool, lm=None, params=None) -> Marks | None:
         """The per-token :class:`Marks` of every text under ``key`` (one hashing pass), or None where the
         family's answer is not a function of per-token marks alone.
 
@@ -185,12 +199,16 @@ class DetectorFamily:
             The green-list ratio of the green-list families (ignored by the others).
         dedup : bool
             Mark only the first occurrence of each (context, token) pair as scored.
+        lm : LM or SyntheticLM or None, optional
+            The LM, read by the families that need it (:attr:`needs_lm`); None: the generation's (:func:`sims.lm.door.lm_of`).
+        params : dict or None, optional
+            The detected algorithm's parameters (the entropy gate's ``alpha``); None: the generation's.
 
         Returns
         -------
         Marks or None
-            The tokens' statistics, which of them count, the text lengths and the null green probability;
-            None here (the base family has no marks).
+            The tokens' statistics, which of them count, the text lengths, the null green probability and the
+            family's gate (:attr:`Marks.gate`); None here (the base family has no marks).
         """
         return None
 
@@ -465,7 +483,7 @@ class RedGreen(_GreenLists):
         return sequential.sequential_redgreen(gen.tokens, prompts, key, gamma, dedup=dedup, green_kind=green_kind, prf=m.get("prf", defaults.PRF),
                                               vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths, alpha=alpha, grid=grid, seeding=seeding)
 
-    def marks(self, gen, key, *, gamma, dedup):
+    def marks(self, gen, key, *, gamma, dedup, lm=None, params=None):
         m = gen.meta
         prompts, green_kind, seeding = _layout(gen)
         values, scored, lengths = scores.token_marks(gen.tokens, prompts, key, stat="green", gamma=gamma, h=m["h"], green_kind=green_kind, dedup=dedup,
@@ -501,35 +519,44 @@ class EntropyGated(_GreenLists):
     description = "green count over positions with LM entropy H(p_t) > alpha, exact binomial tail P(Bin(n_gated, gamma) >= k)"
     needs_lm = True
     prefix_stat = "green"
+    gate_param = "alpha"
 
-    def _threshold(self, meta: dict, algo: str | None = None) -> float:
-        """The entropy threshold: the generation's ``alpha`` where it is of this family's algorithm ``algo`` (default the
-        generation's), else the registry's default of ``algo`` (its first algorithm's where the generation's is another's)."""
+    def _threshold(self, meta: dict, algo: str | None = None, params: dict | None = None) -> float:
+        """The entropy threshold: ``params``' ``alpha`` where given (the watermarked generation's record, when its
+        unwatermarked controls are scored), else the generation's ``alpha`` where it is of this family's algorithm
+        ``algo`` (default the generation's), else the registry's default of ``algo`` (its first algorithm's where the
+        generation's is another's)."""
         own = registry.names(family=self.name)
         algo = meta["algo"] if algo is None else algo
         if algo not in own:
             algo = own[0]
+        if params is not None and params.get("alpha") is not None:
+            return registry.resolve_params(algo, alpha=params["alpha"])["alpha"]
         return registry.resolve_params(algo, alpha=meta.get("alpha") if meta["algo"] == algo else None)["alpha"]
 
-    def _marks(self, gen, lm, key, *, algo, gamma, dedup, gate=None):
-        from sims.detect.stats.gated_scores import gated_marks
+    def _marks(self, gen, lm, key, *, algo, gamma, dedup, gate=None, params=None):
+        from sims.detect.stats.entropies import shannon_entropies
+        from sims.detect.stats.gated_scores import entropy_gate, gated_marks
 
         if lm is None and gate is None:
             raise ValueError(f"algo {algo!r} is detected with the model's probabilities (its entropy gate): pass lm")
+        if gate is None:
+            gate = entropy_gate(shannon_entropies(gen, lm), self._threshold(gen.meta, algo, params))
         prompts, green_kind, seeding = _layout(gen)
-        values, scored, lengths, g_eff = gated_marks(gen, lm, key, gamma=gamma, threshold=self._threshold(gen.meta, algo), dedup=dedup,
+        values, scored, lengths, g_eff = gated_marks(gen, lm, key, gamma=gamma, threshold=self._threshold(gen.meta, algo, params), dedup=dedup,
                                                      prompts=prompts, green_kind=green_kind, prf=gen.meta.get("prf", defaults.PRF),
                                                      seeding=seeding, gate=gate)
-        return Marks(values, scored, lengths, g_eff)
+        return Marks(values, scored, lengths, g_eff, gate=gate)
 
     def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
         gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
-        return self.from_marks(self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup))[0]
+        return self.from_marks(self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup, params=params))[0]
 
-    def marks(self, gen, key, *, gamma, dedup):
+    def marks(self, gen, key, *, gamma, dedup, lm=None, params=None):
         from sims.lm.door import lm_of
 
-        return self._marks(gen, lm_of(gen.meta), key, algo=gen.meta["algo"], gamma=gamma, dedup=dedup)
+        lm = lm_of(gen.meta) if lm is None else lm
+        return self._marks(gen, lm, key, algo=gen.meta["algo"], gamma=gamma, dedup=dedup, params=params)
 
     def from_marks(self, marks):
         from sims.detect.stats.gated_scores import score_gated
@@ -538,7 +565,7 @@ class EntropyGated(_GreenLists):
 
     def answer(self, gen, lm, *, algo, key, dedup, gamma, stat=None, params=None):
         gamma, _, _ = self._checked(gen, lm, algo, gamma, stat)
-        marks = self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup)
+        marks = self._marks(gen, lm, key, algo=algo, gamma=gamma, dedup=dedup, params=params)
         res, prefix = self.from_marks(marks)
         return res, prefix, marks
 
@@ -563,7 +590,9 @@ class EntropyGated(_GreenLists):
     def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
         det.g_eff = scores._stat_code("green", det.gamma, det.green_kind, det.vocab_size)[3]
         det.mix = sequential.bernoulli_mixture(det.g_eff, f)
-        det.threshold = registry.resolve_params(algo)["alpha"]  # the record's default: a stream carries no generation record
+        # the gate's threshold: the detector's (the alpha the text was generated with, as the batch detector reads it from the
+        # generation's record), else the record's default
+        det.threshold = registry.resolve_params(algo, alpha=det.gate_threshold)["alpha"]
         det.gates = []
 
     def stream_marks(self, det, new, probs):
@@ -636,7 +665,7 @@ class EMS(DetectorFamily):
         return sequential.sequential_ems(gen.tokens, _layout(gen)[0], key, dedup=dedup, vocab_size=m["vocab_size"], h=m["h"], lengths=gen.lengths,
                                          alpha=alpha, grid=grid)
 
-    def marks(self, gen, key, *, gamma, dedup):
+    def marks(self, gen, key, *, gamma, dedup, lm=None, params=None):
         m = gen.meta
         values, scored, lengths = scores.token_marks(gen.tokens, _layout(gen)[0], key, stat="ems", h=m["h"], dedup=dedup, vocab_size=m["vocab_size"],
                                                      lengths=gen.lengths)

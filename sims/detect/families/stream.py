@@ -77,7 +77,7 @@ class SequentialDetector:
         ``"uw-delta"`` or ``"uw-gamma"`` (keyed orders: :meth:`update` needs the model's
         next-token probabilities), ``"synthid"`` (tournament: the mean g-value score's e-process,
         :func:`sims.detect.anytime.sequential_laws.sequential_tournament`), ``"sweet"`` (the entropy-gated green
-        count: :meth:`update` needs the model's probabilities; the gate is the record's default threshold ``alpha``), or
+        count: :meth:`update` needs the model's probabilities; the gate's threshold is ``threshold``), or
         any registered algorithm of these detector families.
     context : 1-d int array
         The tokens before the text (at least ``h``): the first token's context.
@@ -100,6 +100,10 @@ class SequentialDetector:
         A registered score family of ``algo`` with an e-process
         (:data:`sims.detect.families.sequential_scores.SEQUENTIAL_SCORES`; default the family's own, e.g.
         ``"ems-log"`` for EMS text: the tilt e-process of its :math:`\\ln Y` terms).
+    threshold : float, optional
+        The entropy-gated family (``"sweet"``): the gate's threshold in nats, the ``alpha`` the text was generated
+        with (a generation's ``meta["alpha"]``, which the batch detector reads); None: the registry's default
+        ``alpha``.  A ValueError for the other families (they have no gate).
 
     Examples
     --------
@@ -115,7 +119,8 @@ class SequentialDetector:
 
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
-                 mask_repeated: bool = True, score: str | None = None, seeding: str = seeding_mod.DEFAULT, weights=None):
+                 mask_repeated: bool = True, score: str | None = None, seeding: str = seeding_mod.DEFAULT, weights=None,
+                 threshold: float | None = None):
         from sims.detect import families
         from sims.watermarks import registry
 
@@ -129,6 +134,14 @@ class SequentialDetector:
 
             check_score(score, algo)
         self.score = score
+        if threshold is not None:
+            if self.family.gate_param is None:
+                gated = tuple(a for a in registry.names() if families.of(a).gate_param is not None)
+                raise ValueError(f"threshold is the entropy gate's (algo one of {gated}); algo {algo!r} has family {self.family.name!r}")
+            from sims.detect.stats.gated_scores import check_threshold
+
+            threshold = check_threshold(threshold)
+        self.gate_threshold = threshold
         self.algo, self.key, self.h, self.dedup = algo, key, int(registry.context_width(algo, h)), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
         self.bound = math.log(1.0 / self.alpha)
