@@ -8,7 +8,7 @@ Scores: every detector family the algorithm registry lists for the algorithm
 (:func:`sims.detect.families.score_families.score_names`, registered by :mod:`sims.detect.families.score_families`;
 :data:`ELSEWHERE` names those left out and why):
 SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
-``green-local`` and the likelihood-ratio score ``lr``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
+``green-local``, the likelihood-ratio score ``lr`` and EWD's entropy-weighted green count ``ewd``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
 and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
 per text, and for HC / Tr-GoF / ``ems-opt`` the exact critical value of each length (bisection on
 the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by
@@ -18,8 +18,9 @@ the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, 
 get there), with the distribution-free 95 % interval of the median (order statistics).
 
 Running the script for some LMs (``--lm``) replaces their rows of an existing ``fig_scores.json``
-in the output folder and keeps the other LMs' rows (a real LM's run is long).  :func:`render` rewrites the
-table and figure from a saved ``fig_scores.json`` without drawing texts.
+in the output folder and keeps the other LMs' rows (a real LM's run is long); a kept LM's rows that lack a score
+registered since its run are listed in the table's notes (``missing``), not left as a silent hole.  :func:`render`
+rewrites the table and figure from a saved ``fig_scores.json`` without drawing texts.
 """
 
 from __future__ import annotations
@@ -39,11 +40,10 @@ LEVELS = (1e-4, 1e-6)
 ATTACKS = (("none", 0.0), ("substitution", 0.1), ("substitution", 0.3), ("entropy", 0.1))
 PREFIXES = 10  # tokens to detect is read on prefixes of T / PREFIXES, 2 T / PREFIXES, ..., T tokens
 ALGOS = {"srl": dict(delta=2.0), "dualga": dict(Delta=0.2), "ems": {}}
-ELSEWHERE = {"ems-edit": "aligns EMS text past inserted tokens; its power is measured under insertions "
-                         "(tests/detect/stats/test_ems_edit.py), and this figure's attacks are substitutions",
-             "ewd": "registered after this figure's committed run (whose smollm2 column took a real-LM rerun); its power "
-                    "against the green count is measured in tests/detect/stats/test_ewd.py; adding it here needs its "
-                    "prefix test in _prefix_rejects and a rerun"}
+ELSEWHERE = {"ems-edit": "aligns EMS text past inserted tokens, and this figure's attacks are substitutions (an aligned "
+                         "substitution keeps its wrong key); its permutation p-value over 9999 fresh keys is at least 1e-4, "
+                         "so the figure's TPR at 1e-6 is 0 by construction; an insertion attack here would add a column "
+                         "for every score and LM (a real-LM rerun); its power under insertions: tests/detect/stats/test_ems_edit.py"}
 """Registered scores this figure leaves out, with the reason."""
 N_FULL = 150  # texts per setting on a synthetic preset (each row records the n it ran with)
 T_FULL = {"srl": 200, "dualga": 200, "ems": 50}  # EMS detects in a few dozen tokens: shorter texts separate its scores
@@ -99,7 +99,8 @@ def _order_critical(kind: str, n: int, level: float) -> float:
 def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
     """level -> (n_texts, len(lengths)) bool: the exact test of ``name`` at that level rejects the
     prefix; ``inputs`` are the red-green texts' :func:`sims.detect.stats.lr_scores.lr_token_inputs`; ``lm``
-    the LM of the keyed-order families (``hits``, ``its-edit``); ``green-local`` reads its prefixes' local scores."""
+    the LM of the keyed-order families (``hits``, ``its-edit``) and of EWD's spike entropies (each prefix's exact EWD
+    p-value: :func:`sims.detect.stats.ewd_scores.ewd_prefix_log10p`); ``green-local`` reads its prefixes' local scores."""
     from sims.detect.stats import gumbel_scores as gs
     from sims.detect.stats import lr_scores as lr
     from sims.detect.stats.nulls import LN10, binom_logsf, gamma_logsf
@@ -115,6 +116,11 @@ def _prefix_rejects(name, gen, inputs, lengths, levels, lm=None):
         from sims.detect.stats.local_scores import local_prefix_log10p
 
         lp = local_prefix_log10p(gen, lengths, key=KEY)
+        return {a: lp <= math.log10(a) for a in levels}
+    if name == "ewd":
+        from sims.detect.stats.ewd_scores import ewd_prefix_log10p
+
+        lp = ewd_prefix_log10p(gen, lm, lengths, key=KEY)
         return {a: lp <= math.log10(a) for a in levels}
     outs = {a: np.zeros((gen.tokens.shape[0], len(lengths)), dtype=bool) for a in levels}
     if name in ("green", "lr"):
@@ -182,7 +188,7 @@ def scores(algo: str) -> tuple[str, ...]:
     return tuple(s for s in score_families.score_names(algo) if s not in ELSEWHERE)
 
 
-def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
+def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
     """Score each algorithm's texts with every detection score of its family and write the figure and table.
 
     Parameters
@@ -195,6 +201,10 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     lms : sequence of str, optional
         LMs of ``python -m paper_figs --lm``: the LMs run (default ``news`` quick, else ``news``, ``lfqa``,
         ``smollm2-fit``, ``smollm2``).
+    only : sequence of str, optional
+        Draw only these scores' rows (of :func:`scores`) on ``lms`` and keep every other row of an existing
+        ``fig_scores.json`` (a score that joins the figure without redrawing the others: the same texts, seeds and
+        attacks, so its rows are those a full run gives); None: every score.
 
     Returns
     -------
@@ -215,13 +225,15 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     for lm_name in names:
         lm = figure_lm(lm_name, 2000 if quick and is_synthetic(lm_name) and lm_name != "smollm2-fit" else None)
         for algo, params in ALGOS.items():
-            score_names = scores(algo)
+            score_names = tuple(s for s in scores(algo) if only is None or s in only)
+            if not score_names:
+                continue
             n, T = sized(lm_name, *((12, 60) if quick else (N_FULL, T_FULL[algo])))
             lengths = [T * (j + 1) // PREFIXES for j in range(PREFIXES)]
             gen0 = generations(lm_name, algo, n, T, 11, key=KEY, vocab_size=2000 if quick and lm_name != "smollm2-fit" else None, **params)
             for kind, rate in ATTACKS:
                 gen = attack(gen0, kind, rate, seed=12, lm=lm) if kind != "none" else gen0
-                inputs = [lr_token_inputs(gen, lm, KEY, gen.meta["gamma"], i) for i in range(n)] if "lr" in score_names else None
+                inputs = [lr_token_inputs(gen, lm, KEY, gen.meta["gamma"], i) for i in range(n)] if {"green", "lr"} & set(score_names) else None
                 for name in score_names:
                     rej = _prefix_rejects(name, gen, inputs, lengths, LEVELS, lm)
                     ttd = _ttd(rej[1e-4], lengths)
@@ -236,7 +248,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
                     rows.append(r)
                     print(f"fig_scores: {lm_name} {algo} {r['attack_label']} {name}: TPR@1e-6 {r['tpr_at_1e-06']:.3f}, ttd {med}", flush=True)
     old = pathlib.Path(out_dir) / "fig_scores.json"  # read last: another LM's run may have written it meanwhile
-    rows += [r for r in json.loads(old.read_text()).get("rows", []) if r["lm"] not in names and "attack_label" in r] if old.exists() else []
+    rows += [r for r in json.loads(old.read_text()).get("rows", []) if "attack_label" in r
+             and (r["lm"] not in names or (only is not None and r["score"] not in only))] if old.exists() else []
     return render(out_dir, rows, quick)
 
 
@@ -261,7 +274,9 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
         fig_scores.png, fig_scores.json and fig_scores.md.
     """
     order = {lm: i for i, lm in enumerate(("news", "lfqa", "smollm2-fit", "smollm2"))}
-    rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"])))
+    score_rank = {algo: {s: i for i, s in enumerate(scores(algo))} for algo in ALGOS}  # within a setting: the order of scores(algo)
+    rows.sort(key=lambda r: (order.get(r["lm"], 9), list(ALGOS).index(r["algo"]), [_label(*a) for a in ATTACKS].index(r["attack_label"]),
+                             score_rank[r["algo"]].get(r["score"], -1)))
     table = []
     for r in rows:
         lo, hi = r["tokens_to_detect_median_ci95"]
@@ -277,10 +292,33 @@ def render(out_dir: pathlib.Path, rows: list[dict], quick: bool) -> list[pathlib
     default_best = [f"{k[0]}/{k[1]}/{k[2]}" for k, (rank, s) in best.items()
                     if any(r["default"] and (r["tpr_at_1e-06"], r["tpr_at_0.0001"]) == rank[:2] for r in rows
                            if (r["lm"], r["algo"], r["attack_label"]) == k)]
+    missing = missing_scores(rows)
     summary = dict(rows=rows, best_score={f"{k[0]}/{k[1]}/{k[2]}": v[1] for k, v in best.items()},
-                   default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES)
+                   default_ties_or_wins=default_best, quick=quick, key=KEY, prefixes=PREFIXES, missing=missing)
     header = ["lm", "algo", "attack", "texts x tokens", "score", "TPR@1e-4 [99 % CI]", "TPR@1e-6 [99 % CI]", "median tokens to detect (1e-4)", "95 % interval"]
-    return write(out_dir, "fig_scores", summary, md_table(header, table), TITLE, draw(summary))
+    notes = "".join(f"\n\nNo `{s}` rows for {k.replace('/', ' ')}: that LM's rows were drawn before the score was added to this figure "
+                    f"(rerun with `--lm {k.split('/')[0]}`)." for k, v in missing.items() for s in v)
+    return write(out_dir, "fig_scores", summary, md_table(header, table) + notes, TITLE, draw(summary))
+
+
+def missing_scores(rows: list[dict]) -> dict:
+    """The scores this figure compares (:func:`scores`) that an LM's rows lack, per LM and algorithm.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The figure's rows (:func:`main`, or a saved ``fig_scores.json``'s).
+
+    Returns
+    -------
+    dict
+        ``"lm/algo"`` -> the missing score names in the figure's order, for each (LM, algorithm) that lacks one.
+    """
+    have = {}
+    for r in rows:
+        have.setdefault(f"{r['lm']}/{r['algo']}", set()).add(r["score"])
+    out = {k: [s for s in scores(k.split("/")[1]) if s not in v] for k, v in have.items()}
+    return {k: v for k, v in out.items() if v}
 
 
 def draw(summary: dict):

@@ -7,8 +7,9 @@ reports and the model, data and text length they came from.  The script runs the
 onto the registry's names (:func:`sims.watermarks.registry.resolve_params`), on our stand-in LMs (the
 synthetic ``lfqa`` and the fitted ``smollm2-fit``) and reports, beside their numbers:
 
-* the TPR at **their decision rule** on their statistic (the red-green z-score, an exact p-value, DiPmark's
-  :math:`\Phi = (|s|_G - \gamma n)/\sqrt n`, SynthID's mean g-value), scored with their treatment of
+* the TPR at **their decision rule** on their statistic (the red-green z-score, SWEET's over the gated positions,
+  EWD's entropy-weighted one, an exact or permutation p-value, DiPmark's :math:`\Phi = (|s|_G - \gamma n)/\sqrt n`,
+  SynthID's mean g-value, PF's Gamma threshold), scored with their treatment of
   repeated (context, token) pairs, and the rate at which that rule fires on as many unwatermarked texts of
   the same LM (its empirical false-positive rate);
 * the TPR at :math:`z_p \ge 4`, :math:`z_p = \Phi^{-1}(1 - p)` the z of our **exact** p-value (so
@@ -27,9 +28,9 @@ default n = 200 (quick: V = 1000 for the preset, n = 20, T = 50).  A setting sha
 Their numbers come from another model, another data set and their own tokenizer: only the direction of a
 difference (e.g. a rule that fires more or less often on our null than its nominal level) carries over.
 Where a source's number could not be retrieved the row says so (``reported`` None) rather than quote one
-from memory.  :data:`PENDING` holds the published settings of algorithms and scores being added on other
-branches; a pending row is skipped, with a message in the outputs, until its algorithm is in the registry
-and its parameters are mapped (then it moves into :data:`SETTINGS`).
+from memory.  A row whose setting is a detection score rather than a watermark (MarkLLM's EWD, EXP-edit) names
+it (``score``, a family of :mod:`sims.detect.families.score_families`): that score gives both its rule's
+statistic and the exact columns.
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ class Rule:
 
     ``statistic``: ``"z"`` the family's z-score (red-green: :math:`(|s|_G - \\gamma n)/\\sqrt{n\\gamma(1-\\gamma)}`),
     ``"p"`` our exact p-value, ``"dip"`` DiPmark's :math:`\\Phi = (|s|_G - \\gamma n)/\\sqrt n`, ``"synthid-mean"``
-    the mean g-value :math:`\\sum_{t,l} g_{t,l} / (m n)`.
+    the mean g-value :math:`\\sum_{t,l} g_{t,l} / (m n)`, ``"pf-gamma"`` PF's p-value :math:`P(\\Gamma(n - h, 1) \\ge S)` of the
+    EMS sum :math:`S = \\sum_t -\\ln r_t` (MarkLLM's threshold: the Gamma quantile with the context width subtracted
+    from the scored count).  The family's ``"z"`` is its own: SWEET's over the gated positions only, EWD's
+    entropy-weighted.
     """
 
     statistic: str
@@ -107,6 +111,9 @@ class Setting:
         Their numbers as published; None where none could be retrieved.
     note : str
         What could not be found, and other differences.
+    score : str or None
+        The registered score family (:data:`sims.detect.families.score_families.SCORE_NAMES`) the row is scored
+        with, rule and exact columns alike; None: the algorithm's family's default detector.
     """
 
     name: str
@@ -121,6 +128,7 @@ class Setting:
     T: int | None = None
     reported: dict | None = None
     note: str = ""
+    score: str | None = None
 
 
 Z4 = Rule("z", ">", 4.0, "z > 4")
@@ -211,6 +219,62 @@ SETTINGS = (
             "delta 5, alpha 2 (ATW's best configuration, App. baselines)", "their semantic green list: ours from the previous token",
             Rule("p", "<=", 1e-4, "exact p <= 1e-4 (and 1e-6)"), True, PAPER, PAPER_SETUP, 200,
             {"C4 TPR 1e-4": 0.99, "C4 TPR 1e-6": 0.92, "C4 KL": 0.36, "LFQA TPR 1e-4": 1.0, "LFQA TPR 1e-6": 0.96, "LFQA KL": 0.36}, PAPER_NOTE),
+    Setting("MarkLLM SWEET (Lee et al.)", "sweet", dict(gamma=0.5, delta=2.0, alpha=0.9, h=1),
+            "gamma 0.5, delta 2.0, hash_key 15485863, prefix_length 1, entropy_threshold 0.9, z_threshold 4.0",
+            "entropy_threshold 0.9 is in nats (sweet.py: -sum p log p with torch's natural log, at generation and detection): "
+            "our alpha 0.9 nats; hash_key and the product hash of the window: ours hashes the previous token with our PRF",
+            Rule("z", ">", 4.0, "gated z > 4 (green count and n over the positions of entropy > 0.9 only)"), False,
+            f"{MARKLLM} config/SWEET.json; watermark/sweet/sweet.py (SWEETUtils.score_sequence; is_watermarked = z_score > z_threshold)",
+            MARKLLM_SETUP, 200, None, "Lee et al. (ACL 2024) report code-generation numbers (StarCoder on HumanEval and MBPP); none retrieved here."),
+    Setting("MarkLLM EWD (Lu et al.): a score of KGW text", "srl", dict(gamma=0.5, delta=2.0, h=1),
+            "gamma 0.5, delta 2.0, hash_key 15485863, prefix_length 1, z_threshold 4.0 (KGW's generation, EWD's detector)",
+            "their weights are the spike entropies less the text's least one; ours are those rounded to 1/32 of the text's "
+            "range (the lattice of our exact test: sims.detect.stats.ewd_scores); their hash of the previous token: our PRF",
+            Rule("z", ">", 4.0, "entropy-weighted z > 4"), False,
+            f"{MARKLLM} config/EWD.json; watermark/ewd/ewd.py (EWDUtils.score_sequence; is_watermarked = z_score > z_threshold)",
+            MARKLLM_SETUP, 200, None, "The texts are the MarkLLM KGW row's (the same setting, drawn once), scored with EWD; Lu et al.'s "
+            "(ACL 2024) tables not retrieved here.", score="ewd"),
+    Setting("MarkLLM MorphMark (Wang et al.)", "morphmark", dict(gamma=0.5, morph_kappa=1.3, morph_p0=0.15, h=1),
+            "gamma 0.5, type exp, k_linear 1.55, k_exp 1.30, k_log 2.15, p_0 0.15, ewd false, delta_ewd 1.25, hash_key 15485863, "
+            "prefix_length 1, z_threshold 2.0, f_scheme time, window_scheme left",
+            "type exp: r = exp(k_exp P_G) - 1, our morph_kappa 1.3 (k_linear, k_log: the other types', unused; their red mass "
+            "clamped at 0 and renormalised: our r capped at 1); ewd false: the plain z; f_scheme time: our PRF hash of the window",
+            Rule("z", ">", 2.0, "z > 2"), False,
+            f"{MARKLLM} config/MorphMark.json; watermark/morphmark/morphmark.py (is_watermarked = z_score > z_threshold)",
+            MARKLLM_SETUP, 200, None, "Wang et al. (ACL 2025) detection tables not retrieved here."),
+    Setting("MarkLLM PF (Permute-and-Flip)", "pf", dict(tau=0.9, h=8),
+            "ngram 8, seed 0, seeding hash, salt_key 35317, payload 0, max_seq_len 1024 (config/PF.json); temperature 0.9, "
+            "top_p 1.0 and alpha 0.01: defaults of pf.py's gen_kwargs reads",
+            "seed, salt_key and the hash seeding: our key and PRF hash of the 8-token window; payload 0: none here (no payload); "
+            "their first ngram + 1 tokens are unscored, ours scores every token (the prompt gives the window)",
+            Rule("pf-gamma", "<", 0.01, "S > Gamma(n - 8, 1) quantile 0.99 (PF.detect_watermark: k = scored - ngram)"), False,
+            f"{MARKLLM} config/PF.json; watermark/pf/pf.py (PFUtils.get_threshold; detect_watermark: score > threshold)",
+            MARKLLM_SETUP, 200, None, "The config states no detection threshold: the rule is detect_watermark's default alpha 0.01 "
+            "with get_threshold's Gamma(n - ngram, 1) quantile (not the exact Gamma(n, 1) tail). Zhao, Li, Wang's (2024) numbers "
+            "not retrieved here."),
+    Setting("MarkLLM EXPEdit (Kuditipudi et al.): a score of EXP text", "ems", dict(tau=1.0, h=1),
+            "pseudo_length 256, sequence_length 200, n_runs 100, key 42, p_threshold 0.2, top_k 0",
+            "pseudo_length 256 (a position-indexed key sequence, Levenshtein-aligned): ours keys each step by the previous "
+            "token's hash (h = 1) and aligns insertions only (sims.detect.stats.ems_edit, band 4, gap 0); n_runs 100: our "
+            "9999 fresh keys; key 42: ours the package key",
+            Rule("p", "<", 0.2, "permutation p < 0.2"), False,
+            f"{MARKLLM} config/EXPEdit.json; watermark/exp_edit/exp_edit.py (p = (1 + #fresh keys at least as extreme) / (n_runs + 1); "
+            "is_watermarked = p_val < p_threshold)",
+            MARKLLM_SETUP, 200, None, "Our p is the permutation p over 9999 fresh keys, at least 1e-4: the z_p >= 4 and p <= 1e-6 "
+            "columns are 0 by construction. No TPR for this configuration retrieved.", score="ems-edit"),
+    Setting("GumbelSoft (Fu et al. 2024), authors' code", "gumbelsoft", dict(gs_tau=0.3, h=3),
+            "method gumbelsoftNg_t0.3 (the main experiment's): --ngram 3 --tau 0.3 --temperature 1 --top_p 1 --seeding hash "
+            "--hash_key 35317 --seed 42 --max_gen_len 128",
+            "hash_key 35317, seed 42 and the hash seeding: our key and PRF hash of the 3-token window; their detector's z (the "
+            "sum of Gumbel values against mean 0.5772 and sd pi/sqrt(6) per token, a normal approximation): ours the exact "
+            "Gamma tail of the EMS sum",
+            None, False,
+            "github PorUna-byte/Gumbelsoft (its readme: the code of \"GumbelSoft: Diversified Language Model Watermarking via the "
+            "GumbelMax-trick\", arXiv 2402.12948), commit 07ab08c: table1.sh, wm/generator.py GumbelSoftGeneratorNg, "
+            "wm/detector.py GumbelSoftDetectorNg, evaluation/eval_acc.py",
+            "Llama-2-7B, C4 (their c4 prompts), 128 new tokens, scored at 40, 60, 80 and 100 tokens, 5 repetitions", 128, None,
+            "Their evaluation reports AUROC and the FPR / FNR at the best threshold (eval_acc.py): no fixed rule, so only our "
+            "columns are filled; the paper's tables not retrieved here."),
 )
 """The published settings run here (module docstring)."""
 
@@ -221,35 +285,6 @@ NOT_FOUND = {
 }
 """Registered algorithms without a published setting here, and why."""
 
-PENDING = (
-    dict(algo="sweet", source=f"{MARKLLM} config/SWEET.json", theirs="gamma 0.5, delta 2.0, hash_key 15485863, prefix_length 1, "
-         "entropy_threshold 0.9, z_threshold 4.0", setup=MARKLLM_SETUP, T=200),
-    dict(algo="ewd", source=f"{MARKLLM} config/EWD.json (a detection score on KGW text)", theirs="gamma 0.5, delta 2.0, hash_key 15485863, "
-         "prefix_length 1, z_threshold 4.0", setup=MARKLLM_SETUP, T=200),
-    dict(algo="morphmark", source=f"{MARKLLM} config/MorphMark.json", theirs="gamma 0.5, type exp, k_linear 1.55, k_exp 1.30, k_log 2.15, "
-         "p_0 0.15, ewd false, delta_ewd 1.25, hash_key 15485863, prefix_length 1, z_threshold 2.0, f_scheme time, window_scheme left",
-         setup=MARKLLM_SETUP, T=200),
-    dict(algo="pf", source=f"{MARKLLM} config/PF.json", theirs="ngram 8, seed 0, seeding hash, salt_key 35317, payload 0, max_seq_len 1024 "
-         "(no detection threshold in the config)", setup=MARKLLM_SETUP, T=200),
-    dict(algo="ems-edit", source=f"{MARKLLM} config/EXPEdit.json (Kuditipudi et al.'s EXP-edit: a Levenshtein score of EMS text)",
-         theirs="pseudo_length 256, sequence_length 200, n_runs 100, key 42, p_threshold 0.2, top_k 0", setup=MARKLLM_SETUP, T=200),
-    dict(algo="gumbelsoft", source="GumbelSoft (Fu et al. 2024), its authors' repository", theirs="not retrieved: settings to be read from "
-         "the authors' repository when the algorithm is merged", setup="not retrieved", T=None),
-)
-"""Published settings of algorithms and scores being added on other branches: each moves into :data:`SETTINGS`
-(with ``params`` under our names and its rule) once its algorithm is registered."""
-
-
-def pending_messages(registered=None) -> list[str]:
-    """One line per :data:`PENDING` entry: skipped because its algorithm is not registered, or registered but not yet
-    mapped into :data:`SETTINGS`."""
-    from sims.watermarks import registry
-
-    have = set(registry.names() if registered is None else registered)
-    return [f"{p['algo']}: " + ("registered now; map its parameters into SETTINGS to run it" if p["algo"] in have
-                                else "not in the registry on this branch: skipped") + f" ({p['source']}: {p['theirs']})" for p in PENDING]
-
-
 def exact_z(log10_p) -> np.ndarray:
     r""":math:`z_p = \Phi^{-1}(1 - p)` of each exact p-value given as log10 p, computed in log space
     (:func:`scipy.special.ndtri_exp`), finite far below p = 1e-300; p = 1 gives -inf."""
@@ -259,8 +294,22 @@ def exact_z(log10_p) -> np.ndarray:
 
 
 def their_statistic(rule: Rule, res, wm) -> np.ndarray:
-    """The statistic of ``rule`` for each text scored as ``res`` (a :class:`~sims.detect.stats.scores.DetectResult`) by the
-    detector of the watermarked generation ``wm`` (whose record gives gamma and m)."""
+    """The statistic of ``rule`` for each text scored as ``res`` by the detector of the watermarked generation ``wm``.
+
+    Parameters
+    ----------
+    rule : Rule
+        The published rule; its ``statistic`` one of :data:`STATISTICS`.
+    res : DetectResult
+        The texts' scores (:class:`~sims.detect.stats.scores.DetectResult`) by ``wm``'s detector or the row's score.
+    wm : Generation
+        The watermarked generation, whose record gives gamma (DiPmark), m (SynthID) and h (PF).
+
+    Returns
+    -------
+    ndarray of float64
+        One value per text (nan where the family gives none).
+    """
     n = res.n_scored.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         if rule.statistic == "z":
@@ -271,9 +320,15 @@ def their_statistic(rule: Rule, res, wm) -> np.ndarray:
             return (res.score - float(wm.meta["gamma"]) * n) / np.sqrt(n)
         if rule.statistic == "synthid-mean":
             return res.score / (int(wm.meta["m"]) * n)
-    raise ValueError(f"rule statistic must be one of ('z', 'p', 'dip', 'synthid-mean'); got {rule.statistic!r}")
+        if rule.statistic == "pf-gamma":
+            from scipy.special import gammaincc
+
+            k = n - int(wm.meta["h"])  # their threshold's shape: the scored count less the context width (1.0 where k <= 0: never fires)
+            return np.where(k > 0, gammaincc(np.maximum(k, 1.0), np.asarray(res.score, dtype=np.float64)), 1.0)
+    raise ValueError(f"rule statistic must be one of {STATISTICS}; got {rule.statistic!r}")
 
 
+STATISTICS = ("z", "p", "dip", "synthid-mean", "pf-gamma")  #: the statistics a :class:`Rule` may name
 _OPS = {">": np.greater, ">=": np.greater_equal, "<": np.less, "<=": np.less_equal}
 
 
@@ -328,16 +383,23 @@ class _Runs:
         return self.gen("none", gen.tokens.shape[1], NULL_SEED_OFFSET, h=m["h"], gamma=m.get("gamma"),
                         green_kind=m.get("green_kind", defaults.GREEN_KIND))
 
-    def score(self, texts, wm, dedup: bool):
-        """``texts`` (``wm`` itself or its null) scored by ``wm``'s detector with ``wm``'s parameters."""
+    def score(self, texts, wm, dedup: bool, score: str | None = None):
+        """``texts`` (``wm`` itself or its null) scored by ``wm``'s detector with ``wm``'s parameters, or by the registered
+        score family ``score`` (its boost, where it reads one, ``wm``'s record's)."""
         from sims.detect import families
-        from sims.detect.families import detectors
+        from sims.detect.families import detectors, score_families
+        from sims.watermarks import registry
 
         algo = wm.meta["algo"]
         dedup = dedup and families.of(algo).own_dedup is None  # a family with its own repeated-context rule takes no pair dedup
-        key = (id(texts), id(wm), dedup)
+        key = (id(texts), id(wm), dedup, score)
         if key not in self._score:
-            self._score[key] = detectors.score(texts, self.lm, dedup=dedup, algo=algo, params=wm.meta)
+            if score is None:
+                self._score[key] = detectors.score(texts, self.lm, dedup=dedup, algo=algo, params=wm.meta)
+            else:
+                boost = registry.get(algo).boost
+                self._score[key] = score_families.score_generation(texts, score, self.lm, dedup=dedup, algo=algo,
+                                                                   delta=None if boost is None else float(boost.lr(wm.meta)))
         return self._score[key]
 
 
@@ -347,7 +409,7 @@ def run_setting(runs: _Runs, s: Setting, T: int) -> dict:
 
     gen = runs.gen(s.algo, T, **s.params)
     null = runs.null(gen)
-    ours = {texts: runs.score(g, gen, True) for texts, g in (("wm", gen), ("null", null))}
+    ours = {texts: runs.score(g, gen, True, s.score) for texts, g in (("wm", gen), ("null", null))}
     out = dict(lm=runs.name, vocab_size=int(gen.meta["vocab_size"]), n=int(gen.tokens.shape[0]), n_null=int(null.tokens.shape[0]), T=int(T),
                kl_per_token=mean_ci(gen.kl.mean(axis=1)),
                perplexity=mean_ci(perplexity(runs.lm.token_logprobs(gen), gen.lengths)),
@@ -356,7 +418,7 @@ def run_setting(runs: _Runs, s: Setting, T: int) -> dict:
                tpr_exact_1e6=rate(ours["wm"].log10_p <= math.log10(FPR_EXACT)),
                z_mean=float(np.nanmean(ours["wm"].z)) if np.isfinite(ours["wm"].z).any() else None)
     if s.rule is not None:
-        theirs = {texts: runs.score(g, gen, s.dedup) for texts, g in (("wm", gen), ("null", null))}
+        theirs = {texts: runs.score(g, gen, s.dedup, s.score) for texts, g in (("wm", gen), ("null", null))}
         out["tpr_their_rule"] = rate(decide(s.rule, theirs["wm"], gen))
         out["fpr_their_rule"] = rate(decide(s.rule, theirs["null"], gen))  # the watermark's m and gamma
     return out
@@ -372,7 +434,7 @@ def _cell(r: dict | None, digits: int = 2) -> str:
 
 def _row(s: Setting, ours: list[dict]) -> dict:
     rule = None if s.rule is None else dict(statistic=s.rule.statistic, op=s.rule.op, threshold=s.rule.threshold, text=s.rule.text)
-    return dict(label=LABEL, setting=s.name, algo=s.algo, params=s.params, theirs=s.theirs, unmapped=s.unmapped, rule=rule,
+    return dict(label=LABEL, setting=s.name, algo=s.algo, params=s.params, score=s.score, theirs=s.theirs, unmapped=s.unmapped, rule=rule,
                 their_dedup=s.dedup, source=s.source, their_setup=s.setup, their_T=s.T, reported=s.reported, note=s.note, ours=ours)
 
 
@@ -395,13 +457,13 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, n: int | None = None, T: 
             rows.append(_row(s, ours))
     summary = dict(label=LABEL, lms=list(names), seed=0, null_seed_offset=_null_offset(), key=_key(), confidence=CONFIDENCE, z_rule=Z_RULE,
                    z_rule_p=_z_level(), fpr_exact=FPR_EXACT, intervals="Clopper-Pearson for rates, Student-t over texts for means",
-                   rows=rows, not_found=NOT_FOUND, pending=pending_messages())
+                   rows=rows, not_found=NOT_FOUND)
     return write(out_dir, "tab_their_settings", summary, render(summary), TITLE)
 
 
 def render(summary: dict) -> str:
     """The markdown of a run's ``summary`` (the JSON :func:`main` writes): one line per setting and LM, then each
-    setting's source and the differences in set-up, what was not found and the pending settings."""
+    setting's source and the differences in set-up, and the registered algorithms without a published setting."""
     from paper_figs._data import display
 
     header = ["setting (their setting, our stand-in LM)", "ours: algo, params", "their rule", "their numbers (their model, data, T)",
@@ -412,7 +474,8 @@ def render(summary: dict) -> str:
         rep = "none retrieved" if r["reported"] is None else ", ".join(f"{k} {v:g}" for k, v in r["reported"].items())
         rule = "no counterpart" if r["rule"] is None else r["rule"]["text"] + (" (dedup)" if r["their_dedup"] else "")
         for o in r["ours"]:
-            table.append([r["setting"], f"{r['algo']} " + ", ".join(f"{k}={v:g}" for k, v in r["params"].items()), rule,
+            table.append([r["setting"], f"{r['algo']} " + ", ".join(f"{k}={v:g}" for k, v in r["params"].items())
+                          + (f", score {r['score']}" if r.get("score") else ""), rule,
                           f"{rep} ({r['their_setup']})", f"{display(o['lm'])}, {o['n']} x {o['T']}", _cell(o.get("tpr_their_rule")),
                           _cell(o.get("fpr_their_rule")), _cell(o["tpr_exact_z4"]), _cell(o["tpr_exact_1e6"]), _cell(o["kl_per_token"]),
                           f"{_cell(o['perplexity'])} ({_cell(o['null_perplexity'])})"])
@@ -429,8 +492,7 @@ def render(summary: dict) -> str:
             "once where the family takes that dedup; \"their rule\" scores as their detector does ((dedup): it counts pairs once) "
             "and its false-positive rate is measured on our unwatermarked texts.")
     return "\n\n".join([head, md_table(header, table), "## Sources and differences in set-up", "\n".join(notes),
-                         "## Registered algorithms without a published setting here", "\n".join(f"- {k}: {v}" for k, v in summary["not_found"].items()),
-                         "## Pending (algorithms and scores on other branches)", "\n".join(f"- {m}" for m in summary["pending"])])
+                         "## Registered algorithms without a published setting here", "\n".join(f"- {k}: {v}" for k, v in summary["not_found"].items())])
 
 
 def _null_offset() -> int:

@@ -62,7 +62,8 @@ def test_scores_left_out_are_registered_and_few():
 
 def test_committed_table_has_every_registered_score():
     """docs/results/fig_scores.json: each (lm, algo, attack) setting has one row per registered score of the
-    algorithm, the default flagged, and its sample size and TPR intervals recorded."""
+    algorithm but those the summary lists as missing for that LM (drawn before the score joined the figure; never the
+    default), the default flagged, and its sample size and TPR intervals recorded."""
     doc = json.loads(RESULTS.read_text())
     assert not doc["quick"]
     settings = {}
@@ -71,13 +72,26 @@ def test_committed_table_has_every_registered_score():
     assert {lm for lm, _, _ in settings} >= {"news", "smollm2-fit"}
     assert len(settings) == len({lm for lm, _, _ in settings}) * len(fig_scores.ALGOS) * len(fig_scores.ATTACKS)
     for (lm, algo, attack), rows in settings.items():
-        assert [r["score"] for r in rows] == list(fig_scores.scores(algo)), (lm, algo, attack)
+        missing = doc["missing"].get(f"{lm}/{algo}", [])
+        assert [r["score"] for r in rows] == [s for s in fig_scores.scores(algo) if s not in missing], (lm, algo, attack)
+        assert not any(score_families.get_score(s).default for s in missing)
         assert [r["default"] for r in rows] == [score_families.get_score(r["score"]).default for r in rows]
         for r in rows:
             assert r["n"] >= 32 and r["n"] == rows[0]["n"]
             for lv in ("0.0001", "1e-06"):
                 lo, hi = r[f"tpr_at_{lv}_ci99"]
                 assert lo <= r[f"tpr_at_{lv}"] <= hi
+
+
+def test_missing_scores_are_listed_and_noted(tmp_path):
+    """An LM whose rows lack a score of the figure (drawn before it joined) is listed under ``missing`` and named in
+    the table's notes; complete rows list nothing."""
+    doc = json.loads(RESULTS.read_text())
+    rows = [r for r in doc["rows"] if not (r["lm"] == "news" and r["algo"] == "srl" and r["score"] == "ewd")]
+    assert fig_scores.missing_scores(doc["rows"]) == doc["missing"]
+    assert fig_scores.missing_scores(rows) == {**doc["missing"], "news/srl": ["ewd"]}
+    fig_scores.render(tmp_path, rows, False)
+    assert "No `ewd` rows for news srl" in (tmp_path / "fig_scores.md").read_text()
 
 
 def test_render_rewrites_the_table_from_the_saved_rows(tmp_path):
@@ -93,3 +107,17 @@ def test_render_rewrites_the_table_from_the_saved_rows(tmp_path):
         assert cells[:5] == [r["lm"], r["algo"], r["attack_label"], f"{r['n']} x {r['T']}", r["score"] + (" (default)" if r["default"] else "")]
         lo, hi = r["tpr_at_1e-06_ci99"]
         assert cells[6] == f"{r['tpr_at_1e-06']:.3g} [{lo:.2f}, {hi:.2f}]"
+
+
+def test_only_some_scores_are_drawn_and_the_other_rows_kept(tmp_path):
+    """``main(..., only=...)`` draws just those scores (the green count needs its token inputs without ``lr``), lists
+    the others as missing, and a later run of another score keeps the first one's rows unchanged."""
+    fig_scores.main(tmp_path, True, ["news"], only=["green"])
+    first = json.loads((tmp_path / "fig_scores.json").read_text())
+    assert {r["score"] for r in first["rows"]} == {"green"} and len(first["rows"]) == 2 * len(fig_scores.ATTACKS)
+    assert first["missing"]["news/srl"] == [s for s in fig_scores.scores("srl") if s != "green"]
+    fig_scores.main(tmp_path, True, ["news"], only=["ewd"])
+    second = json.loads((tmp_path / "fig_scores.json").read_text())
+    assert [r for r in second["rows"] if r["score"] == "green"] == first["rows"]
+    assert [r["score"] for r in second["rows"]][:2] == ["green", "ewd"]
+    assert second["missing"]["news/srl"] == [s for s in fig_scores.scores("srl") if s not in ("green", "ewd")]

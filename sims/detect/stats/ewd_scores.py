@@ -182,6 +182,28 @@ def ewd_weights(spike, scored, levels: int = EWD_LEVELS) -> np.ndarray:
     return np.where(scored, k, 0).astype(np.int64)
 
 
+def _ewd_inputs(gen, lm, key, gamma, dedup, algo, delta):
+    """(green, scored, spike, g): the scored green tokens, the scored tokens, the spike entropies (n, T) and the null
+    green probability of :func:`score_ewd`'s texts, its arguments checked and defaulted as it documents."""
+    m = gen.meta
+    algo = m["algo"] if algo is None else algo
+    if algo not in EWD_ALGOS:
+        raise ValueError(f"algo must be one of {EWD_ALGOS} for the EWD score; got {algo!r}")
+    green_kind = m.get("green_kind", defaults.GREEN_KIND)
+    if green_kind != "bernoulli":
+        raise ValueError(f"the EWD score needs Bernoulli green lists (a partition list's colours are dependent); got green_kind={green_kind!r}")
+    if lm is None:
+        raise ValueError(f"the EWD score reads the model's probabilities (its spike entropies): pass lm for algo {algo!r}")
+    key = m["key"] if key is None else int(key)
+    gamma = float(m["gamma"] if gamma is None else gamma)
+    delta = ewd_delta(m, algo) if delta is None else float(delta)
+    values, scored, _ = token_marks(gen.tokens, gen.prompts[:, gen.prompts.shape[1] - m["h"]:], key, stat="green", gamma=gamma, h=m["h"],
+                                    dedup=dedup, vocab_size=m["vocab_size"], lengths=gen.lengths, prf=m.get("prf", defaults.PRF),
+                                    seeding=seeding_mod.seeding_of(m))
+    spike = spike_entropies(gen, lm, spike_modulus(gamma, delta))
+    return (values > 0.5) & scored, scored, spike, null_green_probability(gamma, "bernoulli", m["vocab_size"])
+
+
 def score_ewd(gen, lm, *, key: int | None = None, gamma: float | None = None, dedup: bool = False, algo: str | None = None,
               delta: float | None = None, levels: int = EWD_LEVELS) -> DetectResult:
     """The EWD score of every text of a generation (module docstring), exact log10 p.
@@ -217,24 +239,8 @@ def score_ewd(gen, lm, *, key: int | None = None, gamma: float | None = None, de
     >>> bool((score_ewd(gen, lm, dedup=True).log10_p < -4).all()), bool((score_ewd(gen, lm, key=8, dedup=True).log10_p > -4).all())
     (True, True)
     """
-    m = gen.meta
-    algo = m["algo"] if algo is None else algo
-    if algo not in EWD_ALGOS:
-        raise ValueError(f"algo must be one of {EWD_ALGOS} for the EWD score; got {algo!r}")
-    green_kind = m.get("green_kind", defaults.GREEN_KIND)
-    if green_kind != "bernoulli":
-        raise ValueError(f"the EWD score needs Bernoulli green lists (a partition list's colours are dependent); got green_kind={green_kind!r}")
-    if lm is None:
-        raise ValueError(f"the EWD score reads the model's probabilities (its spike entropies): pass lm for algo {algo!r}")
-    key = m["key"] if key is None else int(key)
-    gamma = float(m["gamma"] if gamma is None else gamma)
-    delta = ewd_delta(m, algo) if delta is None else float(delta)
-    values, scored, _ = token_marks(gen.tokens, gen.prompts[:, gen.prompts.shape[1] - m["h"]:], key, stat="green", gamma=gamma, h=m["h"],
-                                    dedup=dedup, vocab_size=m["vocab_size"], lengths=gen.lengths, prf=m.get("prf", defaults.PRF),
-                                    seeding=seeding_mod.seeding_of(m))
-    k = ewd_weights(spike_entropies(gen, lm, spike_modulus(gamma, delta)), scored, levels)
-    g = null_green_probability(gamma, "bernoulli", m["vocab_size"])
-    green = (values > 0.5) & scored
+    green, scored, spike, g = _ewd_inputs(gen, lm, key, gamma, dedup, algo, delta)
+    k = ewd_weights(spike, scored, levels)
     S = (k * green).sum(axis=1)
     n = scored.sum(axis=1)
     logp = np.array([lattice_logsf(k[i][scored[i]], int(S[i]), g) if n[i] > 1 else 0.0 for i in range(n.size)])
@@ -243,3 +249,44 @@ def score_ewd(gen, lm, *, key: int | None = None, gamma: float | None = None, de
         z = np.where(k2 > 0, (S - g * k1) / np.sqrt(g * (1.0 - g) * k2), np.nan)
     short = n <= 1
     return DetectResult(n, S / float(levels), z, np.where(short, 0.0, logp / LN10), short)
+
+
+def ewd_prefix_log10p(gen, lm, lengths, *, key: int | None = None, gamma: float | None = None, dedup: bool = False,
+                      algo: str | None = None, delta: float | None = None, levels: int = EWD_LEVELS) -> np.ndarray:
+    """Exact log10 p of the EWD score of every prefix of ``lengths`` tokens of every text: each prefix scored as a text
+    of its own (its weights rescaled over its own scored tokens), what :func:`score_ewd` gives the text cut there.
+
+    The colours, the (first-occurrence) dedup and the spike entropies of a prefix are those of the whole text up to
+    there, so they are computed once.
+
+    Parameters
+    ----------
+    gen : Generation
+        Texts with Bernoulli green lists.
+    lm : LM or SyntheticLM
+        The LM of the spike entropies.
+    lengths : sequence of int
+        Prefix lengths, each capped at a text's length; the last column is always the whole text.
+    key, gamma, dedup, algo, delta, levels
+        As :func:`score_ewd`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, len(lengths))
+        log10 p of each text's prefixes (0 where a prefix has at most one scored token).
+    """
+    from sims.detect.stats.entropies import text_lengths
+
+    green, scored, spike, g = _ewd_inputs(gen, lm, key, gamma, dedup, algo, delta)
+    full = text_lengths(gen)
+    pos = np.arange(scored.shape[1])
+    out = np.zeros((scored.shape[0], len(lengths)))
+    for j, L in enumerate(lengths):
+        cut = full if j == len(lengths) - 1 else np.minimum(int(L), full)
+        sc = scored & (pos[None, :] < cut[:, None])
+        k = ewd_weights(spike, sc, levels)
+        S = (k * (green & sc)).sum(axis=1)
+        for i in range(sc.shape[0]):
+            if sc[i].sum() > 1:
+                out[i, j] = lattice_logsf(k[i][sc[i]], int(S[i]), g) / LN10
+    return out

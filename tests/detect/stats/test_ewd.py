@@ -187,3 +187,20 @@ def test_ewd_refuses_partition_lists_and_a_missing_lm():
         score_ewd(gen, None)
     with pytest.raises(ValueError, match="algo must be one of .* for the EWD score; got 'ems'"):
         score_ewd(gen, LM, algo="ems")
+
+
+def test_prefix_p_values_are_the_cut_texts_scores():
+    """ewd_prefix_log10p's column for a prefix of L tokens is score_ewd of the texts cut at L (the weights rescaled over
+    the prefix's own scored tokens), with and without dedup; its last column is the whole text's."""
+    import dataclasses
+
+    gen = sims.generate(LM, "srl", n=4, T=60, seed=2, key=KEY, delta=2.0)
+    lengths = [15, 30, 45, 60]
+    for dedup in (False, True):
+        lp = ewd_scores.ewd_prefix_log10p(gen, LM, lengths, dedup=dedup)
+        assert lp.shape == (4, 4) and np.array_equal(lp[:, -1], score_ewd(gen, LM, dedup=dedup).log10_p)
+        for j, L in enumerate(lengths[:-1]):
+            cut = dataclasses.replace(gen, tokens=gen.tokens[:, :L].copy(), lengths=np.minimum(gen.lengths, L),
+                                      **{f: getattr(gen, f)[:, :L] for f in ("kl", "G", "dg", "entropy", "lam")})
+            assert np.array_equal(lp[:, j], score_ewd(cut, LM, dedup=dedup).log10_p), (dedup, L)
+        assert (lp[:, -1] < lp[:, 0]).all()  # the watermark's evidence grows with the prefix
