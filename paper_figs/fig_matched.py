@@ -16,6 +16,14 @@ hash): two curves over m layers, non-distortionary (2 candidates per match) and 
 scored by the mean g-value score with its repeated-context mask where the other algorithms dedup
 (seed, token) pairs (:func:`sims.sweep.grid.dedup_rule`).  Its KL is the exact per-key KL
 like every other algorithm's; its "DG" is the tournament's mean-g drift (not comparable with DG).
+
+The newer algorithms (issue 45) run as a third grid of their own, ``examples/sweep_matched_new.toml`` (same LMs, sizes,
+chunks, seed and key: paired texts, the other grids' hashes and results kept): MorphMark over kappa, SWEET over delta
+(alpha 2, the registry's default and ATW's), Unigram over delta (gamma 0.5, one fixed green list) and DiPmark over its
+alpha (gamma 0.5; distribution-preserving only on average over keys: its per-key KL, which is what is matched here,
+is 0.1 to 0.6 nats).  They are compared with DualGA at common KL and TPR (:data:`NEW`) like the paper's comparators,
+on DG too (the green-mass gain of their own detector's green list, :data:`DG_ALGOS`), but are not refined (their
+comparisons' margins hold no interpolation error) and are left out on a real LM.
 """
 
 from __future__ import annotations
@@ -36,8 +44,10 @@ ALPHA = 0.05  # the family of K intervals of a comparison holds at 95 %
 SRL_BEST = "SRL (best gamma)"
 SYNTHID = ("SynthID non-distortionary", "SynthID distortionary")  # curves over m, 2 and 4 candidates per match
 DUALGA_BEST = "DualGA (best gamma)"
+NEW = {"morphmark": "MorphMark", "sweet": "SWEET", "unigram": "Unigram", "dipmark": "DiPmark"}
+"""The newer algorithms' curves (``examples/sweep_matched_new.toml``, issue 45): algorithm -> curve name."""
 COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
-               "AutoCov", "hard", *SYNTHID)
+               "AutoCov", "hard", *SYNTHID, *NEW.values())
 SAME_GAMMA = (("DualGA gamma=0.1", "SRL gamma=0.1"), ("DualGA gamma=0.25", "SRL gamma=0.25"), ("DualGA gamma=0.5", "SRL gamma=0.5"),
               ("DualGA gamma=0.7", "SRL gamma=0.7"), ("DualGA gamma=0.25", "ATW"))
 """The controller alone: DualGA with gamma set to the baseline's (ATW's green list has gamma 0.25)."""
@@ -45,21 +55,27 @@ GAMMA_CHOICE = (("DualGA", "DualGA gamma=0.25"), ("DualGA", "DualGA gamma=0.5"))
 """App. choose_green_ratio: DualGA at gamma*(Delta) against DualGA at Kirchenbauer et al.'s heuristic gammas."""
 EXTRA_PAIRS = (*SAME_GAMMA, (DUALGA_BEST, SRL_BEST), *GAMMA_CHOICE, ("AutoCov", "EMS"), ("AutoCov", SRL_BEST))  # and the AutoCov appendix's claims
 METRICS = ("dg", *mt.METRICS_AT_KL, "kl_at_tpr")
-DG_ALGOS = ("dualga", "srl", "atw", "hard")
+DG_ALGOS = ("dualga", "srl", "atw", "hard", "morphmark", "sweet", "unigram", "dipmark")
 """The curves whose DG is the green-mass increase of their own green list (AutoCov's alternating list, SynthID's g-value drift
-and the distortion-free schemes have no comparable DG): only these are compared on DG."""
+and the keyed-order and EMS schemes have no comparable DG): only these are compared on DG.  DiPmark's DG is the green-mass
+gain of its detector's list (the tail of its keyed permutation, gamma 0.5), positive for each key though zero on average over keys."""
 ROUNDS = 4  # bisection rounds of the refinement (paper_figs._refine); quick: 1, a real LM: 0
 REFINED = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
            "AutoCov")
 """The comparators of DualGA whose comparison levels the refinement measures (the claims' rows), beside :data:`EXTRA_PAIRS`."""
 QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
-              ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7), ("synthid", "m"): (1, 2, 4)}
+              ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7), ("synthid", "m"): (1, 2, 4),
+              ("morphmark", "morph_kappa"): (0.8, 2.0), ("sweet", "delta"): (1.0, 5.0), ("unigram", "delta"): (1.0, 5.0),
+              ("dipmark", "dip_alpha"): (0.3, 0.5)}
 # A real LM on a CPU (5-30 tokens/s): 15 configurations spanning the KL range where DualGA's curve meets the others' (about
 # 0.02 to 0.7 nats), the claims' comparators only, at least three points per curve (two points a decade of KL apart
 # interpolate a convex curve too high between them): SRL at gamma 0.5 alone (its best gamma on smollm2-fit at most KL
-# levels is 0.5 or 0.25), no EMS / UW-delta (their KL on SmolLM2, 1.7 / 2.6 nats, lies beyond DualGA Delta=0.5's), no hard watermark
+# levels is 0.5 or 0.25), no EMS / UW-delta (their KL on SmolLM2, 1.7 / 2.6 nats, lies beyond DualGA Delta=0.5's), no hard watermark,
+# none of the newer algorithms (NEW: their grid is skipped there)
 REAL_KEEP = {("dualga", "Delta"): (0.1, 0.2, 0.3, 0.5), ("ems", "tau"): (), ("atw", "delta"): (1.0, 2.0, 3.0), ("autocov", "Delta"): (0.1, 0.2, 0.3)}
 REAL_SRL = {0.5: (0.5, 1.0, 2.0, 3.0)}  # SRL's gammas and deltas kept on a real LM
+GRIDS = ("matched", "matched_gamma", "matched_synthid", "matched_new")
+"""The grids run (``examples/sweep_<name>.toml``); the first one's sizes are the refinement rounds'."""
 REAL_CHUNK = 16  # a real LM's texts per chunk file: a rerun with a larger --real-n keeps the chunks already drawn
 
 
@@ -85,7 +101,7 @@ def curve_name(algo: str, params: dict) -> str:
     if algo == "dualga" and "gamma" in params:
         return f"DualGA gamma={params['gamma']:g}"
     return {"dualga": "DualGA", "ems": "EMS", "uw-delta": "UW-delta", "uw-gamma": "UW-gamma", "atw": "ATW", "autocov": "AutoCov",
-            "hard": "hard"}[algo]
+            "hard": "hard", **NEW}[algo]
 
 
 def _quick_keep(c) -> bool:
@@ -368,9 +384,9 @@ def draw(result: dict):
 def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
     """Run the matched-distortion grids and compare the detectors at the same KL and the KL at the same TPR.
 
-    Quick: news only, 18 configurations (SynthID m = 1, 2, 4 in both modes among them), 16 texts x 50 tokens, 50
-    bootstrap replicates, 3 levels; else the grids' 162 + 8 configurations x 300 texts x 200 tokens on news, lfqa and
-    smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
+    Quick: news only, 30 configurations (SynthID m = 1, 2, 4 in both modes and two of each newer algorithm among
+    them), 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else the grids' (:data:`GRIDS`) 162 + 99 + 24 + 66
+    configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
     at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
     DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``).
 
@@ -401,7 +417,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
     if only is not None:
         keep = (lambda c, k0=keep: c.algo in only and (k0 is None or k0(c)))
     size = dict(n=16, T=50, chunk=16) if quick else dict(chunk=REAL_CHUNK) if real else {}
-    grids = [(name, sweep_grid(name, lms=lms, algos=keep, **size)) for name in ("matched", "matched_gamma", "matched_synthid")]
+    grids = [(name, sweep_grid(name, lms=lms, algos=keep, **size)) for name in GRIDS]
     grids = [(name, g) for name, g in grids if g.configs]
     grid = grids[0][1]
     B, k = (50, 3) if quick else (400, 5)

@@ -3,7 +3,7 @@
 A watermark-stealing attacker (:mod:`sims.steal`, after Jovanovic et al., ICML
 2024) sees N watermarked and N base-LM texts, estimates the green lists by frequency ratios,
 then spoofs (boosts its estimated green lists, owner's detector at p <= 1e-4) and scrubs
-(re-samples the tokens it believes green, edit rate stated).  Rows: context width h = 1, 2, 4;
+(re-samples the tokens it believes green, edit rate stated).  Rows: context width h = 1, 2, 4 (and 0: Unigram);
 columns: spoof success, scrub success, balanced accuracy of the estimated lists against the
 key's true ones, each against N.  A markdown table (``fig_stealing.md``) gives, per scheme and
 h, the smallest N with spoof success >= 1/2, and the spoof test's (:mod:`sims.steal.spoof_test`:
@@ -19,6 +19,12 @@ scheme uses (skip-gram: the token h back; min-hash: each window token as a candi
 same plus the candidate alone; left-hash: the window, so there it is the unaware attacker).  Its spoof
 success is drawn dashed beside the unaware one's for SRL gamma 0.25 delta 2 under each scheme, and the
 table gives the texts it needs (``N for aware spoof >= 1/2``).
+
+The newer red-green schemes (issue 45): MorphMark and SWEET at their generator's defaults (MorphMark gamma 0.5,
+kappa 1.3, p0 0.15; SWEET gamma 0.25, delta 2, alpha 2) at every h, and Unigram (gamma 0.5, delta 2) once, in a row
+h = 0 of its own (:data:`FIXED_WIDTH`): its one green list is the same in every context, so the attacker estimates a
+single list from every token it sees.  Each is scored by its own detector family (SWEET: ``entropy_gated``, its
+green count over the positions where the LM's entropy exceeds alpha; the attacker boosts its estimate everywhere).
 """
 
 from __future__ import annotations
@@ -31,7 +37,11 @@ from paper_figs import resume, save
 TITLE = "Watermark stealing: spoof and scrub success against the number of stolen texts"
 
 SCHEMES = [("srl", dict(gamma=0.25, delta=2.0)), ("srl", dict(gamma=0.25, delta=4.0)), ("srl", dict(gamma=0.5, delta=2.0)),
-           ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("hard", dict(gamma=0.25)), ("autocov", dict(Delta=0.3))]
+           ("dualga", dict(Delta=0.2)), ("dualga", dict(Delta=0.4)), ("hard", dict(gamma=0.25)), ("autocov", dict(Delta=0.3)),
+           ("morphmark", {}), ("sweet", {})]
+FIXED_WIDTH = [("unigram", {})]
+"""The schemes whose context width is fixed at h = 0 (one green list for every context): run once, as the row h = 0,
+after the rows of ``hs``."""
 FULL = dict(V=1024, T=32, n_eval=200, Ns=(100, 300, 1000, 3000, 10000, 30000, 100000), hs=(1, 2, 4),
             spoof_T=200, spoof_n_eval=1000, spoof_n_calibration=1000, spoof_Ns={1: (30, 100, 300, 1000), 2: (300, 1000, 3000)})
 AWARE = ("lefthash", "selfhash", "minhash", "skipgram")  # SRL gamma 0.25 delta 2 under these schemes: the aware attacker too
@@ -41,7 +51,7 @@ QUICK = dict(V=256, T=16, n_eval=50, Ns=(100, 1000), hs=(1, 2), spoof_T=100, spo
 
 
 def _label(algo: str, params: dict) -> str:
-    return f"{algo} " + ",".join(v if isinstance(v, str) else f"{k}={v:g}" for k, v in params.items())
+    return (f"{algo} " + ",".join(v if isinstance(v, str) else f"{k}={v:g}" for k, v in params.items())).rstrip()  # defaults: the name alone
 
 
 def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
@@ -52,7 +62,7 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     out_dir : pathlib.Path
         The folder the files are written to.
     quick : bool
-        Small sizes: ``QUICK``'s sizes and four of the schemes, instead of ``FULL``'s and all.
+        Small sizes: ``QUICK``'s sizes and four of the schemes (and :data:`FIXED_WIDTH`'s), instead of ``FULL``'s and all.
     lms : sequence of str, optional
         LMs of ``python -m paper_figs --lm``: its first is used (default ``news``).
 
@@ -78,8 +88,8 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None) -> list[pathlib.Path]:
     partial = out_dir / "fig_stealing.partial.json"  # long runs: keep what is done; a rerun of the same sizes resumes after it
     summary = resume(partial, summary, ("lm", "vocab_size", "T", "n_eval", "Ns", "seed", "boost", "budget", "level"))
     shared = {}
-    for h in cfg["hs"]:
-        for algo, params in schemes:
+    for h in (*cfg["hs"], 0):  # h = 0: the fixed-width schemes only, after the others (whose hauls and results they leave as they were)
+        for algo, params in (schemes if h else FIXED_WIDTH):
             if h == 1 and params.get("seeding") in ("minhash", "skipgram"):  # the same green lists as left-hash at h = 1
                 continue
             label = _label(algo, params)
@@ -126,7 +136,7 @@ def draw(summary: dict):
     plt = agg()
     style.apply()
     series = style.Series()
-    hs = list(dict.fromkeys(name.split(" ", 1)[0] for name in summary["curves"]))
+    hs = sorted(dict.fromkeys(name.split(" ", 1)[0] for name in summary["curves"]), key=lambda h: int(h[2:]))
     fig, axes = plt.subplots(len(hs), len(PANELS), figsize=(4.8 * len(PANELS), 3.9 * len(hs)), squeeze=False)
     for r, h in enumerate(hs):
         for name, rows in summary["curves"].items():
@@ -137,6 +147,9 @@ def draw(summary: dict):
                 if key in rows[0]:
                     ax.plot([row["n_stolen"] for row in rows], [row[key] for row in rows], label=lab, **series(lab))
         for ax, (_, what, subject) in zip(axes[r], PANELS):
+            if not ax.lines:  # a measure no scheme of this row has (the scheme-aware attacker at h = 0)
+                ax.axis("off")
+                continue
             ax.set(xscale="log", ylim=(-0.03, 1.03), xlabel="number of stolen texts", ylabel=what, title=f"{subject}, {h.replace('=', ' = ')}")
     style.legend_below(fig, ncol=4)
     style.title(fig, f"Watermark stealing: {summary['n_eval']} spoofs and scrub targets per point (V = {summary['vocab_size']})",
@@ -161,7 +174,7 @@ def _markdown(summary: dict, np) -> str:
              "| scheme | h | genuine detected | N for spoof >= 1/2 | spoof at max N | scrub at max N (edit rate; blind) | accuracy at max N "
              "| N for aware spoof >= 1/2 | aware spoof at max N (accuracy) |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for name, rows in summary["curves"].items():
+    for name, rows in sorted(summary["curves"].items(), key=lambda kv: int(kv[0].split(" ", 1)[0][2:])):  # by h, as run within an h
         h, label = name.split(" ", 1)
         hit = next((r["n_stolen"] for r in rows if r["spoof_success"] >= 0.5), None)
         last = rows[-1]

@@ -152,7 +152,7 @@ def _check_texts(name: str, gen: Generation, V: int, h: int) -> None:
     if gen.tokens.size and (gen.tokens.min() < 0 or gen.tokens.max() >= V):
         raise ValueError(f"{name} token ids must be in [0, {V - 1}] (texts from another vocabulary, or padded); "
                          f"got min {gen.tokens.min()}, max {gen.tokens.max()}")
-    if gen.prompts.shape[1] < h or (gen.prompts.size and gen.prompts[:, gen.prompts.shape[1] - h :].min() < 0):
+    if gen.prompts.shape[1] < h or (h > 0 and gen.prompts.size and gen.prompts[:, gen.prompts.shape[1] - h :].min() < 0):
         raise ValueError(f"{name} prompts must hold at least h={h} tokens per text")
 
 
@@ -182,7 +182,8 @@ def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: 
     n_stolen : int, optional
         Texts used, in [1, wm.n] (default all).
     h : int, optional
-        Context width assumed (default the scheme's, ``wm.meta["h"]``).
+        Context width assumed (default the scheme's, ``wm.meta["h"]``; 0: one window, the green list of a fixed-list
+        scheme such as Unigram, estimated from every token).
     prior, threshold, min_count : float, float, int
         :math:`\beta > 0`, :math:`\tau`, :math:`m \ge 1` of the module docstring.
 
@@ -195,13 +196,13 @@ def estimate_green(wm: Generation, base: Generation | None = None, *, n_stolen: 
     Raises
     ------
     ValueError
-        If ``h`` < 1, ``n_stolen`` exceeds the texts given, ``prior`` <= 0, ``min_count`` < 1, or the texts
+        If ``h`` < 0, ``n_stolen`` exceeds the texts given, ``prior`` <= 0, ``min_count`` < 1, or the texts
         come from another vocabulary or lack ``h`` prompt tokens.
     """
     V = int(wm.meta["vocab_size"])
     h = int(wm.meta.get("h", 1) if h is None else h)
-    if h < 1:
-        raise ValueError(f"h must be in [1, inf); got {h!r}")
+    if h < 0:
+        raise ValueError(f"h must be in [0, inf); got {h!r}")
     n_stolen = wm.n if n_stolen is None else int(n_stolen)
     if not (1 <= n_stolen <= wm.n):
         raise ValueError(f"n_stolen must be in [1, {wm.n}] (the watermarked texts given); got {n_stolen}")

@@ -786,7 +786,8 @@ register(Algorithm("atw", 9, ("delta", "alpha"), "redgreen", _ref_atw, siphash=T
 # code 10: synthid (sims.watermarks.tournament)
 # Unigram: no LR score (its exact null keeps the first token of each context: at h = 0, one token per text)
 register(Algorithm("unigram", 11, ("delta",), "redgreen", unigram.ref_unigram, defaults=dict(gamma=lambda v: unigram.GAMMA), boost=FIXED,
-                   context_width=0, plan_scores=("green",), doc="Unigram (Zhao et al. 2023): SRL's boost delta of one fixed keyed green list (h = 0)",
+                   context_width=0, plan_scores=("green",), stealable=True,
+                   doc="Unigram (Zhao et al. 2023): SRL's boost delta of one fixed keyed green list (h = 0)",
                    color="#44AA99", marker="p"))
 register(Algorithm("dipmark", 12, ("dip_alpha",), "redgreen", dipmark.ref_dipmark, defaults=dict(gamma=lambda v: dipmark.GAMMA),
                    distortion_free=True, green_kind="partition", plan_scores=("green",),
@@ -797,7 +798,7 @@ register(Algorithm("morphmark", 13, ("morph_kappa", "morph_p0"), "redgreen", _re
                    doc="MorphMark (Wang et al. 2025): mass r(1 - G_t) moved to the green list, r = min(exp(kappa G_t) - 1, 1) where G_t >= p0",
                    color="#E41A1C", marker="8"))
 # SWEET: ATW's generation rule (its reference step, the generator's ATW branch) with a detector of its own (the entropy_gated family)
-register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, siphash=True, boost=FIXED, plan_scores=("green",),
+register(Algorithm("sweet", 14, ("delta", "alpha"), "entropy_gated", _ref_atw, siphash=True, stealable=True, boost=FIXED, plan_scores=("green",),
                    doc="SWEET (Lee et al. 2023): boost delta where the entropy of p_t exceeds alpha; detection counts only those positions",
                    color="#117733", marker="d"))
 register(Algorithm("pf", 15, ("tau",), "ems", pf.ref_pf, point_mass=True,

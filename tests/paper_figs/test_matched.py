@@ -192,3 +192,33 @@ def test_a_grid_left_empty_by_the_real_lm_filter_is_skipped_not_a_crash():
     synthid = sweep_grid("matched_synthid", lms=("smollm2",), algos=fig_matched._real_keep, chunk=fig_matched.REAL_CHUNK)
     main = sweep_grid("matched", lms=("news",), algos=fig_matched._real_keep)
     assert synthid.configs == () and len(main.configs) == 15
+
+
+def test_the_newer_algorithms_grid_pairs_with_the_others_and_names_their_comparators():
+    """``examples/sweep_matched_new.toml`` (issue 45): registered algorithms and parameters only, the main grid's settings
+    (so its texts pair with the others'), every curve it makes one of :data:`fig_matched.NEW`'s comparators; the other
+    grids' hashes unchanged (their chunks and refinement are reused), and the new curves neither refined nor run on a real LM."""
+    import dataclasses
+
+    from paper_figs._sweep import EXAMPLES, sweep_grid
+    from sims.sweep.grid import load_grid
+    from sims.watermarks import registry
+
+    assert "matched_new" in fig_matched.GRIDS
+    new, main = load_grid(EXAMPLES / "sweep_matched_new.toml"), load_grid(EXAMPLES / "sweep_matched.toml")
+    for c in new.configs:
+        rec = registry.get(c.algo)
+        assert {k for k, _ in c.params} <= set(rec.params), c
+        registry.check_params(c.algo, **dict(c.params))
+        registry.resolve_params(c.algo, **dict(c.params))
+    shared = [f.name for f in dataclasses.fields(main) if f.name not in ("path", "configs")]
+    assert {f: getattr(new, f) for f in shared} == {f: getattr(main, f) for f in shared}
+    assert sorted({c.lm for c in new.configs}) == sorted({c.lm for c in main.configs}) == sorted(fig_matched.LMS)
+    curves = {fig_matched.curve_name(c.algo, dict(c.params)) for c in new.configs}
+    assert curves == set(fig_matched.NEW.values()) and curves <= set(fig_matched.COMPARATORS)
+    assert set(fig_matched.NEW) <= set(fig_matched.DG_ALGOS) and not curves & set(fig_matched.REFINED)
+    quick = sweep_grid("matched_new", lms=("news",), algos=fig_matched._quick_keep)
+    assert sorted(fig_matched.curve_name(c.algo, dict(c.params)) for c in quick.configs) == sorted(2 * list(fig_matched.NEW.values()))
+    assert sweep_grid("matched_new", lms=("smollm2",), algos=fig_matched._real_keep).configs == ()
+    assert {n: load_grid(EXAMPLES / f"sweep_{n}.toml").hash[:8] for n in fig_matched.GRIDS[:3]} == \
+        {"matched": "cf73a1c8", "matched_gamma": "ed10d525", "matched_synthid": "c61e1078"}  # the committed run's chunk folders

@@ -154,3 +154,18 @@ def test_cli_prints_the_three_numbers(capsys):
     with pytest.raises(SystemExit) as exc:  # refused by the option's range check, before any work
         cli(["steal", "--n-stolen", "0"])
     assert exc.value.code == 2 and "--n-stolen must be an integer in [1, inf); got '0'" in capsys.readouterr().err
+
+
+def test_a_fixed_list_is_learned_at_width_zero_and_each_scheme_keeps_its_detector():
+    """Unigram (h = 0): one window, so a few hundred texts give the key's one list almost exactly and the spoofs pass
+    its detector; SWEET is stolen like ATW and its spoofs are scored by its own family (the entropy gate)."""
+    lm = open_synthetic("news", vocab_size=V)
+    uni = steal.generate_stealing_texts(lm, "unigram", n_max=300, T=16, n_eval=100, h=0)
+    est = steal.estimate_green(uni.wm, uni.base, n_stolen=300)
+    assert est.h == 0 and est.names.size == 1
+    assert steal.estimate_accuracy(est, uni.wm.meta["key"], 0.5, uni.held_out)["accuracy"] > 0.9
+    assert steal.attack_point(uni, 300)["spoof_success"] > 0.5
+    with pytest.raises(ValueError, match=r"h must be in \[0, inf\)"):
+        steal.estimate_green(uni.wm, h=-1)
+    sw = steal.generate_stealing_texts(lm, "sweet", n_max=200, T=16, n_eval=20)
+    assert sw.wm.meta["algo"] == "sweet" and set(steal.attack_point(sw, 200)) >= {"spoof_success", "scrub_success"}
