@@ -198,44 +198,6 @@ def text_anytime(args, keys: list[int], fpr: float):
                            **fields)
 
 
-def npz_marks(gen, key: int, dedup: bool, gamma=None):
-    """Red-green marks of a generation under ``key`` (for ``--html``).
-
-    Parameters
-    ----------
-    gen : sims.core.record.Generation
-        The generation.
-    key : int
-        The key.
-    dedup : bool
-        Whether repeated (context, token) pairs are scored once.
-    gamma : float or None, optional
-        The green-list ratio; None: the generation's.
-
-    Returns
-    -------
-    green : numpy.ndarray
-        (n, T) bool, the green tokens.
-    scored : numpy.ndarray
-        (n, T) bool, the tokens scored.
-    lengths : numpy.ndarray
-        Tokens per text.
-    g_eff : float
-        The null green probability.
-    """
-    from sims.detect.stats import scores
-
-    m = gen.meta
-    g = m["gamma"] if gamma is None else gamma
-    kw = dict(stat="green", gamma=g, h=m["h"], vocab_size=m["vocab_size"], green_kind=m.get("green_kind", "bernoulli"), lengths=gen.lengths,
-              seeding=m.get("seeding", "lefthash"))
-    prompts = gen.prompts[:, -m["h"]:]
-    g_all, _ = scores.token_scores(gen.tokens, prompts, key, **kw)
-    _, scored = scores.token_scores(gen.tokens, prompts, key, dedup=dedup, **kw)
-    lengths = np.full(gen.tokens.shape[0], gen.tokens.shape[1]) if gen.lengths is None else np.asarray(gen.lengths)
-    return g_all > 0.5, scored, lengths, scores._stat_code("green", g, m.get("green_kind", "bernoulli"), m["vocab_size"])[3]
-
-
 def npz_html(args, gen, algo: str, keys: list[int], fpr: float):
     """Marked texts of ``FILE.npz --html`` with ``--sequential`` or several keys (red-green detectors).
 
