@@ -290,7 +290,7 @@ def test_the_torch_backend_refuses_an_unknown_name():
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
                                                  ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)"),
                                                  ("ems", dict(alpha=1.0), "\\('atw', 'sweet'\\)"),
-                                                 ("its", dict(tau=0.5), "\\('ems', 'pf'\\)"),
+                                                 ("its", dict(tau=0.5), "\\('ems', 'pf', 'exp'\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
                                                  ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
@@ -328,7 +328,7 @@ def test_cli_options_come_from_the_registry(tmp_path):
 
 @pytest.mark.parametrize("name, bad", [("gamma", 1.0), ("delta", -0.5), ("Delta", 0.0), ("eta", float("inf")), ("lam1", 16.0),
                                        ("tau", 0.0), ("alpha", -1.0), ("M", float("nan")), ("m", 65), ("m", 2.5),
-                                       ("candidates", 1), ("mask_repeated", 2), ("gs_tau", 0.0)])
+                                       ("candidates", 1), ("mask_repeated", 2), ("gs_tau", 0.0), ("exp_n", 0)])
 def test_every_parameter_check_names_the_parameter_its_value_and_range(name, bad):
     algo = next(a for a in ALGOS if name == "gamma" or name in registry.get(a).params)
     with pytest.raises(ValueError, match=f"^{name} must be (an integer )?in [\\[(]"):

@@ -677,6 +677,50 @@ class EMS(DetectorFamily):
         return v[0]
 
 
+class PositionEMS(EMS):
+    """The EMS sum of -ln(1 - xi_{t mod n, y_t}) read at positions (EXP's key sequence, :mod:`sims.detect.stats.exp_scores`),
+    exact Gamma tail; dedup scores each (t mod n, token) pair once.  No sequential test or streaming detector yet."""
+
+    name = "ems_position"
+    statistic = "EMS sum at positions"
+    description = "EMS sum of -log(1 - xi_{t mod n, y_t}) over the key sequence, exact Gamma(n, 1) tail"
+    prefix_stat = None  # the prefix curve comes from its own marks (answer), not from the context-hashed scan
+
+    def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
+        self._checked(gen, lm, algo, gamma, stat)
+        return self.from_marks(self._marks(gen, key, algo=algo, dedup=dedup))[0]
+
+    def _marks(self, gen, key, *, algo, dedup):
+        from sims.detect.stats import exp_scores
+
+        m = gen.meta
+        tokens, _, lengths = scores._check_inputs(gen.tokens, _layout(gen)[0], m["vocab_size"], m["h"], gen.lengths)
+        scores._check_key(key)
+        values, scored = exp_scores.position_marks(tokens, lengths, int(key), exp_scores.exp_n_of(m, algo), dedup=dedup, vocab_size=m["vocab_size"])
+        return Marks(values, scored, lengths)
+
+    def marks(self, gen, key, *, gamma, dedup):
+        return self._marks(gen, key, algo=gen.meta["algo"] if gen.meta["algo"] in registry.names(family=self.name) else "exp", dedup=dedup)
+
+    def prefix_curve(self, gen, key, *, gamma, dedup):
+        return self.from_marks(self.marks(gen, key, gamma=gamma, dedup=dedup))[1]
+
+    def answer(self, gen, lm, *, algo, key, dedup, gamma, stat=None, params=None):
+        self._checked(gen, lm, algo, gamma, stat)
+        marks = self._marks(gen, key, algo=algo, dedup=dedup)
+        res, prefix = self.from_marks(marks)
+        return res, prefix, marks
+
+    def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
+        return DetectorFamily.many_keys(self, gen, keys, lm, algo=algo, dedup=dedup, gamma=gamma, step_probs=step_probs)
+
+    def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
+        raise ValueError(f"algo {algo!r} (family {self.name!r}) has no anytime-valid test yet; use the fixed-length score")
+
+    def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
+        raise ValueError(f"algo {algo!r} (family {self.name!r}) has no streaming detector yet; use the fixed-length score")
+
+
 class KeyedOrder(DetectorFamily):
     """Keyed-order hits (ITS, UW) with the exact Poisson-binomial tail given the LM's probabilities."""
 
@@ -797,7 +841,7 @@ def register_family(family: DetectorFamily) -> DetectorFamily:
     return family
 
 
-for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), KeyedOrder(), Tournament()):
+for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), PositionEMS(), KeyedOrder(), Tournament()):
     register_family(_f)
 
 
@@ -807,7 +851,7 @@ def names() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        The names (``"redgreen"``, ``"entropy_gated"``, ``"autocov"``, ``"ems"``, ``"keyed"``, ``"tournament"``).
+        The names (``"redgreen"``, ``"entropy_gated"``, ``"autocov"``, ``"ems"``, ``"ems_position"``, ``"keyed"``, ``"tournament"``).
     """
     return tuple(_FAMILIES)
 
