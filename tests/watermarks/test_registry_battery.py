@@ -29,7 +29,7 @@ ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
 PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3), dipmark=dict(dip_alpha=0.3, gamma=0.4),
               dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5), sweet=dict(alpha=1.5),
-              pf=dict(tau=0.8), gumbelsoft=dict(gs_tau=1.3),
+              pf=dict(tau=0.8), gumbelsoft=dict(gs_tau=1.3), exp=dict(tau=0.8, exp_n=7),  # exp_n = 7 < T: the key sequence wraps
               synthid=dict(m=7, candidates=3, mask_repeated=0), morphmark=dict(morph_kappa=0.9, morph_p0=0.3, gamma=0.4))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact

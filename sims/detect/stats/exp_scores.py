@@ -143,8 +143,8 @@ def exp_edit_prefix_log10p(gen, *, key: int | None = None, algo: str = "exp", ba
     ----------
     gen : Generation
         Texts scored with an EXP key.
-    key : int, optional
-        Default the generation's.
+    key : int or array_like of int, optional
+        One key, or one per text (default the generation's).
     algo : str
         The detecting algorithm (its ``exp_n``: :func:`exp_n_of`).
     band, gap, resamples, seed
@@ -159,17 +159,18 @@ def exp_edit_prefix_log10p(gen, *, key: int | None = None, algo: str = "exp", ba
     """
     band, gap, resamples, seed = _check(band, gap, resamples, seed)
     m = gen.meta
-    key = int(m["key"] if key is None else key)
-    _check_key(key)
     n_exp = exp_n_of(m, algo)
     tokens, _, lengths = _check_inputs(gen.tokens, gen.prompts, m["vocab_size"], int(m["h"]), gen.lengths)
+    keys = np.broadcast_to(np.asarray(m["key"] if key is None else key, dtype=object), (tokens.shape[0],))
+    for k in set(keys.tolist()):
+        _check_key(k)
     out, stat = np.full(tokens.shape, np.nan), np.zeros(tokens.shape[0])
     for i in range(tokens.shape[0]):
         L = int(lengths[i])
         if L == 0:
             continue
         obs, counts = np.empty(L), np.zeros(L, dtype=np.int64)
-        EK.exp_exceedances(np.ascontiguousarray(tokens[i, :L]), np.uint64(key), fresh_keys(seed, i, resamples), n_exp, band, gap, obs, counts)
+        EK.exp_exceedances(np.ascontiguousarray(tokens[i, :L]), np.uint64(int(keys[i])), fresh_keys(seed, i, resamples), n_exp, band, gap, obs, counts)
         out[i, :L] = np.log10((1.0 + counts) / (resamples + 1.0))
         stat[i] = obs[-1]
     return out, stat
@@ -183,8 +184,8 @@ def score_exp_edit(gen, *, key: int | None = None, algo: str = "exp", band: int 
     ----------
     gen : Generation
         EXP texts (or any texts scored with an EXP key).
-    key : int, optional
-        In [0, 2**64); default the generation's.
+    key : int or array_like of int, optional
+        In [0, 2**64), one or one per text; default the generation's.
     algo : str
         The detecting algorithm (its ``exp_n``).
     band : int >= 0
