@@ -198,7 +198,7 @@ for _s in (
     Score("ems-edit", ems_edit.EMS_EDIT_ALGOS, False, "best insertion alignment of -ln(1 - Y), less gaps (EXP-edit)",
           "permutation over fresh keys (exact, resolution 1e-4)", _ems_edit),
     Score("exp-edit", exp_scores.EXP_EDIT_ALGOS, False, "best Levenshtein alignment of -ln(1 - xi_{j, y_t}) with the key sequence, less gaps",
-          "permutation over fresh keys (exact, resolution 1e-3)", _exp_edit),
+          "permutation over fresh keys (exact, resolution 1e-4)", _exp_edit),
 ):
     register_score(_s)
 

@@ -121,4 +121,4 @@ def test_registered_and_usable_from_the_cli(tmp_path, capsys):
     assert all(t["log10_p"] < -5 for t in plain["texts"])
     assert main(["detect", str(path), "--key", "7", "--score", "exp-edit", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert [round(t["log10_p"], 6) for t in doc["texts"]] == [-3.0, -3.0]  # 1 / (999 + 1): every fresh key scores lower
+    assert [round(t["log10_p"], 6) for t in doc["texts"]] == [-4.0, -4.0]  # 1 / (9999 + 1): every fresh key scores lower
