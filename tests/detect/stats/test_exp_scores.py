@@ -53,8 +53,10 @@ def test_dedup_drops_exactly_the_repeated_position_token_pairs(small):
             seen.add((t % 4, int(gen.tokens[i, t])))
         assert scored[i].tolist() == want
     assert not scored.all()  # exp_n = 4 repeats pairs
-    _, scored = X.position_marks(gen.tokens, np.full(3, 60), 9, 256, dedup=True, vocab_size=500)
-    assert scored.all()
+    assert (detectors.score(gen, small).n_scored == 60).all()  # the family dedups only when asked
+    assert detectors.score(gen, small, dedup=True).n_scored.tolist() == scored.sum(axis=1).tolist()
+    _, scored_256 = X.position_marks(gen.tokens, np.full(3, 60), 9, 256, dedup=True, vocab_size=500)
+    assert scored_256.all()
 
 
 def test_edit_kernel_equals_its_numpy_twin():
