@@ -379,7 +379,8 @@ class Algorithm:
     edit_score : bool
         An edit-tolerant alignment score applies: ``its-edit`` (:mod:`sims.detect.stats.edit_scores`) to a
         position-keyed algorithm, which an insertion or deletion misaligns, and ``ems-edit``
-        (:mod:`sims.detect.stats.ems_edit`) to context-hashed EMS, whose keys an inserted token moves.
+        (:mod:`sims.detect.stats.ems_edit`) to context-hashed EMS, whose keys an inserted token moves, and ``exp-edit``
+        (:mod:`sims.detect.stats.exp_scores`) to EXP's key sequence (family ``ems_position``).
     plan_scores : tuple of str
         The detection scores the planner (:mod:`sims.plan`) plans for it, its default first;
         empty where it is not planned.

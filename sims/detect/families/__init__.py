@@ -1,6 +1,6 @@
 r"""The detector families: one object per family, registered once here, asked by every detector (this room's modules).
 
-A detector family (red-green count, entropy-gated green count, AutoCov, EMS sum, keyed-order hits, tournament
+A detector family (red-green count, entropy-gated green count, AutoCov, EMS sum, EMS sum at positions, keyed-order hits, tournament
 g-values) is one :class:`DetectorFamily` object holding what the family does: its name, the label of its
 statistic, a description of its test, the fixed-length score of a generation with its exact
 null tail (:meth:`~DetectorFamily.score`), the prefix curve (:meth:`~DetectorFamily.prefix_curve`),
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sims.core import defaults
+from sims.core import prf as prf_mod
 from sims.core import seeding as seeding_mod
 from sims.detect.anytime import sequential
 from sims.detect.stats import scores
@@ -679,12 +680,13 @@ class EMS(DetectorFamily):
 
 class PositionEMS(EMS):
     """The EMS sum of -ln(1 - xi_{t mod n, y_t}) read at positions (EXP's key sequence, :mod:`sims.detect.stats.exp_scores`),
-    exact Gamma tail; dedup scores each (t mod n, token) pair once.  No sequential test or streaming detector yet."""
+    exact Gamma tail and the ``ems`` e-process; dedup scores each (t mod n, token) pair once.  The streaming detector reads
+    the registry's default ``exp_n`` (:class:`sims.detect.families.stream.SequentialDetector` takes no ``exp_n``)."""
 
     name = "ems_position"
     statistic = "EMS sum at positions"
     description = "EMS sum of -log(1 - xi_{t mod n, y_t}) over the key sequence, exact Gamma(n, 1) tail"
-    prefix_stat = None  # the prefix curve comes from its own marks (answer), not from the context-hashed scan
+    prefix_stat = None  # no prefix curve: the sweeps and evaluate compute it by prefix_stat through the context-hashed scan
 
     def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
         self._checked(gen, lm, algo, gamma, stat)
@@ -700,25 +702,32 @@ class PositionEMS(EMS):
         return Marks(values, scored, lengths)
 
     def marks(self, gen, key, *, gamma, dedup):
-        return self._marks(gen, key, algo=gen.meta["algo"] if gen.meta["algo"] in registry.names(family=self.name) else "exp", dedup=dedup)
-
-    def prefix_curve(self, gen, key, *, gamma, dedup):
-        return self.from_marks(self.marks(gen, key, gamma=gamma, dedup=dedup))[1]
-
-    def answer(self, gen, lm, *, algo, key, dedup, gamma, stat=None, params=None):
-        self._checked(gen, lm, algo, gamma, stat)
-        marks = self._marks(gen, key, algo=algo, dedup=dedup)
-        res, prefix = self.from_marks(marks)
-        return res, prefix, marks
+        own = registry.names(family=self.name)
+        return self._marks(gen, key, algo=gen.meta["algo"] if gen.meta["algo"] in own else own[0], dedup=dedup)
 
     def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
         return DetectorFamily.many_keys(self, gen, keys, lm, algo=algo, dedup=dedup, gamma=gamma, step_probs=step_probs)
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
-        raise ValueError(f"algo {algo!r} (family {self.name!r}) has no anytime-valid test yet; use the fixed-length score")
+        marks = self._marks(gen, key, algo=algo, dedup=dedup)
+        return sequential.sequential_ems_marks(marks.values, marks.scored, marks.lengths, alpha=alpha, grid=grid)
 
     def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
-        raise ValueError(f"algo {algo!r} (family {self.name!r}) has no streaming detector yet; use the fixed-length score")
+        from sims.detect.stats.exp_scores import exp_n_of
+
+        if score is not None:
+            raise ValueError(f"algo {algo!r} streams its own EMS sum only; got score={score!r}")
+        det.mix = sequential.exponential_mixture(f)
+        det.exp_n = exp_n_of({}, algo)
+
+    def stream_marks(self, det, new, probs):
+        from sims.core.keys import position_hashes
+
+        t = len(det.seq) - det.P + np.arange(new.size)  # the positions of the new tokens
+        return -np.log1p(-prf_mod.uniforms(position_hashes(det.key, t, det.exp_n), new))
+
+    def stream_skip(self, det, window, pair):
+        return DetectorFamily.stream_skip(self, det, window, ((len(det.seq) - det.P - 1) % det.exp_n, pair[1]))  # y_t is appended
 
 
 class KeyedOrder(DetectorFamily):
