@@ -35,8 +35,8 @@ import torch
 import theory
 import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import defaults, prf, prf_crypto
-from sims.core.keys import EXP_STREAM
 from sims.core import seeding as seeding_mod
+from sims.core.keys import EXP_STREAM
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, note_nan, soft_records
