@@ -820,10 +820,11 @@ register(Algorithm("pf", 15, ("tau",), "ems", pf.ref_pf, point_mass=True,
 register(Algorithm("gumbelsoft", 16, ("gs_tau",), "ems", gumbelsoft.ref_gumbelsoft,
                    doc="GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS stream's Gumbel noise",
                    color="#B15928", marker="X"))
-# EXP (Kuditipudi, Thickstun, Hashimoto, Liang 2023, "Robust distortion-free watermarks for language models", Sec. "Exponential
-# minimum sampling"): EMS's rule keyed by the key sequence xi_{t mod n}; detected by the EMS sum read at positions (family
-# "ems_position") and by the Levenshtein alignment exp-edit.  They also draw a random shift of the key sequence per text; we take
-# shift 0 (step t reads xi_{t mod n}), so the permutation test's fresh keys play the role of their fresh key sequences.
+# EXP (Kuditipudi, Thickstun, Hashimoto, Liang 2023, "Robust distortion-free watermarks for language models", Section 2
+# "Methodology and theoretical analysis", exponential minimum sampling): EMS's rule keyed by the key sequence xi_{t mod n};
+# detected by the EMS sum read at positions (family "ems_position") and by the Levenshtein alignment exp-edit.  They also
+# draw a random shift of the key sequence per text; we take shift 0 (step t reads xi_{t mod n}), so the permutation test's
+# fresh keys play the role of their fresh key sequences.
 register(Algorithm("exp", 17, ("tau", "exp_n"), "ems_position", _ref_exp, distortion_free=True, point_mass=True, edit_score=True,
                    doc="EXP (Kuditipudi et al. 2023): argmax_k log(xi_{t mod n, k}) / p_tau,k, xi the key sequence of length exp_n",
                    color="#1F78B4", marker="1"))
