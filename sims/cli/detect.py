@@ -75,7 +75,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "look-alikes to ASCII, and report how many characters changed)")
     p.add_argument("--score", default=None,
                    help=".npz: a detector score family of the registry (green, green-local, lr, ems-ars, ems-log, ems-opt, ems-hc, "
-                        "ems-trgof, hits, its-edit, ems-edit)")
+                        "ems-trgof, hits, its-edit, ems-edit, exp-edit)")
     p.add_argument("--fpr", default=str(defaults.FPR), help=f"false-positive rate of the decision, in (0, 1) (default {defaults.FPR:g})")
     p.add_argument("--json", action="store_true", help="the JSON document (schema wmstats.detect/1) instead of a table")
     p.add_argument("--html", type=pathlib.Path, default=None, help="also write a coloured HTML report here")

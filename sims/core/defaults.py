@@ -16,6 +16,7 @@ ETA = 0.5  #: DualGA step size (the paper's tuned range is [0.1, 2])
 M = LAMBDA_MAX  #: projection bound of lambda (the paper's code truncates at 15; theory.constants)
 TAU = 1.0  #: EMS / PF temperature
 GUMBELSOFT_TAU = 0.5  #: GumbelSoft's softmax temperature (sims.watermarks.gumbelsoft)
+EXP_N = 256  #: length of EXP's key sequence xi_1..xi_n (Kuditipudi et al. 2023 take 256)
 ALPHA = 2.0  #: ATW entropy threshold (nats)
 H = 1  #: context width of the green-list hash
 PRF = "splitmix64"  #: the keyed PRF of green lists: sims.core.prf; "siphash" = sims.core.prf_crypto (128-bit key)

@@ -36,6 +36,7 @@ import theory
 import theory._validate  # a submodule: theory's lazy __getattr__ resolves public names only
 from sims.core import defaults, prf, prf_crypto
 from sims.core import seeding as seeding_mod
+from sims.core.keys import EXP_STREAM
 from sims.core.record import RECORDS
 from sims.torch_backend import prf_crypto_torch, prf_torch, seeding_torch
 from sims.torch_backend.fused import FusedBoost, boost_backend, check_nan, note_nan, soft_records
@@ -471,11 +472,48 @@ class EMSProcessor(_KeyedProcessor):
 
     def __call__(self, input_ids, scores):
         logits, green, p, G = self._prepare(input_ids, scores)
-        ctx = prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.EMS)
-        r = prf_torch.uniforms(ctx[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
+        r = prf_torch.uniforms(self._key_hash(input_ids)[:, None], torch.arange(self.vocab_size, device=scores.device)[None, :])
         ptau = torch.softmax(logits / self.tau, dim=-1)
         y = torch.argmax(torch.log(r) / ptau, dim=-1)
         return self._point_mass(scores, p, green, G, y)
+
+    def _key_hash(self, input_ids):
+        """The hash of this step's uniforms r: the context's (stream EMS)."""
+        return prf_torch.context_hash(self.key, input_ids[:, input_ids.shape[1] - self.h :], prf.EMS)
+
+
+@processor
+class EXPProcessor(EMSProcessor):
+    """Kuditipudi et al.'s EXP: EMS's rule with r = xi_{t mod exp_n}, the key sequence read at the position t
+    (:func:`sims.core.keys.position_hashes`) rather than at the context.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Vocabulary size V (at least 2); score columns beyond it are left as they are.
+    key : int
+        Watermark key, in [0, 2**64).
+    tau : float
+        Sampling temperature, in (0, inf).
+    exp_n : int
+        Length n of the key sequence, >= 1.
+    h : int
+        Context width of the recorded green lists (EXP's own key does not read the context).
+    gamma : float
+        Green-list fraction of the recorded G.
+    """
+
+    name = "exp"
+
+    def __init__(self, *, vocab_size: int, key: int = defaults.KEY, tau: float = defaults.TAU, exp_n: int = defaults.EXP_N,
+                 h: int = defaults.H, gamma: float = defaults.GAMMA):
+        super().__init__(vocab_size=vocab_size, key=key, tau=tau, h=h, gamma=gamma)
+        self.exp_n = int(registry.PARAMS["exp_n"].check(exp_n))
+
+    def _key_hash(self, input_ids):
+        """The hash of xi_{t mod n} (stream ``EXP_STREAM``), t = the steps seen before this one."""
+        j = torch.full((input_ids.shape[0], 1), (self.t - 1) % self.exp_n, dtype=torch.int64, device=input_ids.device)
+        return prf_torch.context_hash(self.key, j, EXP_STREAM)
 
 
 @processor

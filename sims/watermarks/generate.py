@@ -36,6 +36,8 @@ Algorithms (``ALGOS``):
                 EMS stream's uniforms; a point mass, KL = -log p(y) (:mod:`sims.watermarks.pf`)
 ``gumbelsoft``  GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS
                 stream's Gumbel noise; KL exact over V (:mod:`sims.watermarks.gumbelsoft`)
+``exp``         EXP (Kuditipudi et al. 2023): EMS's rule with r = xi_{t mod exp_n}, the key sequence
+                indexed by the position t (:func:`sims.core.keys.position_hash_nb`); KL = -log p(y)
 ==============  ==========================================================================
 
 Two exact paths compute a step.  The boosting watermarks (``none``, ``srl``, ``hard``,
@@ -71,7 +73,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit, prange
 
-from sims.core import defaults, prf, prf_crypto, rng
+from sims.core import defaults, keys, prf, prf_crypto, rng
 from sims.core import seeding as seeding_mod
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.core.prf import green_threshold, token_mix
@@ -93,13 +95,14 @@ NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW = (registry.
 UNIGRAM, DIPMARK, MORPHMARK = (registry.get(a).code for a in ("unigram", "dipmark", "morphmark"))
 #: The kernel codes of Permute-and-Flip and GumbelSoft (their records' ``code``).
 PF, GUMBELSOFT = registry.get("pf").code, registry.get("gumbelsoft").code
+EXP = registry.get("exp").code  #: EXP's kernel code (its record's): EMS's step keyed by the position
 SWEET = registry.get("sweet").code  #: SWEET's kernel code (its record's); it runs ATW's step
 #: the codes _generate has a step for
-STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK, SWEET, PF, GUMBELSOFT)
+STEPS = (NONE, SRL, HARD, DUALGA, AUTOCOV, EMS, ITS, UW_DELTA, UW_GAMMA, ATW, UNIGRAM, DIPMARK, MORPHMARK, SWEET, PF, GUMBELSOFT, EXP)
 
 # every parameter of the registry; the order is part of the kernel's type and moves the last bits of its
 # vectorised sums (a new parameter is appended)
-AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0 gs_tau")
+AlgoParams = namedtuple("AlgoParams", "delta Delta eta lam1 M tau alpha gamma dip_alpha morph_kappa morph_p0 gs_tau exp_n")
 AlgoParams.__doc__ = """An algorithm's parameters as the kernel reads them: every one of
 :data:`sims.watermarks.registry.PARAMS` as a float (0.0 where None).
 
@@ -126,7 +129,9 @@ dip_alpha : float
 morph_kappa, morph_p0 : float
     MorphMark's strength constant and threshold.
 gs_tau : float
-    GumbelSoft's softmax temperature."""
+    GumbelSoft's softmax temperature.
+exp_n : float
+    EXP's key-sequence length n (an integer)."""
 
 LMTables = namedtuple("LMTables", "V order seed params levels base table level_sums")
 LMTables.__doc__ = """A :class:`~sims.lm.synthetic.SyntheticLM` as its kernels read it (see :mod:`sims.lm.synthetic`).
@@ -479,6 +484,8 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                 y, kl, dg = dipmark.dip_step(prm.dip_alpha, e, inv, bits, green, u, G, scratch)
             elif algo == EMS:
                 y = _ems_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, e, tokmix, scratch, scratch2)
+            elif algo == EXP:  # the key vector of position t mod n in place of the context's
+                y = _ems_step(prm.tau, keys.position_hash_nb(key, t, np.int64(prm.exp_n)), logits, c, e, tokmix, scratch, scratch2)
             elif algo == PF:
                 y = pf.pf_step(prm.tau, prf.context_hash_nb(key, window, prf.EMS), logits, c, tokmix, scratch)
             elif algo == GUMBELSOFT:
@@ -494,7 +501,7 @@ def _generate(algo, lm, keying, prm, prompts, T, seed, row0, out):
                     target = 0.5 * (1.0 + u)
                 reverse = algo == UW_GAMMA and prf.uniform_nb(sctx, V + 1) < 0.5
                 y, kl, dg = _keyed_order_step(algo, target, reverse, perm, e, inv, green, G)
-            if algo == EMS or algo == ITS or algo == UW_DELTA or algo == PF:  # a point mass at y
+            if algo == EMS or algo == ITS or algo == UW_DELTA or algo == PF or algo == EXP:  # a point mass at y
                 kl = -math.log(e[y] * inv)
                 dg = green[y] - G
             tokens[i, t] = y
@@ -537,7 +544,7 @@ def generate_synthetic(
     eta=None, lam1=None, tau=None, alpha=None, h: int = defaults.H,
     green_kind: str = defaults.GREEN_KIND, prompts: np.ndarray | None = None, prompt_len: int = 16, M=None,
     prf: str = defaults.PRF, m=None, candidates=None, mask_repeated=None, seeding: str = seeding_mod.DEFAULT, dip_alpha=None,
-    morph_kappa=None, morph_p0=None, gs_tau=None,
+    morph_kappa=None, morph_p0=None, gs_tau=None, exp_n=None,
 ) -> Generation:
     """Generate ``n`` texts of ``T`` tokens with watermark ``algo`` and exact per-token records.
 
@@ -578,6 +585,8 @@ def generate_synthetic(
         MorphMark's strength constant kappa in (0, inf) and threshold p0 in [0, 1] (:mod:`sims.watermarks.morphmark`).
     gs_tau :
         GumbelSoft's softmax temperature in (0, inf) (:mod:`sims.watermarks.gumbelsoft`).
+    exp_n :
+        EXP's key-sequence length n (an integer >= 1, default 256): step t reads xi_{t mod n}.
     m, candidates, mask_repeated :
         Tournament sampling's (``algo="synthid"``): layers, candidates per match (2: non-distortionary)
         and the repeated-context mask; generated by the record's own ``generator``.
@@ -612,7 +621,7 @@ def generate_synthetic(
         return _own_generator(rec, lm, n=n, T=T, seed=seed, key=key, h=h, green_kind=green_kind, prf=prf, prompts=prompts, prompt_len=prompt_len,
                               given=dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, m=m,
                                          candidates=candidates, mask_repeated=mask_repeated, dip_alpha=dip_alpha,
-                                         morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau))
+                                         morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau, exp_n=exp_n))
     registry.check_params(algo, m=m, candidates=candidates, mask_repeated=mask_repeated)
     if rec.code not in STEPS:
         raise ValueError(f"algo {algo!r} has no step in the Numba generator; it runs on {registry.get(algo).backends}")
@@ -640,7 +649,7 @@ def generate_synthetic(
     if green_kind not in ("bernoulli", "partition"):
         raise ValueError(f"green_kind must be 'bernoulli' or 'partition'; got {green_kind!r}")
     given = dict(gamma=gamma, delta=delta, Delta=Delta, eta=eta, lam1=lam1, tau=tau, alpha=alpha, M=M, dip_alpha=dip_alpha,
-                 morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau)
+                 morph_kappa=morph_kappa, morph_p0=morph_p0, gs_tau=gs_tau, exp_n=exp_n)
     registry.check_params(algo, **given)
     M = registry.PARAMS["M"].check(defaults.M if M is None else M)
     prm, info = algo_params(algo, **{**given, "lam1": None if lam1 is None else min(lam1, M), "M": M})

@@ -43,7 +43,7 @@ import numpy as np
 import theory
 from sims.core import defaults, prf, rng
 from sims.core import seeding as seeding_mod
-from sims.core.keys import ITS_STREAM, keyed_order
+from sims.core.keys import ITS_STREAM, keyed_order, position_hashes
 from sims.watermarks import dipmark, gumbelsoft, pf, unigram
 
 COMMON = ("gamma", "h", "green_kind")
@@ -175,6 +175,8 @@ PARAMS = {p.name: p for p in (
           exact=False, recorded_unused=False),
     Param("gs_tau", defaults.GUMBELSOFT_TAU, 0.0, math.inf, True, True, "GumbelSoft's softmax temperature (default 0.5)", exact=False,
           recorded_unused=False),
+    Param("exp_n", defaults.EXP_N, 1, 2**30, False, False, "EXP's key-sequence length n: step t reads xi_{t mod n} (default 256)",
+          integer=True, recorded_unused=False),
 )}
 """Every parameter by name, in the order of the records' ``meta``."""
 
@@ -377,7 +379,8 @@ class Algorithm:
     edit_score : bool
         An edit-tolerant alignment score applies: ``its-edit`` (:mod:`sims.detect.stats.edit_scores`) to a
         position-keyed algorithm, which an insertion or deletion misaligns, and ``ems-edit``
-        (:mod:`sims.detect.stats.ems_edit`) to context-hashed EMS, whose keys an inserted token moves.
+        (:mod:`sims.detect.stats.ems_edit`) to context-hashed EMS, whose keys an inserted token moves, and ``exp-edit``
+        (:mod:`sims.detect.stats.exp_scores`) to EXP's key sequence (family ``ems_position``).
     plan_scores : tuple of str
         The detection scores the planner (:mod:`sims.plan`) plans for it, its default first;
         empty where it is not planned.
@@ -694,11 +697,22 @@ def _ref_autocov(p, window, t, key, state, prm):
 
 def _ref_ems(p, window, t, key, state, prm):
     r"""Exponential minimum sampling: a point mass at :math:`\arg\max_k \log(r_k) / p_{\tau,k}`, r the keyed uniforms (stream EMS)."""
+    return _exp_min_pick(p, prf.uniforms(prf.context_hash(key, np.asarray(window), prf.EMS), np.arange(p.shape[0])), prm), [state] * p.shape[0]
+
+
+def _ref_exp(p, window, t, key, state, prm):
+    r"""Kuditipudi et al.'s EXP: EMS's rule :math:`\arg\max_k \log(\xi_{j,k}) / p_{\tau,k}` keyed by the position,
+    :math:`j = t \bmod n` (``exp_n``), not by the context (:func:`sims.core.keys.position_hashes`)."""
+    r = prf.uniforms(position_hashes(key, t, prm["exp_n"]), np.arange(p.shape[0]))
+    return _exp_min_pick(p, r, prm), [state] * p.shape[0]
+
+
+def _exp_min_pick(p, r, prm) -> np.ndarray:
+    """The point mass at argmax_k log(r_k) / p_tau,k (EMS and EXP)."""
     V = p.shape[0]
-    r = prf.uniforms(prf.context_hash(key, np.asarray(window), prf.EMS), np.arange(V))
     with np.errstate(divide="ignore"):
         w = p if prm["tau"] == 1.0 else np.exp(np.log(p) / prm["tau"])  # p_tau up to its normaliser
-        return _point_mass(int(np.argmax(np.log(r) / w)), V), [state] * V
+        return _point_mass(int(np.argmax(np.log(r) / w)), V)
 
 
 def _keyed_cdf_pick(p, perm, u):
@@ -807,6 +821,14 @@ register(Algorithm("pf", 15, ("tau",), "ems", pf.ref_pf, point_mass=True,
 register(Algorithm("gumbelsoft", 16, ("gs_tau",), "ems", gumbelsoft.ref_gumbelsoft,
                    doc="GumbelSoft (Fu et al. 2024): a draw from softmax((log p + g)/gs_tau), g the EMS stream's Gumbel noise",
                    color="#B15928", marker="X"))
+# EXP (Kuditipudi, Thickstun, Hashimoto, Liang 2023, "Robust distortion-free watermarks for language models", Section 2
+# "Methodology and theoretical analysis", exponential minimum sampling): EMS's rule keyed by the key sequence xi_{t mod n};
+# detected by the EMS sum read at positions (family "ems_position") and by the Levenshtein alignment exp-edit.  They also
+# draw a random shift of the key sequence per text; we take shift 0 (step t reads xi_{t mod n}), so the permutation test's
+# fresh keys play the role of their fresh key sequences.
+register(Algorithm("exp", 17, ("tau", "exp_n"), "ems_position", _ref_exp, distortion_free=True, point_mass=True, edit_score=True,
+                   doc="EXP (Kuditipudi et al. 2023): argmax_k log(xi_{t mod n, k}) / p_tau,k, xi the key sequence of length exp_n",
+                   color="#1F78B4", marker="1"))
 
 
 SEEDING_ALGOS = names(siphash=True)

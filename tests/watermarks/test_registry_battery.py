@@ -29,7 +29,7 @@ ALGOS = registry.names()
 # parameters away from the defaults where a default would hide a bug (ATW's threshold bites at alpha = 1.5)
 PARAMS = dict(srl=dict(delta=1.5), unigram=dict(delta=1.5, gamma=0.3), dipmark=dict(dip_alpha=0.3, gamma=0.4),
               dualga=dict(Delta=0.4, eta=1.0), autocov=dict(Delta=0.4), ems=dict(tau=0.8), atw=dict(alpha=1.5), sweet=dict(alpha=1.5),
-              pf=dict(tau=0.8), gumbelsoft=dict(gs_tau=1.3),
+              pf=dict(tau=0.8), gumbelsoft=dict(gs_tau=1.3), exp=dict(tau=0.8, exp_n=7),  # exp_n = 7 < T: the key sequence wraps
               synthid=dict(m=7, candidates=3, mask_repeated=0), morphmark=dict(morph_kappa=0.9, morph_p0=0.3, gamma=0.4))
 # (rel, abs) per record
 NUMBA_TOL = dict(G=(1e-12, 1e-15), entropy=(1e-10, 0), kl=(1e-9, 1e-14), dg=(1e-9, 1e-12), lam=(1e-12, 0))  # test_generate's: p_t exact
@@ -290,7 +290,7 @@ def test_the_torch_backend_refuses_an_unknown_name():
 @pytest.mark.parametrize("algo, given, takers", [("srl", dict(Delta=0.3), "\\('dualga', 'autocov'\\)"),
                                                  ("dualga", dict(delta=3.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)"),
                                                  ("ems", dict(alpha=1.0), "\\('atw', 'sweet'\\)"),
-                                                 ("its", dict(tau=0.5), "\\('ems', 'pf'\\)"),
+                                                 ("its", dict(tau=0.5), "\\('ems', 'pf', 'exp'\\)"),
                                                  ("srl", dict(m=3), "\\('synthid',\\)"),
                                                  ("synthid", dict(delta=2.0), "\\('srl', 'atw', 'unigram', 'sweet'\\)")])
 def test_a_foreign_parameter_is_refused_naming_who_takes_it(algo, given, takers, capsys):
@@ -328,7 +328,7 @@ def test_cli_options_come_from_the_registry(tmp_path):
 
 @pytest.mark.parametrize("name, bad", [("gamma", 1.0), ("delta", -0.5), ("Delta", 0.0), ("eta", float("inf")), ("lam1", 16.0),
                                        ("tau", 0.0), ("alpha", -1.0), ("M", float("nan")), ("m", 65), ("m", 2.5),
-                                       ("candidates", 1), ("mask_repeated", 2), ("gs_tau", 0.0)])
+                                       ("candidates", 1), ("mask_repeated", 2), ("gs_tau", 0.0), ("exp_n", 0)])
 def test_every_parameter_check_names_the_parameter_its_value_and_range(name, bad):
     algo = next(a for a in ALGOS if name == "gamma" or name in registry.get(a).params)
     with pytest.raises(ValueError, match=f"^{name} must be (an integer )?in [\\[(]"):

@@ -106,6 +106,35 @@ def _scan_linear(tokens, prompts, key, stat, gamma, h, green_kind, dedup, vocab_
     return SequentialResult(n, s, mix.log_e(s, n), stop, alpha)
 
 
+def sequential_ems_marks(values, scored, lengths, *, alpha: float = defaults.FPR, grid=None) -> SequentialResult:
+    r"""The ``ems`` e-process (:func:`sequential_ems`) of per-token EMS marks already computed (EXP's position-keyed
+    marks, :func:`sims.detect.stats.exp_scores.position_marks`).
+
+    Parameters
+    ----------
+    values : (n, T) float array
+        Each token's mark :math:`-\ln(1 - r)`.
+    scored : (n, T) bool array
+        Which tokens count.
+    lengths : (n,) int array
+        Each text's token count.
+    alpha : float in (0, 1)
+        Level (Ville's inequality).
+    grid : array of fractions in (0, 1), optional
+        The bets (default :data:`GRID`).
+
+    Returns
+    -------
+    SequentialResult
+        Per text the scored count, EMS sum, final log e-value and stopping token.
+    """
+    alpha = check_alpha(alpha)
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    mix, table = _linear_table("ems", None, None if grid is None else tuple(check_grid(grid).tolist()), values.shape[1], alpha)
+    s, n, stop = SK.value_crossings(values, np.ascontiguousarray(scored, dtype=bool), np.asarray(lengths, dtype=np.int64), table)
+    return SequentialResult(n, s, mix.log_e(s, n), stop, alpha)
+
+
 def sequential_redgreen(tokens, prompts, key: int, gamma: float, *, alpha: float = defaults.FPR, vocab_size: int | None = None,
                         h: int = defaults.H, dedup: bool = True, green_kind: str = defaults.GREEN_KIND, lengths=None, grid=None,
                         prf: str = defaults.PRF, seeding: str = seeding_mod.DEFAULT) -> SequentialResult:

@@ -1,6 +1,6 @@
 r"""The detector families: one object per family, registered once here, asked by every detector (this room's modules).
 
-A detector family (red-green count, entropy-gated green count, AutoCov, EMS sum, keyed-order hits, tournament
+A detector family (red-green count, entropy-gated green count, AutoCov, EMS sum, EMS sum at positions, keyed-order hits, tournament
 g-values) is one :class:`DetectorFamily` object holding what the family does: its name, the label of its
 statistic, a description of its test, the fixed-length score of a generation with its exact
 null tail (:meth:`~DetectorFamily.score`), the prefix curve (:meth:`~DetectorFamily.prefix_curve`),
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sims.core import defaults
+from sims.core import prf as prf_mod
 from sims.core import seeding as seeding_mod
 from sims.detect.anytime import sequential
 from sims.detect.stats import scores
@@ -706,6 +707,58 @@ class EMS(DetectorFamily):
         return v[0]
 
 
+class PositionEMS(EMS):
+    """The EMS sum of -ln(1 - xi_{t mod n, y_t}) read at positions (EXP's key sequence, :mod:`sims.detect.stats.exp_scores`),
+    exact Gamma tail and the ``ems`` e-process; dedup scores each (t mod n, token) pair once.  The streaming detector reads
+    the registry's default ``exp_n`` (:class:`sims.detect.families.stream.SequentialDetector` takes no ``exp_n``)."""
+
+    name = "ems_position"
+    statistic = "EMS sum at positions"
+    description = "EMS sum of -log(1 - xi_{t mod n, y_t}) over the key sequence, exact Gamma(n, 1) tail"
+    prefix_stat = None  # no prefix curve: the sweeps and evaluate compute it by prefix_stat through the context-hashed scan
+
+    def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
+        self._checked(gen, lm, algo, gamma, stat)
+        return self.from_marks(self._marks(gen, key, algo=algo, dedup=dedup))[0]
+
+    def _marks(self, gen, key, *, algo, dedup):
+        from sims.detect.stats import exp_scores
+
+        m = gen.meta
+        tokens, _, lengths = scores._check_inputs(gen.tokens, _layout(gen)[0], m["vocab_size"], m["h"], gen.lengths)
+        scores._check_key(key)
+        values, scored = exp_scores.position_marks(tokens, lengths, int(key), exp_scores.exp_n_of(m, algo), dedup=dedup, vocab_size=m["vocab_size"])
+        return Marks(values, scored, lengths)
+
+    def marks(self, gen, key, *, gamma, dedup):
+        own = registry.names(family=self.name)
+        return self._marks(gen, key, algo=gen.meta["algo"] if gen.meta["algo"] in own else own[0], dedup=dedup)
+
+    def many_keys(self, gen, keys, lm, *, algo, dedup, gamma, step_probs):
+        return DetectorFamily.many_keys(self, gen, keys, lm, algo=algo, dedup=dedup, gamma=gamma, step_probs=step_probs)
+
+    def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):
+        marks = self._marks(gen, key, algo=algo, dedup=dedup)
+        return sequential.sequential_ems_marks(marks.values, marks.scored, marks.lengths, alpha=alpha, grid=grid)
+
+    def stream_setup(self, det, f, *, algo, score, m, weights, mask_repeated):
+        from sims.detect.stats.exp_scores import exp_n_of
+
+        if score is not None:
+            raise ValueError(f"algo {algo!r} streams its own EMS sum only; got score={score!r}")
+        det.mix = sequential.exponential_mixture(f)
+        det.exp_n = exp_n_of({}, algo)
+
+    def stream_marks(self, det, new, probs):
+        from sims.core.keys import position_hashes
+
+        t = len(det.seq) - det.P + np.arange(new.size)  # the positions of the new tokens
+        return -np.log1p(-prf_mod.uniforms(position_hashes(det.key, t, det.exp_n), new))
+
+    def stream_skip(self, det, window, pair):
+        return DetectorFamily.stream_skip(self, det, window, ((len(det.seq) - det.P - 1) % det.exp_n, pair[1]))  # y_t is appended
+
+
 class KeyedOrder(DetectorFamily):
     """Keyed-order hits (ITS, UW) with the exact Poisson-binomial tail given the LM's probabilities."""
 
@@ -826,7 +879,7 @@ def register_family(family: DetectorFamily) -> DetectorFamily:
     return family
 
 
-for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), KeyedOrder(), Tournament()):
+for _f in (RedGreen(), EntropyGated(), AutoCov(), EMS(), PositionEMS(), KeyedOrder(), Tournament()):
     register_family(_f)
 
 
@@ -836,7 +889,7 @@ def names() -> tuple[str, ...]:
     Returns
     -------
     tuple of str
-        The names (``"redgreen"``, ``"entropy_gated"``, ``"autocov"``, ``"ems"``, ``"keyed"``, ``"tournament"``).
+        The names (``"redgreen"``, ``"entropy_gated"``, ``"autocov"``, ``"ems"``, ``"ems_position"``, ``"keyed"``, ``"tournament"``).
     """
     return tuple(_FAMILIES)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sims.core import defaults
 from sims.detect.families import detectors
-from sims.detect.stats import edit_scores, ems_edit, ewd_scores, gumbel_scores, local_scores, lr_scores, scores
+from sims.detect.stats import edit_scores, ems_edit, ewd_scores, exp_scores, gumbel_scores, local_scores, lr_scores, scores
 from sims.detect.stats.marks import check_fpr
 from sims.watermarks import registry
 
@@ -175,6 +175,10 @@ def _ems_edit(gen, lm, *, key, **_):
     return ems_edit.score_ems_edit(gen, key=key)
 
 
+def _exp_edit(gen, lm, *, key, algo, **_):
+    return exp_scores.score_exp_edit(gen, key=key, algo=algo)
+
+
 _EMS = registry.names(family="ems")  # Y = r_y is uniform under H0 whatever the keyed sampling rule: every null exact
 for _s in (
     Score("green", scores.REDGREEN_ALGOS, False, "green count", "binomial upper tail", _green, default=True),
@@ -193,6 +197,8 @@ for _s in (
           "permutation over fresh keys (exact, resolution 1e-4)", _its_edit),
     Score("ems-edit", ems_edit.EMS_EDIT_ALGOS, False, "best insertion alignment of -ln(1 - Y), less gaps (EXP-edit)",
           "permutation over fresh keys (exact, resolution 1e-4)", _ems_edit),
+    Score("exp-edit", exp_scores.EXP_EDIT_ALGOS, False, "best Levenshtein alignment of -ln(1 - xi_{j, y_t}) with the key sequence, less gaps",
+          "permutation over fresh keys (exact, resolution 1e-4)", _exp_edit),
 ):
     register_score(_s)
 

@@ -125,7 +125,29 @@ def align_prefix_max_reference(lo, hi, w, u, band: int, gap: float) -> np.ndarra
     ndarray, shape (L,)
         :math:`S_t = \max_j D_{t,j}` of every prefix.
     """
-    L, J = len(lo), len(u)
+    lo, hi, w, u = (np.asarray(x, dtype=np.float64) for x in (lo, hi, w, u))
+    M = np.where((lo[:, None] < u[None, :]) & (u[None, :] <= hi[:, None]), w[:, None], 0.0)
+    return align_matrix_reference(M, band, gap)
+
+
+def align_matrix_reference(M, band: int, gap: float) -> np.ndarray:
+    r"""NumPy twin of :func:`sims.detect.stats._edit_kernels.align_band_max` on the full matrix of match scores.
+
+    Parameters
+    ----------
+    M : ndarray, shape (L, J)
+        ``M[t-1, j-1]``: the score of matching text token t with key position j.
+    band : int
+        Largest net shift W.
+    gap : float
+        Cost g of an unmatched text token or skipped key position.
+
+    Returns
+    -------
+    ndarray, shape (L,)
+        :math:`S_t = \max_j D_{t,j}` of every prefix, D the recursion of the module docstring with ``M`` as match scores.
+    """
+    L, J = M.shape
     D = np.full((L + 1, J + 1), -np.inf)
     D[0, : min(band, J) + 1] = -gap * np.arange(min(band, J) + 1)
     for t in range(1, L + 1):
@@ -133,8 +155,7 @@ def align_prefix_max_reference(lo, hi, w, u, band: int, gap: float) -> np.ndarra
             if j == 0:
                 D[t, 0] = -gap * t
                 continue
-            s = w[t - 1] if lo[t - 1] < u[j - 1] <= hi[t - 1] else 0.0
-            D[t, j] = max(D[t - 1, j - 1] + s, D[t - 1, j] - gap, D[t, j - 1] - gap)
+            D[t, j] = max(D[t - 1, j - 1] + M[t - 1, j - 1], D[t - 1, j] - gap, D[t, j - 1] - gap)
     return D[1:].max(axis=1)
 
 

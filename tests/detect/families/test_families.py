@@ -301,7 +301,7 @@ def test_marks_from_an_npz_equal_marks_from_its_decoded_text(battery_gens, tmp_p
 
 
 # the fixed-length statistic that is the e-process's summed statistic (sims.detect.anytime.e_mixtures.SequentialResult.score)
-SAME_SUM = {"redgreen": True, "entropy_gated": True, "ems": True, "keyed": True, "autocov": False, "tournament": False}
+SAME_SUM = {"redgreen": True, "entropy_gated": True, "ems": True, "ems_position": True, "keyed": True, "autocov": False, "tournament": False}
 
 
 @pytest.mark.parametrize("fam, algo, seeding, h, dedup", BATTERY)

@@ -48,7 +48,7 @@ def test_unknown_or_inapplicable_score_is_one_clear_error():
 def test_registry_scorer_is_the_family_detector(small):
     """Every registered family, called through its record, flags 2 texts of its algorithm at p < 1e-2
     and not under another key (p > 1e-4)."""
-    gens = {a: generate_synthetic(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
+    gens = {a: generate_synthetic(small, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its", "exp")}
     for name in score_families.score_names():
         s = score_families.get_score(name)
         gen = gens[next(a for a in gens if a in s.algos)]
