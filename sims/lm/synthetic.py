@@ -562,3 +562,22 @@ def lm_step_probs(lm, gen):
         return lm.probs_along(np.concatenate([gen.prompts[i], gen.tokens[i]]), gen.prompts.shape[1], gen.tokens.shape[1])
 
     return step_probs
+
+
+def step_probs_of(lm, gen):
+    """``step_probs(i)`` for any LM a detector may hold: :meth:`sims.lm.door.LM.step_probs` for :func:`sims.get_lm`'s
+    object (batched teacher forcing on a real LM), :func:`lm_step_probs` for a bare synthetic LM.
+
+    Parameters
+    ----------
+    lm : LM or SyntheticLM
+        The LM.
+    gen : Generation
+        The texts.
+
+    Returns
+    -------
+    callable
+        ``step_probs(i) -> ndarray of shape (T, V)``.
+    """
+    return lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)

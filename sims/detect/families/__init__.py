@@ -33,7 +33,7 @@ from sims.core import seeding as seeding_mod
 from sims.detect.anytime import sequential
 from sims.detect.stats import scores
 from sims.detect.stats.marks import ems_from_marks, null_green_probability, redgreen_from_marks
-from sims.lm.synthetic import lm_step_probs
+from sims.lm.synthetic import lm_step_probs, step_probs_of
 from sims.watermarks import registry
 
 
@@ -771,7 +771,7 @@ class KeyedOrder(DetectorFamily):
         self._checked(gen, lm, algo, gamma, stat)
         if lm is None:
             raise ValueError(f"algo {algo!r} is detected with the model's probabilities: pass lm")
-        step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)  # sims.get_lm's LM: batched on a real LM
+        step_probs = step_probs_of(lm, gen)  # sims.get_lm's LM: batched on a real LM
         return scores.score_keyed_order(gen, step_probs, key=key, algo=algo)
 
     def sequential(self, gen, lm, *, algo, key, dedup, gamma, alpha, grid):

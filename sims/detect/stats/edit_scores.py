@@ -52,7 +52,7 @@ from sims.core import rng
 from sims.core.keys import ITS_STREAM, keyed_order
 from sims.detect.stats import _edit_kernels as EK
 from sims.detect.stats.scores import DetectResult, _check_inputs
-from sims.lm.synthetic import lm_step_probs
+from sims.lm.synthetic import step_probs_of
 from sims.watermarks import registry
 
 EDIT_SCORES = ("its-edit",)  #: the score names this module adds (``--score its-edit``)
@@ -286,7 +286,7 @@ def score_its_edit(gen, lm, *, key: int | None = None, band: int = EDIT_BAND, ga
     """
     if lm is None:
         raise ValueError("the edit-tolerant ITS score reads the model's probabilities: pass lm")
-    step_probs = lm.step_probs(gen) if hasattr(lm, "step_probs") else lm_step_probs(lm, gen)
+    step_probs = step_probs_of(lm, gen)
     log10p, stat = edit_prefix_log10p(gen, step_probs, key=key, band=band, gap=gap, resamples=resamples, seed=seed)
     h = gen.meta["h"]
     n = _check_inputs(gen.tokens, gen.prompts[:, -h:], gen.meta["vocab_size"], h, gen.lengths)[2]

@@ -23,14 +23,16 @@ import math
 import numpy as np
 from scipy.special import entr
 
+from sims.lm.synthetic import step_probs_of
+
 
 def _along(gen, lm, reduce) -> np.ndarray:
     """(n, T): ``reduce(probs)`` of each text's (L_i, V) next-token distributions, nan past its scored length
-    (:meth:`sims.core.record.Generation.scored_lengths`); the distributions come from the LM's batched
-    :meth:`sims.lm.door.LM.step_probs`."""
+    (:meth:`sims.core.record.Generation.scored_lengths`); the distributions come from
+    :func:`sims.lm.synthetic.step_probs_of` (batched on a real LM)."""
     n, T = gen.tokens.shape
     out = np.full((n, T), np.nan)
-    probs = lm.step_probs(gen)
+    probs = step_probs_of(lm, gen)
     for i, L in enumerate(gen.scored_lengths()):
         if L:
             out[i, :L] = reduce(np.asarray(probs(i)[:L], dtype=np.float64))
@@ -45,7 +47,7 @@ def shannon_entropies(gen, lm) -> np.ndarray:
     ----------
     gen : Generation
     lm : LM or SyntheticLM
-        The LM the detector holds (:func:`sims.get_lm`'s object: its batched ``step_probs``).
+        The LM the detector holds (:func:`sims.get_lm`'s object, batched on a real LM, or a bare synthetic LM: :func:`sims.lm.synthetic.step_probs_of`).
 
     Returns
     -------
@@ -101,7 +103,7 @@ def spike_entropies(gen, lm, modulus: float) -> np.ndarray:
     gen : Generation
         The texts with their prompts.
     lm : LM or SyntheticLM
-        The LM the detector holds (:func:`sims.get_lm`'s object: its batched ``step_probs``).
+        The LM the detector holds (:func:`sims.get_lm`'s object, batched on a real LM, or a bare synthetic LM: :func:`sims.lm.synthetic.step_probs_of`).
     modulus : float
         The modulus :math:`z` in [0, inf) (:func:`spike_modulus`).
 

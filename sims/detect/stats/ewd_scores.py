@@ -275,10 +275,8 @@ def ewd_prefix_log10p(gen, lm, lengths, *, key: int | None = None, gamma: float 
     ndarray of float64, shape (n, len(lengths))
         log10 p of each text's prefixes (0 where a prefix has at most one scored token).
     """
-    from sims.detect.stats.entropies import text_lengths
-
     green, scored, spike, g = _ewd_inputs(gen, lm, key, gamma, dedup, algo, delta)
-    full = text_lengths(gen)
+    full = gen.scored_lengths()
     pos = np.arange(scored.shape[1])
     out = np.zeros((scored.shape[0], len(lengths)))
     for j, L in enumerate(lengths):
