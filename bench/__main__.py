@@ -1,10 +1,12 @@
 """Run the benchmarks: ``python -m bench [--only NAME] [--out DIR]``.
 
 Results go to ``out/bench/NAME.json``; the committed results in ``bench/results/`` change only
-on purpose (``--out bench/results``).  Each result records the seconds its benchmark took
-(``seconds``); before the run, one line gives the expected total; before a benchmark starts, its line says which of
-how many it is and how long its committed result took, where that result records it (:func:`expected_seconds`); while it
-runs, a line every ``--every`` seconds (default 30) says how long it has run, against that time (:class:`Heartbeat`)."""
+on purpose (``--out bench/results``).  How long each benchmark took is kept apart from its numbers, in
+``durations.json`` of the results folder (:data:`DURATIONS`: the seconds of each benchmark's last run, with the
+date), so a duration measured on a busy machine never replaces numbers measured on a quiet one.  Before the run,
+one line gives the expected total; before a benchmark starts, its line says which of how many it is and how long it
+took last time (:func:`expected_seconds`); while it runs, a line every ``--every`` seconds (default 30) says how long
+it has run, against that time (:class:`Heartbeat`)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import bench
 
 RESULTS = pathlib.Path(__file__).parent / "results"  # committed: written only with --out bench/results
 OUT = pathlib.Path("out/bench")
+DURATIONS = "durations.json"  #: in a results folder: {"seconds": {NAME: s}, "date": {NAME: "YYYY-MM-DD"}}
 
 
 def names() -> list[str]:
@@ -28,11 +31,46 @@ def names() -> list[str]:
 
 
 def expected_seconds(name: str, results: pathlib.Path = RESULTS) -> float | None:
-    """The seconds benchmark ``name`` took in its committed result, None where it has no result or no time."""
+    """The seconds benchmark ``name`` took in its last run recorded in ``results``' :data:`DURATIONS`.
+
+    Parameters
+    ----------
+    name : str
+        The benchmark (``bench_detect``, ...).
+    results : pathlib.Path, optional
+        The results folder (default the committed one).
+
+    Returns
+    -------
+    float or None
+        Its seconds; None where the folder records no duration for it (or the file is unreadable).
+    """
     try:
-        return float(json.loads((results / f"{name}.json").read_text())["seconds"])
+        return float(json.loads((results / DURATIONS).read_text())["seconds"][name])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def record_duration(name: str, seconds: float, out: pathlib.Path) -> None:
+    """Write ``name``'s duration into ``out``'s :data:`DURATIONS`, keeping the other benchmarks' entries.
+
+    Parameters
+    ----------
+    name : str
+        The benchmark.
+    seconds : float
+        How long it took.
+    out : pathlib.Path
+        The results folder written.
+    """
+    path = out / DURATIONS
+    try:
+        book = json.loads(path.read_text())
+    except (OSError, ValueError):
+        book = {}
+    book.setdefault("seconds", {})[name] = round(seconds, 1)
+    book.setdefault("date", {})[name] = time.strftime("%Y-%m-%d")
+    path.write_text(json.dumps({k: dict(sorted(v.items())) for k, v in sorted(book.items())}, indent=2) + "\n")
 
 
 def _seconds(s: float) -> str:
@@ -103,8 +141,9 @@ def main(argv=None) -> int:
             print(f"   skipped: {res['skipped']}")
             continue
         print(f"   done in {seconds:.0f} s", flush=True)
-        res = {"machine": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d"), "seconds": round(seconds, 1), **res}
+        res = {"machine": platform.processor() or platform.machine(), "date": time.strftime("%Y-%m-%d"), **res}
         (args.out / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
+        record_duration(name, seconds, args.out)
     return 0
 
 

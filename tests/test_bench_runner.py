@@ -1,5 +1,5 @@
 """``python -m bench``: each benchmark's line says which of how many it is and how long it took last time;
-each result records its seconds."""
+each run records its seconds in the results folder's durations file, apart from the numbers."""
 
 import json
 import sys
@@ -11,8 +11,7 @@ import bench.__main__ as runner
 def test_each_benchmark_line_has_its_rank_and_expected_duration(tmp_path, monkeypatch, capsys):
     results = tmp_path / "committed"
     results.mkdir()
-    (results / "bench_a.json").write_text(json.dumps({"seconds": 12.3}))
-    (results / "bench_b.json").write_text(json.dumps({"machine": "x"}))  # a result from before `seconds` was recorded
+    (results / runner.DURATIONS).write_text(json.dumps({"seconds": {"bench_a": 12.3}}))  # bench_b: no duration recorded
     for name, res in (("bench_a", {"x": 1}), ("bench_b", {"skipped": "no GPU"})):
         monkeypatch.setitem(sys.modules, f"bench.{name}", types.SimpleNamespace(main=lambda argv, res=res: dict(res)))
     monkeypatch.setattr(runner, "names", lambda: ["bench_a", "bench_b"])
@@ -25,12 +24,23 @@ def test_each_benchmark_line_has_its_rank_and_expected_duration(tmp_path, monkey
     assert out[2] == "== [2/2] bench_b (duration not recorded yet)"
     assert out[3] == "   skipped: no GPU"
     written = json.loads((tmp_path / "out" / "bench_a.json").read_text())
-    assert written["x"] == 1 and written["seconds"] >= 0.0
+    assert written["x"] == 1 and "seconds" not in written
+    took = json.loads((tmp_path / "out" / runner.DURATIONS).read_text())
+    assert list(took["seconds"]) == ["bench_a"] and took["seconds"]["bench_a"] >= 0.0  # a skipped benchmark records none
     assert not (tmp_path / "out" / "bench_b.json").exists()
 
 
+def test_a_recorded_duration_keeps_the_other_benchmarks_entries(tmp_path):
+    runner.record_duration("bench_b", 20.04, tmp_path)
+    runner.record_duration("bench_a", 5.0, tmp_path)
+    runner.record_duration("bench_b", 30.0, tmp_path)
+    assert runner.expected_seconds("bench_a", tmp_path) == 5.0
+    assert runner.expected_seconds("bench_b", tmp_path) == 30.0
+    assert runner.plan(["bench_a", "bench_b", "bench_c"], tmp_path) == f"3 benchmarks, about 35 s expected (1 with no recorded duration) (from {tmp_path})"
+
+
 def test_expected_seconds_of_a_missing_or_broken_result_is_none(tmp_path):
-    (tmp_path / "bench_c.json").write_text("not json")
+    (tmp_path / runner.DURATIONS).write_text("not json")
     assert runner.expected_seconds("bench_c", tmp_path) is None
     assert runner.expected_seconds("bench_none", tmp_path) is None
 
@@ -41,7 +51,7 @@ def test_a_running_benchmark_prints_progress_against_its_expected_time(tmp_path,
 
     results = tmp_path / "committed"
     results.mkdir()
-    (results / "bench_slow.json").write_text(json.dumps({"seconds": 0.4}))
+    (results / runner.DURATIONS).write_text(json.dumps({"seconds": {"bench_slow": 0.4}}))
     monkeypatch.setitem(sys.modules, "bench.bench_slow", types.SimpleNamespace(main=lambda argv: time.sleep(0.35) or {"x": 1}))
     monkeypatch.setattr(runner, "names", lambda: ["bench_slow"])
     monkeypatch.setattr(runner, "RESULTS", results)
