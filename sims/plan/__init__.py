@@ -64,6 +64,8 @@ EXTRA_PARAMS = {"sweet": ("alpha",), "morphmark": ("morph_kappa", "morph_p0"), "
 NOT_PLANNED = {
     "pf": "its pivot law is Permute-and-Flip's exponential race, not the EMS Gumbel-max law Y = U^(1/pi) the EMS model uses",
     "gumbelsoft": "its draw is a softmax of the Gumbel-perturbed logits, not the EMS Gumbel-max law Y = U^(1/pi) the EMS model uses",
+    "exp": "its per-token law is EMS's while the text is at most exp_n tokens (its key sequence does not repeat): plan it as "
+           "algo 'ems' with the same tau; past exp_n tokens its dedup drops repeated positions, which the EMS model does not follow",
 }
 PI_QUANTILES = 256  #: the EMS mixture over pi is taken on this many quantiles of the sample
 SUM_CELLS = 400  #: lattice cells of ems-ars / ems-log per token (width 0.1 nats)
