@@ -23,7 +23,9 @@ chunks, seed and key: paired texts, the other grids' hashes and results kept): M
 alpha (gamma 0.5; distribution-preserving only on average over keys: its per-key KL, which is what is matched here,
 is 0.1 to 0.6 nats).  They are compared with DualGA at common KL and TPR (:data:`NEW`) like the paper's comparators,
 on DG too (the green-mass gain of their own detector's green list, :data:`DG_ALGOS`), but are not refined (their
-comparisons' margins hold no interpolation error) and are left out on a real LM.
+comparisons' margins hold no interpolation error) and are left out on a real LM.  The keyed-sampling ones, PF,
+GumbelSoft and EXP (:data:`KEYED`), run as a fourth grid, ``examples/sweep_matched_keyed.toml``: one point each at its
+generator's defaults, no DG (EMS's family), their per-key KL above 0.95 nats, beside EMS on the KL axis.
 """
 
 from __future__ import annotations
@@ -46,8 +48,11 @@ SYNTHID = ("SynthID non-distortionary", "SynthID distortionary")  # curves over 
 DUALGA_BEST = "DualGA (best gamma)"
 NEW = {"morphmark": "MorphMark", "sweet": "SWEET", "unigram": "Unigram", "dipmark": "DiPmark"}
 """The newer algorithms' curves (``examples/sweep_matched_new.toml``, issue 45): algorithm -> curve name."""
+KEYED = {"pf": "PF", "gumbelsoft": "GumbelSoft", "exp": "EXP"}
+"""The newer keyed-sampling algorithms (``examples/sweep_matched_keyed.toml``, issue 45), one point each and no DG:
+algorithm -> curve name."""
 COMPARATORS = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", "SRL gamma=0.7", SRL_BEST, "EMS", "UW-delta", "UW-gamma", "ATW",
-               "AutoCov", "hard", *SYNTHID, *NEW.values())
+               "AutoCov", "hard", *SYNTHID, *NEW.values(), *KEYED.values())
 SAME_GAMMA = (("DualGA gamma=0.1", "SRL gamma=0.1"), ("DualGA gamma=0.25", "SRL gamma=0.25"), ("DualGA gamma=0.5", "SRL gamma=0.5"),
               ("DualGA gamma=0.7", "SRL gamma=0.7"), ("DualGA gamma=0.25", "ATW"))
 """The controller alone: DualGA with gamma set to the baseline's (ATW's green list has gamma 0.25)."""
@@ -66,15 +71,15 @@ REFINED = ("SRL gamma=0.1", "SRL gamma=0.25", "SRL gamma=0.4", "SRL gamma=0.5", 
 QUICK_KEEP = {("dualga", "Delta"): (0.1, 0.3, 0.6), ("srl", "delta"): (1.0, 5.0), ("ems", "tau"): (0.5, 1.0), ("atw", "delta"): (1.0, 5.0),
               ("autocov", "Delta"): (0.2, 0.4), ("hard", "gamma"): (0.5, 0.7), ("synthid", "m"): (1, 2, 4),
               ("morphmark", "morph_kappa"): (0.8, 2.0), ("sweet", "delta"): (1.0, 5.0), ("unigram", "delta"): (1.0, 5.0),
-              ("dipmark", "dip_alpha"): (0.3, 0.5)}
+              ("dipmark", "dip_alpha"): (0.3, 0.5), ("pf", "tau"): (1.0,), ("gumbelsoft", "gs_tau"): (0.5,), ("exp", "tau"): (1.0,)}
 # A real LM on a CPU (5-30 tokens/s): 15 configurations spanning the KL range where DualGA's curve meets the others' (about
 # 0.02 to 0.7 nats), the claims' comparators only, at least three points per curve (two points a decade of KL apart
 # interpolate a convex curve too high between them): SRL at gamma 0.5 alone (its best gamma on smollm2-fit at most KL
 # levels is 0.5 or 0.25), no EMS / UW-delta (their KL on SmolLM2, 1.7 / 2.6 nats, lies beyond DualGA Delta=0.5's), no hard watermark,
-# none of the newer algorithms (NEW: their grid is skipped there)
+# none of the newer algorithms (NEW, KEYED: their grids are skipped there)
 REAL_KEEP = {("dualga", "Delta"): (0.1, 0.2, 0.3, 0.5), ("ems", "tau"): (), ("atw", "delta"): (1.0, 2.0, 3.0), ("autocov", "Delta"): (0.1, 0.2, 0.3)}
 REAL_SRL = {0.5: (0.5, 1.0, 2.0, 3.0)}  # SRL's gammas and deltas kept on a real LM
-GRIDS = ("matched", "matched_gamma", "matched_synthid", "matched_new")
+GRIDS = ("matched", "matched_gamma", "matched_synthid", "matched_new", "matched_keyed")
 """The grids run (``examples/sweep_<name>.toml``); the first one's sizes are the refinement rounds'."""
 REAL_CHUNK = 16  # a real LM's texts per chunk file: a rerun with a larger --real-n keeps the chunks already drawn
 
@@ -101,7 +106,7 @@ def curve_name(algo: str, params: dict) -> str:
     if algo == "dualga" and "gamma" in params:
         return f"DualGA gamma={params['gamma']:g}"
     return {"dualga": "DualGA", "ems": "EMS", "uw-delta": "UW-delta", "uw-gamma": "UW-gamma", "atw": "ATW", "autocov": "AutoCov",
-            "hard": "hard", **NEW}[algo]
+            "hard": "hard", **NEW, **KEYED}[algo]
 
 
 def _quick_keep(c) -> bool:
@@ -384,9 +389,9 @@ def draw(result: dict):
 def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathlib.Path]:
     """Run the matched-distortion grids and compare the detectors at the same KL and the KL at the same TPR.
 
-    Quick: news only, 30 configurations (SynthID m = 1, 2, 4 in both modes and two of each newer algorithm among
-    them), 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else the grids' (:data:`GRIDS`) 162 + 99 + 24 + 66
-    configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
+    Quick: news only, 33 configurations (SynthID m = 1, 2, 4 in both modes, two of each newer boosting algorithm and the
+    keyed-sampling ones' single points among them), 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else the grids'
+    (:data:`GRIDS`) 162 + 99 + 24 + 66 + 9 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
     at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
     DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``).
 

@@ -194,18 +194,21 @@ def test_a_grid_left_empty_by_the_real_lm_filter_is_skipped_not_a_crash():
     assert synthid.configs == () and len(main.configs) == 15
 
 
-def test_the_newer_algorithms_grid_pairs_with_the_others_and_names_their_comparators():
-    """``examples/sweep_matched_new.toml`` (issue 45): registered algorithms and parameters only, the main grid's settings
-    (so its texts pair with the others'), every curve it makes one of :data:`fig_matched.NEW`'s comparators; the other
-    grids' hashes unchanged (their chunks and refinement are reused), and the new curves neither refined nor run on a real LM."""
+@pytest.mark.parametrize("grid, curves, with_dg, quick_points", [("matched_new", fig_matched.NEW, True, 2),
+                                                                  ("matched_keyed", fig_matched.KEYED, False, 1)])
+def test_the_newer_algorithms_grids_pair_with_the_others_and_name_their_comparators(grid, curves, with_dg, quick_points):
+    """``examples/sweep_matched_new.toml`` and ``sweep_matched_keyed.toml`` (issue 45): registered algorithms and parameters
+    only, the main grid's settings (so their texts pair with the others'), every curve one of the grid's comparators
+    (:data:`fig_matched.NEW`, :data:`fig_matched.KEYED`); the other grids' hashes unchanged (their chunks and refinement are
+    reused), the new curves neither refined nor run on a real LM, and compared on DG only where they have one."""
     import dataclasses
 
     from paper_figs._sweep import EXAMPLES, sweep_grid
     from sims.sweep.grid import load_grid
     from sims.watermarks import registry
 
-    assert "matched_new" in fig_matched.GRIDS
-    new, main = load_grid(EXAMPLES / "sweep_matched_new.toml"), load_grid(EXAMPLES / "sweep_matched.toml")
+    assert grid in fig_matched.GRIDS
+    new, main = load_grid(EXAMPLES / f"sweep_{grid}.toml"), load_grid(EXAMPLES / "sweep_matched.toml")
     for c in new.configs:
         rec = registry.get(c.algo)
         assert {k for k, _ in c.params} <= set(rec.params), c
@@ -214,11 +217,12 @@ def test_the_newer_algorithms_grid_pairs_with_the_others_and_names_their_compara
     shared = [f.name for f in dataclasses.fields(main) if f.name not in ("path", "configs")]
     assert {f: getattr(new, f) for f in shared} == {f: getattr(main, f) for f in shared}
     assert sorted({c.lm for c in new.configs}) == sorted({c.lm for c in main.configs}) == sorted(fig_matched.LMS)
-    curves = {fig_matched.curve_name(c.algo, dict(c.params)) for c in new.configs}
-    assert curves == set(fig_matched.NEW.values()) and curves <= set(fig_matched.COMPARATORS)
-    assert set(fig_matched.NEW) <= set(fig_matched.DG_ALGOS) and not curves & set(fig_matched.REFINED)
-    quick = sweep_grid("matched_new", lms=("news",), algos=fig_matched._quick_keep)
-    assert sorted(fig_matched.curve_name(c.algo, dict(c.params)) for c in quick.configs) == sorted(2 * list(fig_matched.NEW.values()))
-    assert sweep_grid("matched_new", lms=("smollm2",), algos=fig_matched._real_keep).configs == ()
+    made = {fig_matched.curve_name(c.algo, dict(c.params)) for c in new.configs}
+    assert made == set(curves.values()) and made <= set(fig_matched.COMPARATORS)
+    assert (set(curves) <= set(fig_matched.DG_ALGOS)) if with_dg else not set(curves) & set(fig_matched.DG_ALGOS)
+    assert not made & set(fig_matched.REFINED)
+    quick = sweep_grid(grid, lms=("news",), algos=fig_matched._quick_keep)
+    assert sorted(fig_matched.curve_name(c.algo, dict(c.params)) for c in quick.configs) == sorted(quick_points * list(curves.values()))
+    assert sweep_grid(grid, lms=("smollm2",), algos=fig_matched._real_keep).configs == ()
     assert {n: load_grid(EXAMPLES / f"sweep_{n}.toml").hash[:8] for n in fig_matched.GRIDS[:3]} == \
         {"matched": "cf73a1c8", "matched_gamma": "ed10d525", "matched_synthid": "c61e1078"}  # the committed run's chunk folders
