@@ -391,8 +391,9 @@ def main(out_dir: pathlib.Path, quick: bool, lms=None, only=None) -> list[pathli
 
     Quick: news only, 33 configurations (SynthID m = 1, 2, 4 in both modes, two of each newer boosting algorithm and the
     keyed-sampling ones' single points among them), 16 texts x 50 tokens, 50 bootstrap replicates, 3 levels; else the grids'
-    (:data:`GRIDS`) 162 + 99 + 24 + 66 + 9 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400 replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep`
-    at ``--real-n`` x ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
+    (:data:`GRIDS`) 162 + 99 + 24 + 66 + 9 configurations x 300 texts x 200 tokens on news, lfqa and smollm2-fit, 400
+    replicates, 5 levels.  A real LM (``--lm smollm2``) keeps the 15 configurations of :func:`_real_keep` at ``--real-n`` x
+    ``--real-T``.  ``only``: the algorithms kept (e.g. ``("dualga", "synthid")``: the full-size
     DualGA-SynthID comparison without the 150 other configurations; ``python -m paper_figs.fig_matched --only dualga synthid``).
 
     Parameters

@@ -8,8 +8,8 @@ Scores: every detector family the algorithm registry lists for the algorithm
 (:func:`sims.detect.families.score_families.score_names`, registered by :mod:`sims.detect.families.score_families`;
 :data:`ELSEWHERE` names those left out and why):
 SRL (delta 2) and DualGA (Delta 0.2) with the green count (default), the local score
-``green-local``, the likelihood-ratio score ``lr`` and EWD's entropy-weighted green count ``ewd``; EMS with ``ems-ars`` (default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc``
-and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
+``green-local``, the likelihood-ratio score ``lr`` and EWD's entropy-weighted green count ``ewd``; EMS with ``ems-ars``
+(default), ``ems-log``, ``ems-opt`` (Delta = 0.1), ``ems-hc`` and ``ems-trgof``.  Every test is exact at its level: p-values of the sum scores and of ``lr``
 per text, and for HC / Tr-GoF / ``ems-opt`` the exact critical value of each length (bisection on
 the exact tail).  Texts: ``N_FULL`` of ``T_FULL`` tokens on a synthetic preset, capped for a real LM by
 :func:`paper_figs._data.sized` (32 x 100, EMS 32 x 50; quick: 12 of 60).  Tokens to detect: on

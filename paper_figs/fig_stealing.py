@@ -147,8 +147,8 @@ def draw(summary: dict):
                 if key in rows[0]:
                     ax.plot([row["n_stolen"] for row in rows], [row[key] for row in rows], label=lab, **series(lab))
         for ax, (_, what, subject) in zip(axes[r], PANELS):
-            if not ax.lines:  # a measure no scheme of this row has (the scheme-aware attacker at h = 0)
-                ax.axis("off")
+            if not ax.lines:  # a measure no scheme of this row has (the scheme-aware attacker at h = 0): no panel there
+                ax.set_visible(False)
                 continue
             ax.set(xscale="log", ylim=(-0.03, 1.03), xlabel="number of stolen texts", ylabel=what, title=f"{subject}, {h.replace('=', ' = ')}")
     style.legend_below(fig, ncol=4)

@@ -43,7 +43,7 @@ from sims.detect.stats.scores import DetectResult, _check_inputs, _check_key
 from sims.watermarks import registry
 
 EXP_EDIT_ALGOS = registry.names(edit_score=True, family="ems_position")  #: position-keyed EMS: EXP
-EXP_EDIT_BAND = 32  #: largest net shift |t - j| the alignment follows
+EXP_EDIT_BAND = 32  #: largest net shift ``|t - j|`` the alignment follows
 EXP_EDIT_GAP = 0.5  #: nats per unmatched text token or skipped key position
 EXP_EDIT_RESAMPLES = 9999  #: fresh keys of the permutation p-value (its resolution 1 / (N + 1) = 1e-4)
 EXP_EDIT_SEED = 0  #: default seed of the fresh keys

@@ -229,7 +229,7 @@ def test_lr_null_is_uniform_and_beats_the_count(news):
 
 
 def test_every_family_scores_its_algorithm(news):
-    gens = {a: generate_synthetic(news, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its")}
+    gens = {a: generate_synthetic(news, a, n=2, T=60, seed=3, key=5) for a in ("srl", "ems", "its", "exp")}
     for name, fam in SCORES.items():
         gen = gens[next(a for a in gens if a in fam.algos)]
         res = score_generation(gen, name, news)

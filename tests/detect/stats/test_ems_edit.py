@@ -156,7 +156,7 @@ def test_registered_and_usable_from_the_cli_and_a_grid(tmp_path, capsys):
     from sims.cli.main import main
     from sims.sweep.grid import load_grid
 
-    assert registry.names(edit_score=True) == ("ems", "its") and edit_scores.EDIT_ALGOS == ("its",)
+    assert registry.names(edit_score=True) == ("ems", "its", "exp") and edit_scores.EDIT_ALGOS == ("its",)
     assert score_families.score_names("ems")[-1] == "ems-edit" and score_families.score_names("its") == ("hits", "its-edit")
     s = score_families.get_score("ems-edit")
     assert s.algos == ("ems",) and not s.needs_lm and not s.default
