@@ -29,3 +29,17 @@ def test_box_4_block_and_extremes_read_lambda_1_and_eta_in_1_2_5_and_01_1_5():
     d = {"grid": grid}
     assert report._box_block(d) == 9.0
     assert report._box_extreme(d) == 4.0
+
+
+def test_the_robustness_claims_read_the_papers_configurations_and_attacks_only():
+    """fig_robustness also draws SynthID, the seeding variants over h = 4, the newer schemes and the synonym attack; the
+    claims of Sec. exp (robustness) are read on the paper's algorithms and six attacks only."""
+    row = lambda *p: dict(median_log10_p=list(p))  # noqa: E731
+    paper = {"srl delta=2,gamma=0.25 (KL 0.35)": row(-20.0, -10.0), "dualga Delta=0.2 (KL 0.10)": row(-8.0, -3.0),
+             "dualga Delta=0.4 (KL 0.42)": row(-25.0, -9.0)}
+    others = {"srl delta=2,gamma=0.25,h=4,selfhash (KL 0.35)": row(-20.0, -1.0), "morphmark morph_kappa=1.3 (KL 0.32)": row(-19.0, -0.5),
+              "synthid m=30 (KL 1.75)": row(-60.0, -0.1)}
+    d = dict(rates=[0.0, 0.3], attacks={"substitution": {**paper, **others}, "synonym": {**paper, **others}})
+    assert report._robust(d) == {"substitution": {k: v["median_log10_p"] for k, v in paper.items()}}
+    assert report._share_below_at(d) == 2 / 3
+    assert report._delta_monotone(d) == 1.0
