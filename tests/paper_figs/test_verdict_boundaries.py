@@ -117,7 +117,7 @@ def _robust_doc(rows: dict, rates=(0.0, 0.3)) -> dict:
 
 
 def test_share_below_counts_a_median_exactly_at_minus_four():
-    rows = {"a (KL 0.1)": dict(median_log10_p=[-9.0, -4.0]), "b (KL 0.2)": dict(median_log10_p=[-9.0, up(-4.0)])}
+    rows = {"srl delta=1 (KL 0.1)": dict(median_log10_p=[-9.0, -4.0]), "atw delta=2 (KL 0.2)": dict(median_log10_p=[-9.0, up(-4.0)])}
     assert report._share_below_at(_robust_doc(rows)) == 0.5
 
 
