@@ -710,7 +710,7 @@ class EMS(DetectorFamily):
 class PositionEMS(EMS):
     """The EMS sum of -ln(1 - xi_{t mod n, y_t}) read at positions (EXP's key sequence, :mod:`sims.detect.stats.exp_scores`),
     exact Gamma tail and the ``ems`` e-process; dedup scores each (t mod n, token) pair once.  The streaming detector reads
-    the registry's default ``exp_n`` (:class:`sims.detect.families.stream.SequentialDetector` takes no ``exp_n``)."""
+    the ``exp_n`` it is given (:class:`sims.detect.families.stream.SequentialDetector`), else the registry's default."""
 
     name = "ems_position"
     statistic = "EMS sum at positions"
@@ -747,7 +747,7 @@ class PositionEMS(EMS):
         if score is not None:
             raise ValueError(f"algo {algo!r} streams its own EMS sum only; got score={score!r}")
         det.mix = sequential.exponential_mixture(f)
-        det.exp_n = exp_n_of({}, algo)
+        det.exp_n = exp_n_of({}, algo) if det.exp_n is None else det.exp_n
 
     def stream_marks(self, det, new, probs):
         from sims.core.keys import position_hashes

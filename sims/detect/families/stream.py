@@ -104,6 +104,10 @@ class SequentialDetector:
         The entropy-gated family (``"sweet"``): the gate's threshold in nats, the ``alpha`` the text was generated
         with (a generation's ``meta["alpha"]``, which the batch detector reads); None: the registry's default
         ``alpha``.  A ValueError for the other families (they have no gate).
+    exp_n : int, optional
+        A position-keyed algorithm (``"exp"``): the length of the key sequence the text was generated with (a generation's
+        ``meta["exp_n"]``, which the batch detector reads); None: the registry's default.  A ValueError for an algorithm
+        that takes no ``exp_n``.
 
     Examples
     --------
@@ -120,7 +124,7 @@ class SequentialDetector:
     def __init__(self, key: int, *, algo: str = "srl", context, gamma: float | None = None, h: int = defaults.H, green_kind: str = defaults.GREEN_KIND,
                  vocab_size: int | None = None, dedup: bool = True, alpha: float = defaults.FPR, grid=None, m: int | None = None,
                  mask_repeated: bool = True, score: str | None = None, seeding: str = seeding_mod.DEFAULT, weights=None,
-                 threshold: float | None = None):
+                 threshold: float | None = None, exp_n: int | None = None):
         from sims.detect import families
         from sims.watermarks import registry
 
@@ -142,6 +146,12 @@ class SequentialDetector:
 
             threshold = check_threshold(threshold)
         self.gate_threshold = threshold
+        if exp_n is not None:
+            if "exp_n" not in registry.get(algo).params:
+                keyed = tuple(a for a in registry.names() if "exp_n" in registry.get(a).params)
+                raise ValueError(f"exp_n is a position-keyed algorithm's key-sequence length (algo one of {keyed}); algo {algo!r} takes none")
+            exp_n = int(registry.resolve_params(algo, exp_n=exp_n)["exp_n"])
+        self.exp_n = exp_n
         self.algo, self.key, self.h, self.dedup = algo, key, int(registry.context_width(algo, h)), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
         self.bound = math.log(1.0 / self.alpha)

@@ -124,3 +124,25 @@ def test_registered_and_usable_from_the_cli(tmp_path, capsys):
     assert main(["detect", str(path), "--key", "7", "--score", "exp-edit", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert [round(t["log10_p"], 6) for t in doc["texts"]] == [-4.0, -4.0]  # 1 / (9999 + 1): every fresh key scores lower
+
+
+def test_the_stream_reads_the_key_sequence_length_it_is_given():
+    """EXP text of exp_n = 16 fed to the stream in chunks of 7 with ``exp_n=16`` ends in the batch e-process's state; at the
+    registry's default (256) it reads other key vectors; ``exp_n`` is refused for an algorithm without a key sequence."""
+    from sims.detect.families import detectors
+    from sims.detect.families.stream import SequentialDetector
+
+    lm = sims.get_lm("news", vocab_size=500)
+    gen = sims.generate(lm, "exp", n=3, T=60, seed=2, key=11, exp_n=16)
+    batch = detectors.sequential_score(gen, lm, alpha=1e-2, dedup=False)
+    for i in range(gen.n):
+        own = SequentialDetector(11, algo="exp", context=gen.prompts[i], vocab_size=500, alpha=1e-2, dedup=False, exp_n=16)
+        dflt = SequentialDetector(11, algo="exp", context=gen.prompts[i], vocab_size=500, alpha=1e-2, dedup=False)
+        for c in range(0, 60, 7):
+            state = own.update(gen.tokens[i, c:c + 7])
+            d = dflt.update(gen.tokens[i, c:c + 7])
+        assert (state.n_scored, state.stop) == (batch.n_scored[i], batch.stop[i])
+        assert state.log_e == pytest.approx(batch.log_e[i], rel=1e-12, abs=1e-12)
+        assert d.log_e != pytest.approx(state.log_e)
+    with pytest.raises(ValueError, match="exp_n is a position-keyed algorithm's key-sequence length .* algo 'srl' takes none"):
+        SequentialDetector(11, algo="srl", context=gen.prompts[0], vocab_size=500, exp_n=16)
