@@ -747,7 +747,7 @@ class PositionEMS(EMS):
         if score is not None:
             raise ValueError(f"algo {algo!r} streams its own EMS sum only; got score={score!r}")
         det.mix = sequential.exponential_mixture(f)
-        det.exp_n = exp_n_of({}, algo) if det.exp_n is None else det.exp_n
+        det.exp_n = exp_n_of(dict(algo=algo, exp_n=det.exp_n), algo)  # the registry's default where none is given
 
     def stream_marks(self, det, new, probs):
         from sims.core.keys import position_hashes

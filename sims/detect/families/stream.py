@@ -150,8 +150,7 @@ class SequentialDetector:
             if "exp_n" not in registry.get(algo).params:
                 keyed = tuple(a for a in registry.names() if "exp_n" in registry.get(a).params)
                 raise ValueError(f"exp_n is a position-keyed algorithm's key-sequence length (algo one of {keyed}); algo {algo!r} takes none")
-            exp_n = int(registry.resolve_params(algo, exp_n=exp_n)["exp_n"])
-        self.exp_n = exp_n
+        self.exp_n = exp_n  # checked and defaulted by the family's stream_setup
         self.algo, self.key, self.h, self.dedup = algo, key, int(registry.context_width(algo, h)), bool(dedup)
         self.alpha = sequential.check_alpha(alpha)
         self.bound = math.log(1.0 / self.alpha)
