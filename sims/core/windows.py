@@ -17,6 +17,25 @@ PUBLIC_KEY = 0  #: the public key of window names: everybody knows it, so a name
 WINDOW_STREAM = 13  #: watermarks use streams 0..2, the synthetic LMs 7, ITS 99
 
 
+def last(context, h: int) -> np.ndarray:
+    """The window of the next token: the last ``h`` tokens of ``context``, oldest first; empty for ``h = 0``
+    (Unigram), where ``context[-0:]`` would be the whole context.
+
+    Parameters
+    ----------
+    context : array_like of int
+        The tokens so far, prompt included.
+    h : int
+        Context width, >= 0.
+
+    Returns
+    -------
+    ndarray of int64, shape (min(h, len(context)),)
+    """
+    c = np.asarray(context, dtype=np.int64)
+    return c[max(c.size - int(h), 0):]
+
+
 def windows(tokens: np.ndarray, prompts: np.ndarray, h: int) -> np.ndarray:
     """(n, T, h) array: the ``h`` tokens before each generated token, oldest first.
 

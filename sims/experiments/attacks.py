@@ -36,7 +36,8 @@ import numpy as np
 
 from sims.core import prf, seeding
 from sims.core.record import Generation
-from sims.experiments._attack_kernels import most_probable_outside
+from sims.core.windows import last
+from sims.experiments._attack_kernels import most_probable_red
 from sims.lm.synthetic import SyntheticLM
 
 #: The attack kinds on tokens: ``deletion``, ``insertion``, ``substitution`` (uniform edits of a share ``rate`` of the
@@ -78,16 +79,18 @@ def _pack(gen: Generation, rows: list[np.ndarray], record: dict) -> Generation:
 
 
 def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
-    """The colour of ``tokens`` after ``context`` under the generation's key, gamma and seeding scheme."""
+    """The colour of ``tokens`` after ``context`` under the generation's key, gamma, context width and green lists
+    (its seeding scheme, or DiPmark's partition)."""
     m, tokens = gen.meta, np.asarray(tokens, dtype=np.int64)
-    seeds = seeding.seeds(m["key"], np.asarray(context, dtype=np.int64)[-m["h"]:], seeding.seeding_of(m), tokens)
-    return prf.is_green(seeds, tokens, m["gamma"])
+    w = last(context, m["h"])
+    if m.get("green_kind") == "partition":
+        return prf.green_mask(prf.context_hash(m["key"], w, prf.GREEN), m["vocab_size"], m["gamma"], "partition")[tokens]
+    return prf.is_green(seeding.seeds(m["key"], w, seeding.seeding_of(m), tokens), tokens, m["gamma"])
 
 
 def _most_probable_red(gen: Generation, lm: SyntheticLM, context: np.ndarray) -> int:
     """The LM's most probable red token after ``context`` (the first maximum; token 0 if all are green)."""
-    m = gen.meta
-    return most_probable_outside(lm.next_probs(context), m["key"], context[-m["h"]:], gamma=m["gamma"], scheme=seeding.seeding_of(m))
+    return most_probable_red(lm.next_probs(context), gen.meta, context)
 
 
 def attack(gen: Generation, kind: str, rate: float, seed: int = 0, lm: SyntheticLM | None = None) -> Generation:

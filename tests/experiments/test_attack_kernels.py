@@ -80,3 +80,82 @@ def test_colour_of_a_text_follows_its_seeding_scheme(seeded):
         ctx = np.concatenate([seeded.prompts[i], seeded.tokens[i]])
         want = seeding.green_mask(key, ctx[-h:], V, 0.25, seeded.meta.get("seeding", seeding.DEFAULT))
         assert np.array_equal(attacks._green(seeded, ctx, np.arange(V)), want), (seeded.meta.get("seeding"), i)
+
+
+def test_last_window_is_empty_at_context_width_zero():
+    """``windows.last``: the last h tokens, none at h = 0 (where ``context[-0:]`` is the whole context)."""
+    from sims.core.windows import last
+
+    assert last([5, 6, 7], 0).size == 0
+    assert last([5, 6, 7], 2).tolist() == [6, 7]
+    assert last([5, 6, 7], 5).tolist() == [5, 6, 7]
+
+
+def _keyed_colour(gen, context, token) -> bool:
+    """Independent colour of one token: Unigram's one fixed list, DiPmark's partition of the context's words."""
+    m = gen.meta
+    if m["algo"] == "unigram":
+        from sims.watermarks.unigram import green_list
+
+        return bool(green_list(m["key"], m["vocab_size"], m["gamma"])[token])
+    ctx = prf.context_hash(m["key"], np.asarray(context, dtype=np.int64)[len(context) - m["h"]:], prf.GREEN)
+    return bool(prf.green_mask(ctx, m["vocab_size"], m["gamma"], "partition")[token])
+
+
+@pytest.mark.parametrize("algo", ["unigram", "dipmark"])
+def test_key_holding_attacks_read_the_texts_own_green_lists(algo):
+    """news V = 500, 3 x 40 tokens, rate 0.5: the entropy attack and the score oracle place tokens red under
+    Unigram's fixed list (h = 0) and DiPmark's partition, and the oracle empties the green count of its targets."""
+    gen = sims.generate(LM, algo, n=3, T=40, seed=0, key=11)
+    V, P = LM.vocab_size, gen.prompts.shape[1]
+    for i in range(3):  # the colour oracle's colours over the whole vocabulary after each text
+        ctx = np.concatenate([gen.prompts[i], gen.tokens[i]])
+        want = np.array([_keyed_colour(gen, ctx, k) for k in range(V)])
+        assert np.array_equal(attacks._green(gen, ctx, np.arange(V)), want), (algo, i)
+    att = attacks.attack(gen, "entropy", 0.5, seed=1, lm=LM)
+    contrib = oracle_contributions(gen, LM)
+    orc = score_oracle(gen, LM, 0.5, contrib=contrib)
+    for i in range(3):
+        for done, order in ((att, np.argsort(-gen.entropy[i], kind="stable")), (orc, np.argsort(-contrib[i], kind="stable"))):
+            seq = np.concatenate([gen.prompts[i], done.tokens[i]])
+            for t in order[:20]:
+                assert not _keyed_colour(gen, seq[: P + t], seq[P + t]), (algo, i, t)
+    assert np.all(sims.score(orc).score < sims.score(gen).score)
+
+
+@pytest.mark.parametrize("algo", ["pf", "gumbelsoft", "exp", "sweet"])
+def test_score_oracle_ranks_by_the_familys_marks_and_replaces_them(algo):
+    """news V = 500, 3 x 40 tokens (EXP: key sequence of 16, so positions wrap), rate 0.5: the oracle's ranking is the
+    detector's own per-token statistic (EMS family: -ln(1 - r) of the context's uniforms; EXP: of xi_{t mod 16};
+    SWEET: the green colour at its gated positions, 0 elsewhere), every replaced token contributes below ln 2 (EMS
+    and EXP) or is red (SWEET), and the detector's score falls on every text."""
+    from sims.core.keys import position_hashes
+    from sims.detect.stats.entropies import shannon_entropies
+    from sims.detect.stats.gated_scores import entropy_gate
+
+    gen = sims.generate(LM, algo, n=3, T=40, seed=0, key=11, **(dict(exp_n=16) if algo == "exp" else {}))
+    P, T, m = gen.prompts.shape[1], 40, gen.meta
+    contrib = oracle_contributions(gen, LM)
+
+    def marks(tokens):
+        out = np.empty((3, T))
+        for i in range(3):
+            seq = np.concatenate([gen.prompts[i], tokens[i]])
+            for t in range(T):
+                if algo == "sweet":
+                    out[i, t] = float(prf.is_green(prf.context_hash(11, seq[P + t - m["h"]: P + t], prf.GREEN), seq[P + t], m["gamma"]))
+                else:
+                    c = position_hashes(11, t, 16) if algo == "exp" else prf.context_hash(11, seq[P + t - m["h"]: P + t], prf.EMS)
+                    out[i, t] = -np.log1p(-prf.uniforms(c, seq[P + t]))
+        return out
+
+    want = marks(gen.tokens)
+    if algo == "sweet":
+        want = np.where(entropy_gate(shannon_entropies(gen, LM), m["alpha"]), want, 0.0)
+    np.testing.assert_allclose(contrib, want, rtol=1e-12, atol=0)
+    att = score_oracle(gen, LM, 0.5, contrib=contrib)
+    after = marks(att.tokens)
+    for i in range(3):
+        top = np.argsort(-contrib[i], kind="stable")[:20]
+        assert np.all(after[i, top] < (0.5 if algo == "sweet" else np.log(2.0))), (algo, i)
+    assert np.all(sims.score(att, lm=LM).score < sims.score(gen, lm=LM).score)

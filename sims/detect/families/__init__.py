@@ -730,7 +730,7 @@ class PositionEMS(EMS):
         values, scored = exp_scores.position_marks(tokens, lengths, int(key), exp_scores.exp_n_of(m, algo), dedup=dedup, vocab_size=m["vocab_size"])
         return Marks(values, scored, lengths)
 
-    def marks(self, gen, key, *, gamma, dedup):
+    def marks(self, gen, key, *, gamma, dedup, lm=None, params=None):
         own = registry.names(family=self.name)
         return self._marks(gen, key, algo=gen.meta["algo"] if gen.meta["algo"] in own else own[0], dedup=dedup)
 
