@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sims.core import defaults
 from sims.detect import families
 from sims.detect.stats import scores as detect
 
@@ -11,8 +12,12 @@ from sims.detect.stats import scores as detect
 def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: str = "dualga", h: int = 1, dedup: bool = False) -> detect.DetectResult:
     """Score raw texts: the first ``h`` tokens of each text are its context, the rest are scored.
 
-    Red-green algorithms (srl, dualga, atw, none) use the exact binomial test, EMS the Gamma
-    tail.
+    The texts become a :class:`~sims.core.record.Generation` of ``algo`` under ``key`` (its registry defaults: DiPmark's
+    partition lists, EXP's key-sequence length) and ``algo``'s detector family scores them
+    (:func:`sims.detect.families.detectors.score`): the green count's exact binomial tail for the red-green family,
+    the EMS sum's Gamma tail for EMS, PF and GumbelSoft, the same sum read at positions for EXP, and so on.  The
+    families that read the model's probabilities (keyed orders, the entropy gate) are refused: this function has
+    the tokenizer only.
 
     Parameters
     ----------
@@ -25,7 +30,7 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     gamma : float
         Green-list ratio (red-green algorithms).
     algo : str, optional
-        The algorithm whose detector scores (its family's prefix statistic: EMS or the green count).
+        The algorithm whose detector scores (a registry name whose family does not read the model).
     h : int, optional
         Context width.
     dedup : bool, optional
@@ -39,8 +44,16 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     Raises
     ------
     ValueError
-        If a text tokenises to ``h`` tokens or fewer, or a token id is beyond the tokenizer's vocabulary.
+        If a text tokenises to ``h`` tokens or fewer, a token id is beyond the tokenizer's vocabulary, or ``algo``'s
+        family reads the model's probabilities.
     """
+    from sims.core.record import Generation
+    from sims.detect.families import detectors
+    from sims.watermarks import registry
+
+    if families.of(algo).needs_lm:
+        allowed = [a for a in registry.names() if not families.of(a).needs_lm]
+        raise ValueError(f"algo {algo!r} is detected with the model's probabilities; detect_text has the tokenizer only: algo must be one of {allowed}")
     if isinstance(texts, str):
         texts = [texts]
     V = len(tokenizer)
@@ -52,9 +65,11 @@ def detect_text(texts: list[str], tokenizer, key: int, gamma: float, *, algo: st
     for i, r in enumerate(rows):
         tokens[i, : len(r) - h] = r[h:]
     prompts = np.stack([r[:h] for r in rows])
-    if families.of(algo).prefix_stat == "ems":  # the EMS sum; else the green count
-        return detect.score_ems(tokens, prompts, key, vocab_size=V, h=h, dedup=dedup)
-    return detect.score_redgreen(tokens, prompts, key, gamma, vocab_size=V, h=h, dedup=dedup)
+    prm = registry.resolve_params(algo, gamma=gamma)
+    meta = dict(prm, algo=algo, key=key, h=h, vocab_size=V, green_kind=registry.fixed_green_kind(algo, defaults.GREEN_KIND))
+    nan = np.full(tokens.shape, np.nan)
+    gen = Generation(tokens, prompts, nan, nan, nan, nan, nan, meta, lengths=np.array([len(r) - h for r in rows]))
+    return detectors.score(gen, dedup=dedup)
 
 
 def tokenize(texts: list[str], tokenizer) -> tuple[list[np.ndarray], list[list[str]]]:

@@ -334,6 +334,33 @@ def test_detect_text_with_a_tokenizer():
         detect_text(["a"], Tok(), key=3, gamma=0.25)
 
 
+
+def test_detect_text_scores_with_the_algorithms_own_family():
+    """Texts watermarked with EXP, PF and DiPmark (news LM, V = 100, seed 0), given as characters to a character
+    tokenizer: detect_text's log10 p equals the generation's own detector on the same tokens (EXP's position sum,
+    not the context-hashed EMS sum nor the green count; DiPmark's partition lists), and an algorithm whose detector
+    reads the model is refused."""
+    from sims.torch_backend.detect_text import detect_text
+
+    class Tok:
+        def __len__(self):
+            return 100
+
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [ord(c) - 32 for c in text]}
+
+    lm = sims.get_lm("news", vocab_size=100)
+    for algo in ("exp", "pf", "dipmark"):
+        gen = sims.generate(lm, algo, n=3, T=60, seed=0, key=5, h=1, prompt_len=2)
+        texts = ["".join(chr(int(t) + 32) for t in np.concatenate([gen.prompts[i, -1:], gen.tokens[i]])) for i in range(3)]
+        got = detect_text(texts, Tok(), key=5, gamma=gen.meta["gamma"], algo=algo, h=1)
+        want = sims.score(gen).log10_p
+        np.testing.assert_allclose(got.log10_p, want, rtol=1e-12)
+        assert np.all(got.log10_p < -2), algo
+    with pytest.raises(ValueError, match="algo 'its' is detected with the model's probabilities"):
+        detect_text(texts, Tok(), key=5, gamma=0.25, algo="its")
+
+
 @pytest.mark.slow  # a second SmolLM2 generation test: ~120 s idle, 300 s on a loaded 2-core CPU
 def test_smollm2_paraphrase_attack_weakens_detection():
     """Watermark 150 tokens with DualGA (Delta = 0.4), ask SmolLM2 to paraphrase 50 % of the words,

@@ -715,7 +715,7 @@ class PositionEMS(EMS):
     name = "ems_position"
     statistic = "EMS sum at positions"
     description = "EMS sum of -log(1 - xi_{t mod n, y_t}) over the key sequence, exact Gamma(n, 1) tail"
-    prefix_stat = None  # no prefix curve: the sweeps and evaluate compute it by prefix_stat through the context-hashed scan
+    prefix_stat = "ems"  # the EMS sum's exact Gamma prefix tail, over the position marks (EMS's from_marks)
 
     def score(self, gen, lm, *, algo, key, dedup, gamma, stat, params):
         self._checked(gen, lm, algo, gamma, stat)

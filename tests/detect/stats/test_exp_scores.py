@@ -146,3 +146,27 @@ def test_the_stream_reads_the_key_sequence_length_it_is_given():
         assert d.log_e != pytest.approx(state.log_e)
     with pytest.raises(ValueError, match="exp_n is a position-keyed algorithm's key-sequence length .* algo 'srl' takes none"):
         SequentialDetector(11, algo="srl", context=gen.prompts[0], vocab_size=500, exp_n=16)
+
+
+def test_prefix_curve_and_tokens_to_detect(small):
+    """EXP's prefix curve is the exact Gamma(n_t, 1) tail of the running sum of its position marks (scipy, per prefix
+    from the second token,
+    news V = 500, 3 x 40 tokens, key sequence of 16 so positions wrap, seed 2), and ``sims evaluate``'s tokens to
+    detect is the first prefix from which it stays at or below 1e-4."""
+    from scipy.stats import gamma as gamma_law
+
+    from sims.detect import families
+    from sims.experiments.evaluate import redgreen_ttd
+
+    gen = generate_synthetic(small, "exp", n=3, T=40, seed=2, key=9, exp_n=16)
+    curve = families.of("exp").prefix_curve(gen, 9, gamma=None, dedup=False)
+    for i in range(3):
+        u = prf.uniforms(position_hashes(9, np.arange(40), 16), gen.tokens[i])
+        s = np.cumsum(-np.log1p(-u))
+        want = gamma_law.logsf(s, np.arange(1, 41)) / np.log(10)
+        want[0] = 0.0  # the EMS sum's rule: one scored token is too short to test (p = 1), as the fixed-length score
+        np.testing.assert_allclose(curve[i], want, rtol=1e-9, atol=1e-12)
+        below = curve[i] <= -4
+        first = next((t + 1 for t in range(40) if below[t:].all()), np.nan)
+        np.testing.assert_array_equal(redgreen_ttd(gen)[i], first)
+    assert np.isfinite(redgreen_ttd(gen)).all()
