@@ -85,7 +85,8 @@ def main(argv=None) -> dict:
     n, T = 64, 200
     prompts = np.zeros((n, 2), dtype=np.int64) + np.arange(n)[:, None]
     res = {}
-    for algo in ("none", "srl", "dualga", "ems", "unigram", "dipmark", "morphmark", "sweet", "pf", "gumbelsoft", "exp"):  # each new algorithm within 2x of DualGA?
+    # each newer algorithm within 2x of DualGA? (issue 45)
+    for algo in ("none", "srl", "dualga", "ems", "unigram", "dipmark", "morphmark", "sweet", "pf", "gumbelsoft", "exp"):
         best = np.inf
         for _ in range(REPEATS):
             t0 = time.perf_counter()

@@ -1,6 +1,6 @@
-"""Figure robustness_6_attacks: median log10 p vs attack rate for six attacks, every
-configuration (SRL, DualGA, EMS, UW, ATW, SynthID, and MorphMark, SWEET, Unigram and DiPmark) labelled with its KL (each point's median with its
-distribution-free 95 % interval and its TPR at 1e-4 with its Clopper-Pearson 95 % interval in the JSON), the colour oracle replaced by a
+"""Figure robustness_6_attacks: median log10 p vs attack rate for six attacks, every configuration (SRL, DualGA,
+EMS, UW, ATW, SynthID, MorphMark, SWEET, Unigram, DiPmark, PF, GumbelSoft and EXP) labelled with its KL (each
+point's median with its distribution-free 95 % interval and its TPR at 1e-4 with its Clopper-Pearson 95 % interval in the JSON), the colour oracle replaced by a
 score oracle that means something for every detector (:mod:`paper_figs._oracle`); and the realised DG after worst-case attacks beside the
 closed-form Delta' of Prop. adv_robust."""
 
@@ -21,6 +21,8 @@ CONFIGS += [("synthid", dict(m=30)), ("synthid", dict(m=30, candidates=4))]  # i
 # issue 45: the newer red-green schemes at their generators' defaults but the strength (MorphMark: MarkLLM's kappa 1.3),
 # each detected by its own family (SWEET: the green count over its entropy-gated positions)
 CONFIGS += [("morphmark", dict(morph_kappa=1.3)), ("sweet", dict(delta=2.0)), ("unigram", dict(delta=2.0)), ("dipmark", dict(dip_alpha=0.45))]
+# the keyed-sampling schemes (EMS family; EXP keyed by position), each by its own family's sum
+CONFIGS += [("pf", {}), ("gumbelsoft", {}), ("exp", {})]
 SEEDED = [("srl", dict(delta=2.0, gamma=0.25, h=4, seeding=s)) for s in ("lefthash", "selfhash", "minhash", "skipgram")]
 """SRL under each seeding scheme of :mod:`sims.core.seeding` over h = 4 tokens (synthetic LMs): what an edit re-colours."""
 
