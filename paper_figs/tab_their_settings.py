@@ -252,16 +252,16 @@ SETTINGS = (
             MARKLLM_SETUP, 200, None, "The config states no detection threshold: the rule is detect_watermark's default alpha 0.01 "
             "with get_threshold's Gamma(n - ngram, 1) quantile (not the exact Gamma(n, 1) tail). Zhao, Li, Wang's (2024) numbers "
             "not retrieved here."),
-    Setting("MarkLLM EXPEdit (Kuditipudi et al.): a score of EXP text", "ems", dict(tau=1.0, h=1),
+    Setting("MarkLLM EXPEdit (Kuditipudi et al.)", "exp", dict(tau=1.0, exp_n=256, h=1),
             "pseudo_length 256, sequence_length 200, n_runs 100, key 42, p_threshold 0.2, top_k 0",
-            "pseudo_length 256 (a position-indexed key sequence, Levenshtein-aligned): ours keys each step by the previous "
-            "token's hash (h = 1) and aligns insertions only (sims.detect.stats.ems_edit, band 4, gap 0); n_runs 100: our "
-            "9999 fresh keys; key 42: ours the package key",
+            "pseudo_length 256: our exp_n 256 (step t reads xi_{t mod 256}); their Levenshtein alignment: ours exp-edit "
+            "(sims.detect.stats.exp_scores, band 32, gap 0.5 nat); their random shift of the key sequence per text: ours "
+            "shift 0; n_runs 100: our 9999 fresh keys; key 42: ours the package key",
             Rule("p", "<", 0.2, "permutation p < 0.2"), False,
             f"{MARKLLM} config/EXPEdit.json; watermark/exp_edit/exp_edit.py (p = (1 + #fresh keys at least as extreme) / (n_runs + 1); "
             "is_watermarked = p_val < p_threshold)",
             MARKLLM_SETUP, 200, None, "Our p is the permutation p over 9999 fresh keys, at least 1e-4: the z_p >= 4 and p <= 1e-6 "
-            "columns are 0 by construction. No TPR for this configuration retrieved.", score="ems-edit"),
+            "columns are 0 by construction. No TPR for this configuration retrieved.", score="exp-edit"),
     Setting("GumbelSoft (Fu et al. 2024), authors' code", "gumbelsoft", dict(gs_tau=0.3, h=3),
             "method gumbelsoftNg_t0.3 (the main experiment's): --ngram 3 --tau 0.3 --temperature 1 --top_p 1 --seeding hash "
             "--hash_key 35317 --seed 42 --max_gen_len 128",

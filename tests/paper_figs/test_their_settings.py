@@ -43,7 +43,7 @@ NEW_ROWS = {
     "ewd": ("srl", "ewd", dict(gamma=0.5, delta=2.0, h=1), "redgreen", ("z", ">", 4.0)),
     "morphmark": ("morphmark", None, dict(gamma=0.5, morph_kappa=1.3, morph_p0=0.15, h=1), "redgreen", ("z", ">", 2.0)),
     "pf": ("pf", None, dict(tau=0.9, h=8), "ems", ("pf-gamma", "<", 0.01)),
-    "ems-edit": ("ems", "ems-edit", dict(tau=1.0, h=1), "ems", ("p", "<", 0.2)),
+    "exp-edit": ("exp", "exp-edit", dict(tau=1.0, exp_n=256, h=1), "ems_position", ("p", "<", 0.2)),
     "gumbelsoft": ("gumbelsoft", None, dict(gs_tau=0.3, h=3), "ems", None),
 }
 
