@@ -73,10 +73,30 @@ def most_probable_outside(p: np.ndarray, key: int, window: np.ndarray, *, gamma:
     return int(_argmax_excluding(p, np.uint64(seeding.seeds(key, w, scheme)), none, np.uint64(0), thr, True))
 
 
+def partition_green(meta: dict, window, vocab_size: int) -> np.ndarray:
+    """(V,) bool: a partition generation's green list after ``window`` (DiPmark: the ``floor(gamma V)`` keyed words of
+    :func:`sims.core.prf.green_mask` under the record's key and gamma).
+
+    Parameters
+    ----------
+    meta : dict
+        The generation's record (``key``, ``gamma``).
+    window : array_like of int
+        The ``h`` tokens before the position (:func:`sims.core.windows.last`).
+    vocab_size : int
+        V.
+
+    Returns
+    -------
+    ndarray of bool, shape (V,)
+    """
+    return prf.green_mask(prf.context_hash(meta["key"], window, prf.GREEN), vocab_size, meta["gamma"], "partition")
+
+
 def most_probable_red(p: np.ndarray, meta: dict, context) -> int:
     """The most probable red token after ``context`` under a red-green generation's key, gamma, context width and
     green lists: Bernoulli under its seeding scheme (:func:`most_probable_outside`), or the partition of
-    ``floor(gamma V)`` green words (DiPmark, :func:`sims.core.prf.green_mask`).
+    ``floor(gamma V)`` green words (DiPmark, :func:`partition_green`).
 
     Parameters
     ----------
@@ -96,6 +116,5 @@ def most_probable_red(p: np.ndarray, meta: dict, context) -> int:
 
     w = last(context, meta["h"])
     if meta.get("green_kind") == "partition":
-        green = prf.green_mask(prf.context_hash(meta["key"], w, prf.GREEN), len(p), meta["gamma"], "partition")
-        return int(np.argmax(np.where(green, -1.0, p)))
+        return int(np.argmax(np.where(partition_green(meta, w, len(p)), -1.0, p)))
     return most_probable_outside(p, meta["key"], w, gamma=meta["gamma"], scheme=seeding.seeding_of(meta))

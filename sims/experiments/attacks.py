@@ -37,7 +37,7 @@ import numpy as np
 from sims.core import prf, seeding
 from sims.core.record import Generation
 from sims.core.windows import last
-from sims.experiments._attack_kernels import most_probable_red
+from sims.experiments._attack_kernels import most_probable_red, partition_green
 from sims.lm.synthetic import SyntheticLM
 
 #: The attack kinds on tokens: ``deletion``, ``insertion``, ``substitution`` (uniform edits of a share ``rate`` of the
@@ -84,7 +84,7 @@ def _green(gen: Generation, context: np.ndarray, tokens) -> np.ndarray:
     m, tokens = gen.meta, np.asarray(tokens, dtype=np.int64)
     w = last(context, m["h"])
     if m.get("green_kind") == "partition":
-        return prf.green_mask(prf.context_hash(m["key"], w, prf.GREEN), m["vocab_size"], m["gamma"], "partition")[tokens]
+        return partition_green(m, w, m["vocab_size"])[tokens]
     return prf.is_green(seeding.seeds(m["key"], w, seeding.seeding_of(m), tokens), tokens, m["gamma"])
 
 
